@@ -1,0 +1,25 @@
+# Two entry points for a fresh machine: `make demo` and `make test`. Both create .venv first.
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed
+
+$(STAMP): pyproject.toml
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+.PHONY: setup demo app test lint bench
+setup: $(STAMP)
+
+demo: $(STAMP)  ## ingest the bundled papers headless and show what was extracted
+	$(VENV)/bin/quire --home "$${QUIRE_HOME:-$$HOME/.quire-demo}" demo
+
+app: $(STAMP)  ## open the desktop window
+	$(VENV)/bin/quire-desktop
+
+test: $(STAMP)  ## ruff + the whole test suite (UI tests run offscreen)
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/python -m pytest -q
+
+bench: $(STAMP)
+	$(VENV)/bin/python benchmarks/ingest.py

@@ -1,0 +1,1 @@
+"""The `quire` command line, on top of the Engine facade."""

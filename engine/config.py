@@ -1,0 +1,100 @@
+"""One settings object, persisted as TOML with a schema version; every value overridable.
+
+Where data lives: ``--home`` or ``QUIRE_HOME`` when given (then settings live there too, so a
+test or a second library is fully isolated), otherwise the platform's user data and config
+directories from platformdirs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tomllib
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import tomli_w
+
+log = logging.getLogger(__name__)
+
+SETTINGS_VERSION = 1
+APP_NAME = "Quire"
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    passage_words: int = 250
+    ocr: bool = True
+    ocr_language: str = "eng"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a user can set. Sections mirror the engine's stages."""
+
+    ingest: IngestSettings = field(default_factory=IngestSettings)
+    version: int = SETTINGS_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Settings:
+        """Build settings from TOML data, ignoring unknown keys so old files keep working."""
+        ingest_data = data.get("ingest", {})
+        known = {f.name for f in fields(IngestSettings)}
+        ingest = IngestSettings(**{k: v for k, v in ingest_data.items() if k in known})
+        return cls(ingest=ingest, version=SETTINGS_VERSION)
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where this library's files live."""
+
+    home: Path
+    config_file: Path
+
+    @property
+    def catalog(self) -> Path:
+        return self.home / "library.db"
+
+    @property
+    def models(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def datastores(self) -> Path:
+        return self.home / "datastores"
+
+
+def resolve_paths(home: str | Path | None = None) -> Paths:
+    """``home`` (or QUIRE_HOME) isolates everything; otherwise use the platform's directories."""
+    chosen = home or os.environ.get("QUIRE_HOME")
+    if chosen:
+        root = Path(chosen).expanduser().resolve()
+        return Paths(home=root, config_file=root / "settings.toml")
+    return Paths(home=Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)),
+                 config_file=Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "settings.toml")
+
+
+def load_settings(path: Path) -> Settings:
+    """Read settings; a missing file gives defaults, a broken one is reported and set aside."""
+    if not path.exists():
+        return Settings()
+    try:
+        return Settings.from_dict(tomllib.loads(path.read_text(encoding="utf-8")))
+    except (tomllib.TOMLDecodeError, TypeError, UnicodeDecodeError) as exc:
+        backup = path.with_suffix(".toml.broken")
+        path.replace(backup)
+        log.warning("Settings file %s was unreadable (%s); saved it as %s and used defaults.", path, exc, backup)
+        return Settings()
+
+
+def save_settings(settings: Settings, path: Path) -> None:
+    """Write atomically: a crash mid-write never leaves half a settings file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".toml.tmp")
+    temporary.write_text(tomli_w.dumps(replace(settings, version=SETTINGS_VERSION).to_dict()), encoding="utf-8")
+    os.replace(temporary, path)

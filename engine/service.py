@@ -1,0 +1,96 @@
+"""The Engine facade: the one API the CLI, the tests and the desktop UI use.
+
+It owns the library catalog and the settings; every long call takes a progress callback and a
+cancel token. Nothing here imports Qt.
+"""
+
+from __future__ import annotations
+
+import platform
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import engine
+from engine.config import Paths, Settings, load_settings, resolve_paths, save_settings
+from engine.importer import Importer, IngestResult
+from engine.ingest.ocr import tesseract_available
+from engine.ingest.pipeline import IngestOptions
+from engine.models import default_embedder_path, default_lm_path, installed_version
+from engine.progress import CancelToken, ProgressCallback, no_progress
+from engine.store import Library
+from engine.types import Document, Page, Passage
+
+
+class Engine:
+    """One library (a home folder) with its settings."""
+
+    def __init__(self, home: str | Path | None = None, settings: Settings | None = None) -> None:
+        self.paths: Paths = resolve_paths(home)
+        self.paths.home.mkdir(parents=True, exist_ok=True)
+        self.settings = settings or load_settings(self.paths.config_file)
+        self.library = Library(self.paths.catalog)
+
+    def close(self) -> None:
+        self.library.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def save_settings(self, settings: Settings) -> None:
+        save_settings(settings, self.paths.config_file)
+        self.settings = settings
+
+    # --- library -------------------------------------------------------------------------
+
+    def add_documents(self, paths: Iterable[str | Path], progress: ProgressCallback = no_progress,
+                      cancel: CancelToken | None = None, password: str | None = None) -> Iterator[IngestResult]:
+        """Ingest PDFs (files or folders, recursively); yields each file's result when it is stored."""
+        ingest = self.settings.ingest
+        options = IngestOptions(passage_words=ingest.passage_words, password=password, ocr=ingest.ocr,
+                                ocr_language=ingest.ocr_language)
+        return Importer(self.library, options).add(paths, progress, cancel)
+
+    def documents(self) -> list[Document]:
+        return self.library.documents()
+
+    def document(self, doc_id: str) -> Document:
+        return self.library.document(doc_id)
+
+    def pages(self, doc_id: str) -> list[Page]:
+        return self.library.pages(self.library.document(doc_id).id)
+
+    def passages(self, doc_id: str) -> list[Passage]:
+        return self.library.passages(self.library.document(doc_id).id)
+
+    def passage(self, passage_id: str) -> Passage:
+        return self.library.passage(passage_id)
+
+    def remove(self, doc_id: str) -> Document:
+        return self.library.remove_document(self.library.document(doc_id).id)
+
+    # --- health --------------------------------------------------------------------------
+
+    def doctor(self) -> dict[str, Any]:
+        """Versions, where data lives, which models were found, counts and integrity problems."""
+        embedder, lm = default_embedder_path(), default_lm_path()
+        return {
+            "quire": engine.__version__,
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "packages": {name: installed_version(name) for name in (
+                "pymupdf", "sqlite-utils", "sentence-transformers", "faiss-cpu", "llama-cpp-python",
+                "PySide6-Essentials", "torch")},
+            "sqlite": sqlite3.sqlite_version,
+            "data_dir": str(self.paths.home),
+            "settings_file": str(self.paths.config_file),
+            "models": {"embedder": str(embedder) if embedder else None, "language_model": str(lm) if lm else None},
+            "ocr": ("tesseract found" if tesseract_available()
+                    else "tesseract not installed (scanned pages are flagged)"),
+            "counts": self.library.counts(),
+            "problems": self.library.check_integrity(),
+        }

@@ -1,0 +1,262 @@
+"""The library catalog: one SQLite file (WAL mode) written one document per transaction.
+
+A document's row, pages, passages, rectangles and FTS entries are written in the same
+transaction, so a crash at any moment leaves either the whole document or none of it, and the
+next run simply adds what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from engine.errors import DocumentNotFoundError, StoreError
+from engine.store.codec import decode_words, encode_words
+from engine.store.schema import ensure_schema
+from engine.types import Document, DocumentStatus, Page, PageRect, Passage, Rect
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """A file path the library has seen, with the size and mtime it had then."""
+
+    path: str
+    doc_id: str
+    size: int
+    mtime: float
+
+
+class Library:
+    """Thread-safe access to one catalog database; every public call is atomic."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            ensure_schema(conn)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"The library database {path} cannot be opened ({exc}). If the file is "
+                             "damaged, move it aside and ingest your PDFs again.") from None
+        self.db = sqlite_utils.Database(conn)
+        self._conn = conn
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; rolled back on any error, including cancellation."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    # --- files ---------------------------------------------------------------------------
+
+    def file_record(self, path: str) -> FileRecord | None:
+        with self._lock:
+            row = self._conn.execute("SELECT path, doc_id, size, mtime FROM files WHERE path=?", (path,)).fetchone()
+        return FileRecord(*row) if row else None
+
+    def add_file(self, record: FileRecord) -> None:
+        with self.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO files(path, doc_id, size, mtime) VALUES (?,?,?,?)",
+                         (record.path, record.doc_id, record.size, record.mtime))
+
+    # --- writing documents ---------------------------------------------------------------
+
+    def write_document(self, document: Document, passages: Iterable[Passage], pages: list[Page],
+                       file: FileRecord, replaces: str | None = None,
+                       final_status: Callable[[], tuple[DocumentStatus, str]] | None = None) -> Document:
+        """Store a document with its passages in one transaction and return it as stored.
+
+        ``passages`` may be a generator that parses as it goes; ``pages`` is read after it is
+        exhausted, and ``final_status`` (if given) then decides the status and its note.
+        ``replaces`` names a previous version of the same file to delete.
+        """
+        now = time.time()
+        with self.transaction() as conn:
+            if replaces and replaces != document.id:
+                self._delete_document(conn, replaces)
+            self._delete_document(conn, document.id)
+            conn.execute("INSERT INTO documents(id, content_hash, path, status, added_at, updated_at) "
+                         "VALUES (?, ?, ?, ?, ?, ?)",
+                         (document.id, document.content_hash, document.path, "ingesting", now, now))
+            count = self._insert_passages(conn, passages)
+            conn.executemany(
+                "INSERT INTO pages(doc_id, number, width, height, word_count, has_text_layer, ocr_used) "
+                "VALUES (?,?,?,?,?,?,?)",
+                [(page.doc_id, page.number, page.width, page.height, page.word_count,
+                  int(page.has_text_layer), int(page.ocr_used)) for page in pages])
+            status, note = final_status() if final_status else (document.status, document.error)
+            stored = replace(document, passage_count=count, page_count=len(pages), added_at=now,
+                             status=status, error=note)
+            conn.execute(
+                "UPDATE documents SET title=?, authors=?, year=?, doi=?, arxiv_id=?, abstract=?, page_count=?, "
+                "passage_count=?, status=?, error=?, file_size=? WHERE id=?",
+                (stored.title, json.dumps(list(stored.authors)), stored.year, stored.doi, stored.arxiv_id,
+                 stored.abstract, stored.page_count, stored.passage_count, stored.status.value, stored.error,
+                 stored.file_size, stored.id))
+            conn.execute("INSERT OR REPLACE INTO files(path, doc_id, size, mtime) VALUES (?,?,?,?)",
+                         (file.path, stored.id, file.size, file.mtime))
+        return stored
+
+    def write_failure(self, document: Document, file: FileRecord) -> None:
+        """Remember a file that could not be read, with the reason, so the UI can show it."""
+        now = time.time()
+        with self.transaction() as conn:
+            self._delete_document(conn, document.id)
+            conn.execute(
+                "INSERT INTO documents(id, content_hash, path, status, error, file_size, added_at, updated_at) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                (document.id, document.content_hash, document.path, DocumentStatus.FAILED.value,
+                 document.error, document.file_size, now, now))
+            conn.execute("INSERT OR REPLACE INTO files(path, doc_id, size, mtime) VALUES (?,?,?,?)",
+                         (file.path, document.id, file.size, file.mtime))
+
+    def _insert_passages(self, conn: sqlite3.Connection, passages: Iterable[Passage]) -> int:
+        count = 0
+        for passage in passages:
+            cursor = conn.execute(
+                "INSERT INTO passages(id, doc_id, ordinal, text, page_start, page_end, char_start, char_end, "
+                "content_hash, is_reference, words) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (passage.id, passage.doc_id, passage.ordinal, passage.text, passage.page_start,
+                 passage.page_end, passage.char_start, passage.char_end, passage.content_hash,
+                 int(passage.is_reference), encode_words(passage.words)))
+            rowid = cursor.lastrowid
+            conn.executemany(
+                "INSERT INTO passage_rects(passage_rowid, seq, page, x0, y0, x1, y1) VALUES (?,?,?,?,?,?,?)",
+                [(rowid, seq, page, *rect) for seq, (page, rect) in enumerate(passage.rects)])
+            conn.execute("INSERT INTO passages_fts(rowid, title, text) VALUES (?,?,?)",
+                         (rowid, passage.title, passage.text))
+            count += 1
+        return count
+
+    def remove_document(self, doc_id: str) -> Document:
+        """Delete a document, its passages and its file records."""
+        document = self.document(doc_id)
+        with self.transaction() as conn:
+            self._delete_document(conn, doc_id)
+        return document
+
+    @staticmethod
+    def _delete_document(conn: sqlite3.Connection, doc_id: str) -> None:
+        # FTS5 tables know nothing of foreign keys: remove their rows explicitly first.
+        conn.execute("DELETE FROM passages_fts WHERE rowid IN (SELECT rowid FROM passages WHERE doc_id=?)", (doc_id,))
+        conn.execute("DELETE FROM documents WHERE id=?", (doc_id,))
+
+    # --- reading -------------------------------------------------------------------------
+
+    def documents(self) -> list[Document]:
+        with self._lock:
+            rows = self._conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents ORDER BY added_at, id").fetchall()
+        return [_document(row) for row in rows]
+
+    def document(self, doc_id: str) -> Document:
+        with self._lock:
+            row = self._conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id=?", (doc_id,)).fetchone()
+            if row is None:
+                # Let users type a unique prefix of an id, as with git hashes.
+                rows = self._conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id LIKE ? || '%' LIMIT 2",
+                                          (doc_id,)).fetchall()
+                row = rows[0] if len(rows) == 1 and len(doc_id) >= 4 else None
+        if row is None:
+            raise DocumentNotFoundError(f"No document with id {doc_id!r}; `quire library list` shows the ids.")
+        return _document(row)
+
+    def find_by_hash(self, content_hash: str) -> Document | None:
+        with self._lock:
+            row = self._conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE content_hash=?",
+                                     (content_hash,)).fetchone()
+        return _document(row) if row else None
+
+    def pages(self, doc_id: str) -> list[Page]:
+        with self._lock:
+            rows = self._conn.execute("SELECT doc_id, number, width, height, word_count, has_text_layer, ocr_used "
+                                      "FROM pages WHERE doc_id=? ORDER BY number", (doc_id,)).fetchall()
+        return [Page(r[0], r[1], r[2], r[3], r[4], bool(r[5]), bool(r[6])) for r in rows]
+
+    def passages(self, doc_id: str) -> list[Passage]:
+        return self._passages("p.doc_id=? ORDER BY p.ordinal", (doc_id,))
+
+    def passage(self, passage_id: str) -> Passage:
+        found = self._passages("p.id=?", (passage_id,))
+        if not found:
+            raise DocumentNotFoundError(f"No passage with id {passage_id!r}.")
+        return found[0]
+
+    def _passages(self, where: str, params: tuple[Any, ...]) -> list[Passage]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT p.rowid, p.id, p.doc_id, p.ordinal, p.text, d.title, p.page_start, p.page_end, "
+                "p.char_start, p.char_end, p.content_hash, p.is_reference, p.words "
+                f"FROM passages p JOIN documents d ON d.id = p.doc_id WHERE {where}", params).fetchall()
+            rects: dict[int, list[PageRect]] = {}
+            for rowid, page, x0, y0, x1, y1 in self._conn.execute(
+                    "SELECT passage_rowid, page, x0, y0, x1, y1 FROM passage_rects WHERE passage_rowid IN "
+                    "(SELECT value FROM json_each(?)) ORDER BY passage_rowid, seq",
+                    (json.dumps([row[0] for row in rows]),)):
+                rects.setdefault(rowid, []).append(PageRect(page, Rect(x0, y0, x1, y1)))
+        return [Passage(id=r[1], doc_id=r[2], ordinal=r[3], text=r[4], title=r[5], page_start=r[6], page_end=r[7],
+                        char_start=r[8], char_end=r[9], rects=tuple(rects.get(r[0], ())), content_hash=r[10],
+                        is_reference=bool(r[11]), words=decode_words(r[12])) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            docs = dict(self._conn.execute("SELECT status, COUNT(*) FROM documents GROUP BY status").fetchall())
+            passages = self._conn.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
+            pages = self._conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+        return {"documents": sum(docs.values()), "passages": passages, "pages": pages,
+                **{f"documents_{status.replace(' ', '_')}": n for status, n in docs.items()}}
+
+    def check_integrity(self) -> list[str]:
+        """Problems found by SQLite's own check and by our invariants; empty when healthy."""
+        problems: list[str] = []
+        with self._lock:
+            result = self._conn.execute("PRAGMA integrity_check").fetchone()[0]
+            if result != "ok":
+                problems.append(f"sqlite integrity_check: {result}")
+            for doc_id, stored, actual in self._conn.execute(
+                    "SELECT d.id, d.passage_count, (SELECT COUNT(*) FROM passages p WHERE p.doc_id=d.id) "
+                    "FROM documents d").fetchall():
+                if stored != actual:
+                    problems.append(f"document {doc_id}: {actual} passages stored, {stored} expected")
+            orphans = self._conn.execute("SELECT COUNT(*) FROM passages_fts WHERE rowid NOT IN "
+                                         "(SELECT rowid FROM passages)").fetchone()[0]
+            if orphans:
+                problems.append(f"{orphans} search entries without a passage")
+            half = self._conn.execute("SELECT COUNT(*) FROM documents WHERE status='ingesting'").fetchone()[0]
+            if half:
+                problems.append(f"{half} half-ingested documents")
+        return problems
+
+
+_DOC_COLUMNS = ("id, content_hash, path, title, authors, year, doi, arxiv_id, abstract, page_count, "
+                "passage_count, status, error, file_size, added_at")
+
+
+def _document(row: tuple[Any, ...]) -> Document:
+    return Document(id=row[0], content_hash=row[1], path=row[2], title=row[3], authors=tuple(json.loads(row[4])),
+                    year=row[5], doi=row[6], arxiv_id=row[7], abstract=row[8], page_count=row[9],
+                    passage_count=row[10], status=DocumentStatus(row[11]), error=row[12], file_size=row[13],
+                    added_at=row[14])
+

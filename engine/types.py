@@ -1,0 +1,155 @@
+"""The engine's vocabulary: small frozen dataclasses shared by every stage.
+
+Page numbers are 1-based, as a reader sees them. Rectangles are in PDF points in PyMuPDF's
+page space (origin top-left, y grows downwards), so the UI can draw them on a rendered page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import NamedTuple
+
+
+class DocumentStatus(StrEnum):
+    """Where a document stands in the library."""
+
+    INDEXED = "indexed"  # text stored and searchable
+    SCANNED = "scanned pages"  # some pages had no text layer and could not be OCR'd
+    FAILED = "failed"  # could not be read; ``Document.error`` says why
+
+
+class Rect(NamedTuple):
+    """An axis-aligned rectangle on a page, in points. A tuple: ingest makes millions of them."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    def union(self, other: Rect) -> Rect:
+        return Rect(min(self.x0, other.x0), min(self.y0, other.y0),
+                    max(self.x1, other.x1), max(self.y1, other.y1))
+
+
+class PageRect(NamedTuple):
+    """A rectangle on a given (1-based) page."""
+
+    page: int
+    rect: Rect
+
+
+class WordBox(NamedTuple):
+    """One word of a passage: its character span in the passage text and its box on the page."""
+
+    start: int
+    end: int
+    page: int
+    rect: Rect
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a document as ingested."""
+
+    doc_id: str
+    number: int
+    width: float
+    height: float
+    word_count: int
+    has_text_layer: bool
+    ocr_used: bool = False
+
+
+@dataclass(frozen=True)
+class Document:
+    """A paper in the library. ``id`` is derived from the file's bytes, so a copy is the same document."""
+
+    id: str
+    content_hash: str
+    path: str
+    title: str = ""
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    doi: str = ""
+    arxiv_id: str = ""
+    abstract: str = ""
+    page_count: int = 0
+    passage_count: int = 0
+    status: DocumentStatus = DocumentStatus.INDEXED
+    error: str = ""  # why it failed, or which pages need OCR
+    file_size: int = 0
+    added_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A ~250-word block of a document's text that knows exactly where it sits on the page.
+
+    ``text`` is what a reader sees; ``search_text`` adds the paper title in front, for
+    search and embedding. ``char_start``/``char_end`` locate ``text`` in the document's
+    extracted text; ``rects`` are the boxes of its words merged per line (what the UI
+    highlights); ``words`` keep each word's own box so any quote inside the passage can be
+    highlighted exactly.
+    """
+
+    id: str
+    doc_id: str
+    ordinal: int
+    text: str
+    title: str
+    page_start: int
+    page_end: int
+    char_start: int
+    char_end: int
+    rects: tuple[PageRect, ...]
+    content_hash: str
+    is_reference: bool = False
+    words: tuple[WordBox, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def search_text(self) -> str:
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+    @property
+    def pages(self) -> range:
+        return range(self.page_start, self.page_end + 1)
+
+    def rects_for_span(self, start: int, end: int) -> tuple[PageRect, ...]:
+        """The line-merged rectangles of the words overlapping ``text[start:end]``."""
+        return merge_word_boxes([w for w in self.words if w.end > start and w.start < end])
+
+
+def passage_id(doc_id: str, ordinal: int) -> str:
+    """Passage ids name their document and position, so they stay stable across re-ingests."""
+    return f"{doc_id}-{ordinal:04d}"
+
+
+def content_hash(text: str) -> str:
+    """The hash that keys cached embeddings: same text, same vector."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def merge_word_boxes(words: Sequence[WordBox]) -> tuple[PageRect, ...]:
+    """Merge consecutive words on one text line into one rectangle per line.
+
+    A word continues the current line when it is on the same page, starts to the right of the
+    line's start and overlaps the line vertically by more than half its height.
+    """
+    merged: list[PageRect] = []
+    page = -1
+    x0 = y0 = x1 = y1 = 0.0
+    for _, _, word_page, (wx0, wy0, wx1, wy1) in words:
+        if word_page == page and wx0 >= x0 - 1.0:
+            overlap = min(y1, wy1) - max(y0, wy0)
+            if overlap > 0.5 * min(y1 - y0, wy1 - wy0):
+                x0, y0, x1, y1 = min(x0, wx0), min(y0, wy0), max(x1, wx1), max(y1, wy1)
+                continue
+        if page != -1:
+            merged.append(PageRect(page, Rect(x0, y0, x1, y1)))
+        page, x0, y0, x1, y1 = word_page, wx0, wy0, wx1, wy1
+    if page != -1:
+        merged.append(PageRect(page, Rect(x0, y0, x1, y1)))
+    return tuple(merged)
