@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	# torch first and pinned: left to the resolver, a bare torch pulls a multi-GB CUDA build.
+	$(VENV)/bin/python -m pip install --quiet "torch==2.13.0"
 	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
