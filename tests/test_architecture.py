@@ -1,0 +1,82 @@
+"""The shape of the program, enforced: a Qt-free engine, one door from the UI into it, clean code.
+
+These mirror the import-linter contract in pyproject.toml, so the rules hold even where
+import-linter is not installed.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+QT_MODULES = ("PySide6", "PyQt5", "PyQt6", "PySide2", "shiboken6", "shiboken2", "sip")
+APP_PACKAGES = ("ui", "desktop")
+# UI modules may share the engine's vocabulary (its types and result objects); only the adapter
+# may hold the engine itself.
+UI_MAY_IMPORT = ("engine.types", "engine.importer", "engine.progress", "engine.errors")
+UI_ADAPTER = ROOT / "ui" / "engine_client.py"
+LINTED = ("engine", "ui", "desktop", "tests", "benchmarks")
+
+
+def imported_modules(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, absolute module name) for each import in a file; relative imports stay inside the package."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.lineno, node.module
+            for alias in node.names:  # `from engine import service` imports engine.service
+                yield node.lineno, f"{node.module}.{alias.name}"
+
+
+def is_within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == package or module.startswith(package + ".") for package in packages)
+
+
+def python_files(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def test_engine_never_imports_qt_or_the_app() -> None:
+    files = python_files("engine")
+    assert files, "engine/ has no Python files: the scan would prove nothing"
+    offences = [f"{path.relative_to(ROOT)}:{line}: imports {module}"
+                for path in files for line, module in imported_modules(path)
+                if is_within(module, QT_MODULES + APP_PACKAGES)]
+    assert not offences, "engine/ must stay Qt-free and UI-free:\n" + "\n".join(offences)
+
+
+def test_the_ui_reaches_the_engine_only_through_the_engine_client() -> None:
+    offences = [f"{path.relative_to(ROOT)}:{line}: imports {module}"
+                for path in python_files("ui") if path != UI_ADAPTER
+                for line, module in imported_modules(path)
+                if is_within(module, ("engine",)) and module != "engine" and not is_within(module, UI_MAY_IMPORT)]
+    assert not offences, "only ui/engine_client.py may call into the engine:\n" + "\n".join(offences)
+
+
+def test_importing_the_engine_and_cli_loads_no_qt() -> None:
+    code = ("import engine.service, engine.cli.main; import sys; "
+            "loaded = sorted(m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))); "
+            "assert not loaded, loaded")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_ruff_is_clean() -> None:
+    targets = [name for name in LINTED if (ROOT / name).is_dir()]
+    try:
+        done = subprocess.run([sys.executable, "-m", "ruff", "check", *targets], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120)
+    except FileNotFoundError:  # pragma: no cover - sys.executable always exists
+        pytest.skip("no Python to run ruff with")
+    if "No module named ruff" in done.stderr:
+        pytest.skip("ruff is not installed (pip install -e '.[dev]')")
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,255 @@
+"""The UI's one door into the engine.
+
+:class:`EngineClient` owns the :class:`~engine.service.Engine` and runs every call on one serial
+worker thread, so database work never overlaps and nothing long runs on the UI thread. Results,
+progress and errors come back as signals, always emitted on the thread that created the client,
+so widgets may connect to them directly.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from engine.errors import Cancelled, EngineError
+from engine.importer import IngestResult, Outcome
+from engine.progress import CancelToken, Progress
+from engine.service import Engine
+
+log = logging.getLogger(__name__)
+
+INGEST = "ingest"
+REFRESH = "refresh"
+REMOVE = "remove"
+_DOING = {INGEST: "adding papers", REFRESH: "reading the library", REMOVE: "removing a paper"}
+
+
+class ProgressThrottle:
+    """Forwards at most one progress report per ``interval`` seconds.
+
+    The first report of a stage and the last one (``done == total``) always pass, so the UI
+    never shows a stale file name or a bar stuck short of the end; the pages in between are
+    what gets dropped.
+    """
+
+    def __init__(self, forward: Callable[[Progress], None], interval: float = 0.1,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._forward = forward
+        self._interval = interval
+        self._clock = clock
+        self._last_time = float("-inf")
+        self._last_stage = ""
+
+    def __call__(self, progress: Progress) -> None:
+        now = self._clock()
+        finished = progress.total > 0 and progress.done >= progress.total
+        if progress.stage == self._last_stage and not finished and now - self._last_time < self._interval:
+            return
+        self._last_time = now
+        self._last_stage = progress.stage
+        self._forward(progress)
+
+
+def describe_failures(failures: Sequence[IngestResult], limit: int = 8) -> str:
+    """One message naming the files that could not be added and why (headline, blank line, details)."""
+    if len(failures) == 1:
+        headline = "This file could not be added:"
+    else:
+        headline = f"{len(failures)} files could not be added:"
+    lines = [f"{Path(result.path).name}: {result.reason}" for result in failures[:limit]]
+    if len(failures) > limit:
+        lines.append(f"…and {len(failures) - limit} more; the Status column of the library shows each reason.")
+    return headline + "\n\n" + "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _Job:
+    kind: str
+    call: Callable[[], None]
+
+
+class _EngineWorker(QObject):
+    """Lives on the worker thread and is the only code that calls the engine."""
+
+    progress = Signal(object)  # Progress
+    ingest_result = Signal(object)  # IngestResult
+    documents = Signal(list)
+    failed = Signal(str)
+    cancelled = Signal(str)
+    finished = Signal(str)  # the kind of job that just ended, whatever happened
+
+    def __init__(self, engine: Engine, progress_interval: float, refresh_interval: float) -> None:
+        super().__init__()
+        self._engine = engine
+        self._progress_interval = progress_interval
+        self._refresh_interval = refresh_interval
+
+    @Slot(object)
+    def run(self, job: _Job) -> None:
+        try:
+            job.call()
+        except Cancelled as exc:
+            self.cancelled.emit(str(exc))
+        except EngineError as exc:
+            log.info("%s failed: %s", job.kind, exc)
+            self.failed.emit(str(exc))
+        except Exception as exc:  # a bug must reach the user and the log, never vanish with the thread
+            log.exception("Unexpected error in %s", job.kind)
+            self.failed.emit(f"Unexpected error while {_DOING.get(job.kind, job.kind)} ({type(exc).__name__}: {exc}). "
+                             "Please report this, with the log file, so it can be fixed.")
+        finally:
+            self.finished.emit(job.kind)
+
+    def refresh(self) -> None:
+        self.documents.emit(self._engine.documents())
+
+    def remove(self, doc_id: str) -> None:
+        try:
+            self._engine.remove(doc_id)
+        finally:
+            self.refresh()  # even a failed removal may mean the table is out of date
+
+    def ingest(self, paths: list[str], cancel: CancelToken) -> None:
+        throttle = ProgressThrottle(self.progress.emit, self._progress_interval)
+        failures: list[IngestResult] = []
+        last_refresh = float("-inf")  # the first stored paper shows at once
+        try:
+            for result in self._engine.add_documents(paths, progress=throttle, cancel=cancel):
+                self.ingest_result.emit(result)
+                if result.outcome == Outcome.FAILED:
+                    failures.append(result)
+                # Rows appear while a long batch runs, without re-reading the catalog per file.
+                if result.outcome != Outcome.UNCHANGED and time.monotonic() - last_refresh >= self._refresh_interval:
+                    self.refresh()
+                    last_refresh = time.monotonic()
+        except Cancelled:
+            self.refresh()  # show what was kept before the cancel
+            raise
+        finally:
+            if failures:
+                self.failed.emit(describe_failures(failures))
+        self.refresh()
+
+
+class EngineClient(QObject):
+    """Runs engine calls one at a time on a worker thread and reports back through signals."""
+
+    progress = Signal(str, int, int, str)  # stage, done, total, label
+    ingest_result = Signal(object)  # IngestResult, one per file
+    documents_changed = Signal(list)  # list[Document], the whole library
+    error = Signal(str)  # a message for the user, phrased by the engine
+    cancelled = Signal(str)
+    busy_changed = Signal(bool)  # any job queued or running
+    ingesting_changed = Signal(bool)  # an add_paths batch queued or running
+
+    _submit = Signal(object)
+
+    def __init__(self, engine: Engine, parent: QObject | None = None, *, progress_interval: float = 0.1,
+                 refresh_interval: float = 1.0) -> None:
+        super().__init__(parent)
+        self._engine = engine
+        self._pending: Counter[str] = Counter()
+        self._ingest_tokens: list[CancelToken] = []  # one per queued or running batch, oldest first
+        self._closed = False
+
+        self._thread = QThread()
+        self._thread.setObjectName("quire-engine")
+        self._worker = _EngineWorker(engine, progress_interval, refresh_interval)
+        self._worker.moveToThread(self._thread)
+        self._thread.finished.connect(self._worker.deleteLater)
+        # Queued connections both ways: jobs run in submission order on the worker thread, and
+        # everything the worker reports is re-emitted here, on the UI thread.
+        self._submit.connect(self._worker.run)
+        self._worker.progress.connect(self._on_progress)
+        self._worker.ingest_result.connect(self.ingest_result)
+        self._worker.documents.connect(self.documents_changed)
+        self._worker.failed.connect(self.error)
+        self._worker.cancelled.connect(self.cancelled)
+        self._worker.finished.connect(self._on_finished)
+        self._thread.start()
+
+    @property
+    def home(self) -> Path:
+        """The library folder; a plain value, safe to read from the UI thread."""
+        return self._engine.paths.home
+
+    @property
+    def busy(self) -> bool:
+        return sum(self._pending.values()) > 0
+
+    @property
+    def ingesting(self) -> bool:
+        return self._pending[INGEST] > 0
+
+    # --- requests (call from the UI thread) --------------------------------------------------
+
+    def add_paths(self, paths: Sequence[str | Path]) -> None:
+        """Ingest PDF files and folders; :meth:`cancel` stops the batch between pages."""
+        token = CancelToken()
+        self._ingest_tokens.append(token)
+        self._post(INGEST, partial(self._worker.ingest, [str(path) for path in paths], token))
+
+    def refresh(self) -> None:
+        """Re-read the library; the answer arrives as :attr:`documents_changed`."""
+        self._post(REFRESH, self._worker.refresh)
+
+    def remove(self, doc_id: str) -> None:
+        """Remove one document (not its file) from the library."""
+        self._post(REMOVE, partial(self._worker.remove, doc_id))
+
+    def cancel(self) -> None:
+        """Stop the running ingestion and drop the queued ones; finished files are kept."""
+        for token in self._ingest_tokens:
+            token.cancel()
+
+    def shutdown(self) -> None:
+        """Cancel ingestion, wait for the current job to stop, then close the engine."""
+        if self._closed:
+            return
+        self._closed = True
+        self.cancel()
+        self._thread.quit()  # jobs still queued are dropped; the engine stops at its next check
+        self._thread.wait()
+        self._engine.close()
+        was_busy, was_ingesting = self.busy, self.ingesting
+        self._pending.clear()  # the dropped jobs will never report back
+        self._ingest_tokens.clear()
+        self._emit_changes(was_busy, was_ingesting)
+
+    # --- bookkeeping on the UI thread ---------------------------------------------------------
+
+    def _post(self, kind: str, call: Callable[[], None]) -> None:
+        if self._closed:
+            log.warning("Ignored a %s request after shutdown", kind)
+            return
+        was_busy, was_ingesting = self.busy, self.ingesting
+        self._pending[kind] += 1
+        self._emit_changes(was_busy, was_ingesting)
+        self._submit.emit(_Job(kind, call))
+
+    @Slot(str)
+    def _on_finished(self, kind: str) -> None:
+        if self._closed:  # a report queued before shutdown, which already settled the counts
+            return
+        was_busy, was_ingesting = self.busy, self.ingesting
+        self._pending[kind] -= 1
+        if kind == INGEST:
+            self._ingest_tokens.pop(0)
+        self._emit_changes(was_busy, was_ingesting)
+
+    def _emit_changes(self, was_busy: bool, was_ingesting: bool) -> None:
+        if self.ingesting != was_ingesting:
+            self.ingesting_changed.emit(self.ingesting)
+        if self.busy != was_busy:
+            self.busy_changed.emit(self.busy)
+
+    @Slot(object)
+    def _on_progress(self, progress: Progress) -> None:
+        self.progress.emit(progress.stage, progress.done, progress.total, progress.label)

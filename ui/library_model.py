@@ -1,0 +1,179 @@
+"""The library as a table: one row per document, updated in place as the engine reports changes."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QStyle
+
+from engine.types import Document, DocumentStatus
+
+DOC_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+SORT_ROLE = Qt.ItemDataRole.UserRole + 2
+
+_AUTHORS_SHOWN = 3
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+
+
+class Column(IntEnum):
+    TITLE = 0
+    AUTHORS = 1
+    YEAR = 2
+    PAGES = 3
+    STATUS = 4
+
+
+HEADERS = {Column.TITLE: "Title", Column.AUTHORS: "Authors", Column.YEAR: "Year", Column.PAGES: "Pages",
+           Column.STATUS: "Status"}
+
+_STATUS_TEXT = {DocumentStatus.INDEXED: "Indexed", DocumentStatus.SCANNED: "Scanned pages",
+                DocumentStatus.FAILED: "Failed"}
+
+
+def display_title(document: Document) -> str:
+    """The title, or the file name for a paper whose title could not be read (and for failures)."""
+    return document.title or Path(document.path).name or document.id
+
+
+def plain_tooltip(text: str) -> str:
+    """A tooltip showing ``text`` literally.
+
+    Qt guesses whether tooltip text is HTML, so a title such as ``<b>x</b>`` would be rendered;
+    escaping it inside an explicit rich-text wrapper shows it as written, and lets long
+    reasons wrap instead of running off the screen.
+    """
+    return "<qt>" + html.escape(text).replace("\n", "<br>") + "</qt>"
+
+
+def _authors_text(authors: Sequence[str]) -> str:
+    shown = ", ".join(authors[:_AUTHORS_SHOWN])
+    return shown + " et al." if len(authors) > _AUTHORS_SHOWN else shown
+
+
+class LibraryModel(QAbstractTableModel):
+    """Documents in the order the engine lists them; a proxy model does any sorting."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._documents: list[Document] = []
+        self._icons: dict[DocumentStatus, QIcon] = {}
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008 - Qt's own default
+        return 0 if parent.isValid() else len(self._documents)
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(Column)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        horizontal = orientation == Qt.Orientation.Horizontal
+        if horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(Column):
+            return HEADERS[Column(section)]
+        return None
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._documents):
+            return None
+        document = self._documents[index.row()]
+        column = Column(index.column())
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(document, column)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(document, column)
+        if role == SORT_ROLE:
+            return self._sort_key(document, column)
+        if role == DOC_ID_ROLE:
+            return document.id
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in (Column.YEAR, Column.PAGES):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.DecorationRole and column == Column.STATUS:
+            return self._status_icon(document.status)
+        return None
+
+    def document(self, row: int) -> Document:
+        return self._documents[row]
+
+    def row_of(self, doc_id: str) -> int | None:
+        for row, document in enumerate(self._documents):
+            if document.id == doc_id:
+                return row
+        return None
+
+    # --- updating ----------------------------------------------------------------------------
+
+    def set_documents(self, documents: Sequence[Document]) -> None:
+        """Bring the rows in line with ``documents``, changing only what changed.
+
+        Updating in place (rather than resetting) keeps the user's selection and scroll
+        position while a batch of files is being added.
+        """
+        wanted = {document.id: document for document in documents}
+        for row in range(len(self._documents) - 1, -1, -1):
+            if self._documents[row].id not in wanted:
+                self.beginRemoveRows(QModelIndex(), row, row)
+                del self._documents[row]
+                self.endRemoveRows()
+        for row, current in enumerate(self._documents):
+            fresh = wanted.pop(current.id)
+            if fresh != current:
+                self._documents[row] = fresh
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(Column) - 1))
+        if wanted:  # what is left is new, kept in the engine's order
+            first = len(self._documents)
+            self.beginInsertRows(QModelIndex(), first, first + len(wanted) - 1)
+            self._documents.extend(wanted.values())
+            self.endInsertRows()
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _display(document: Document, column: Column) -> str:
+        if column == Column.TITLE:
+            return display_title(document)
+        if column == Column.AUTHORS:
+            return _authors_text(document.authors)
+        if column == Column.YEAR:
+            return str(document.year) if document.year else ""
+        if column == Column.PAGES:
+            return str(document.page_count) if document.page_count else ""
+        return _STATUS_TEXT.get(document.status, document.status.value)
+
+    @staticmethod
+    def _tooltip(document: Document, column: Column) -> str | None:
+        if column == Column.TITLE:
+            return plain_tooltip(f"{display_title(document)}\n{document.path}")
+        if column == Column.AUTHORS and document.authors:
+            return plain_tooltip(", ".join(document.authors))
+        if column == Column.STATUS and document.error:
+            return plain_tooltip(document.error)
+        return None
+
+    @staticmethod
+    def _sort_key(document: Document, column: Column) -> str | int:
+        if column == Column.TITLE:
+            return display_title(document).casefold()
+        if column == Column.AUTHORS:
+            return _authors_text(document.authors).casefold()
+        if column == Column.YEAR:
+            return document.year or 0
+        if column == Column.PAGES:
+            return document.page_count
+        return document.status.value
+
+    def _status_icon(self, status: DocumentStatus) -> QIcon | None:
+        pixmap = {DocumentStatus.FAILED: QStyle.StandardPixmap.SP_MessageBoxCritical,
+                  DocumentStatus.SCANNED: QStyle.StandardPixmap.SP_MessageBoxWarning}.get(status)
+        if pixmap is None:
+            return None
+        if status not in self._icons:
+            self._icons[status] = QApplication.style().standardIcon(pixmap)
+        return self._icons[status]
