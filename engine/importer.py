@@ -99,6 +99,9 @@ class Importer:
 
     def _add_one(self, path: Path, progress: ProgressCallback, cancel: CancelToken | None) -> IngestResult:
         key = str(path.resolve())
+        if not _storable(key):
+            raise IngestError(str(path), "the file name is not valid UTF-8 (it was made on a system with another "
+                                         "encoding); rename the file and add it again")
         try:
             stat = path.stat()
         except FileNotFoundError:
@@ -113,11 +116,14 @@ class Importer:
         record = FileRecord(key, digest[:16], stat.st_size, stat.st_mtime)
         existing = self.library.find_by_hash(digest)
         if existing is not None and existing.status != DocumentStatus.FAILED:
-            # The same bytes under another name (or touched): one document, one more path.
-            self.library.add_file(FileRecord(key, existing.id, stat.st_size, stat.st_mtime))
+            # The same bytes under another name (or touched): one document, one more path. If this path
+            # held another document before, that version is dropped unless another file still holds it.
+            replaced = known.doc_id if known and known.doc_id != existing.id else None
+            updated = replaced is not None and not self._is_failure(replaced)
+            self.library.add_file(FileRecord(key, existing.id, stat.st_size, stat.st_mtime), replaces=replaced)
             note = "" if existing.path == key else f"same file as {existing.path}"
-            return IngestResult(str(path), Outcome.UNCHANGED, existing.id, existing.title,
-                                existing.page_count, existing.passage_count, note)
+            return IngestResult(str(path), Outcome.UPDATED if updated else Outcome.UNCHANGED, existing.id,
+                                existing.title, existing.page_count, existing.passage_count, note)
         replaces = known.doc_id if known and known.doc_id != record.doc_id else None
         updated = replaces is not None and not self._is_failure(replaces)
         stored, warnings = self._parse_and_store(path, key, digest, record, replaces, progress, cancel)
@@ -145,7 +151,8 @@ class Importer:
                 warnings.extend(parse.warnings)
                 if parse.scanned_pages:
                     where = f"pages {_page_list(parse.scanned_pages)} of {parse.page_count}"
-                    note = (f"{where} have no text layer and OCR is switched off in the settings"
+                    note = (f"{where} have no text layer and OCR is switched off; switch it on in the settings "
+                            "([ingest] ocr = true) and add the file again"
                             if not self.options.ocr else f"{where} have no text layer; {HOW_TO_ENABLE}")
                     warnings.append(note)
                     return DocumentStatus.SCANNED, note
@@ -159,6 +166,8 @@ class Importer:
 
     def _record_failure(self, path: Path, reason: str) -> IngestResult:
         key = str(path.resolve())
+        if not _storable(key):  # SQLite cannot hold the name: report the failure without a catalog entry
+            return IngestResult(str(path), Outcome.FAILED, reason=reason)
         try:
             stat = path.stat()
             size, mtime = stat.st_size, stat.st_mtime
@@ -174,6 +183,15 @@ class Importer:
         except Exception:  # remembering a failure must not turn into a second failure
             log.exception("Could not record the failure of %s", path)
         return IngestResult(str(path), Outcome.FAILED, doc_id, reason=reason)
+
+
+def _storable(path: str) -> bool:
+    # Undecodable bytes in a file name arrive as lone surrogates, which SQLite (UTF-8) rejects.
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _page_list(pages: list[int], limit: int = 8) -> str:

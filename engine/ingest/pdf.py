@@ -12,6 +12,13 @@ from engine.errors import IngestError, PasswordRequiredError
 # Text extraction flags: ligatures expanded (no PRESERVE_LIGATURES), text outside the page dropped.
 TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
 
+# Readers look for the end-of-file marker in the last kilobyte or so; a download cut short has none.
+_EOF_MARKER = b"%%EOF"
+_TAIL_BYTES = 2048
+
+_TRUNCATED = ("the PDF is incomplete: the file ends before the PDF does (an interrupted download or copy?); "
+              "download it again")
+
 _MAGIC_KINDS = [
     (b"\x89PNG", "a PNG image"),
     (b"\xff\xd8\xff", "a JPEG image"),
@@ -59,6 +66,8 @@ def open_pdf(path: Path, password: str | None = None) -> pymupdf.Document:
         size = path.stat().st_size
         with path.open("rb") as handle:
             head = handle.read(1024)
+            handle.seek(max(0, size - _TAIL_BYTES))
+            ends_properly = _EOF_MARKER in handle.read()
     except FileNotFoundError:
         raise IngestError(where, "file not found; it may have been moved or deleted") from None
     except OSError as exc:
@@ -75,8 +84,14 @@ def open_pdf(path: Path, password: str | None = None) -> pymupdf.Document:
     except Exception as exc:  # MuPDF reports damage with several exception types
         raise IngestError(
             where,
+            _TRUNCATED if not ends_properly else
             f"the PDF is damaged and could not be repaired ({exc}); download it again or re-save it from a PDF viewer",
         ) from None
+    if document.is_repaired and not ends_properly:
+        # MuPDF rebuilds what it can of a cut-off file, often every page with most of the text
+        # missing; indexing that would hide the damage from the user.
+        document.close()
+        raise IngestError(where, _TRUNCATED)
     if document.needs_pass:
         if not password:
             document.close()

@@ -77,8 +77,11 @@ class Library:
             row = self._conn.execute("SELECT path, doc_id, size, mtime FROM files WHERE path=?", (path,)).fetchone()
         return FileRecord(*row) if row else None
 
-    def add_file(self, record: FileRecord) -> None:
+    def add_file(self, record: FileRecord, replaces: str | None = None) -> None:
+        """Point a path at a stored document; ``replaces`` names the document the path held before."""
         with self.transaction() as conn:
+            if replaces and replaces != record.doc_id:
+                self._release(conn, replaces, record.path)
             conn.execute("INSERT OR REPLACE INTO files(path, doc_id, size, mtime) VALUES (?,?,?,?)",
                          (record.path, record.doc_id, record.size, record.mtime))
 
@@ -96,7 +99,7 @@ class Library:
         now = time.time()
         with self.transaction() as conn:
             if replaces and replaces != document.id:
-                self._delete_document(conn, replaces)
+                self._release(conn, replaces, file.path)
             self._delete_document(conn, document.id)
             conn.execute("INSERT INTO documents(id, content_hash, path, status, added_at, updated_at) "
                          "VALUES (?, ?, ?, ?, ?, ?)",
@@ -157,6 +160,19 @@ class Library:
         with self.transaction() as conn:
             self._delete_document(conn, doc_id)
         return document
+
+    @classmethod
+    def _release(cls, conn: sqlite3.Connection, doc_id: str, path: str) -> None:
+        """Detach ``path`` from ``doc_id``; the document goes only when no other file still holds it.
+
+        A copy of the old version elsewhere keeps the document alive (and becomes its path).
+        """
+        conn.execute("DELETE FROM files WHERE path=? AND doc_id=?", (path, doc_id))
+        other = conn.execute("SELECT path FROM files WHERE doc_id=? ORDER BY path LIMIT 1", (doc_id,)).fetchone()
+        if other is None:
+            cls._delete_document(conn, doc_id)
+        else:
+            conn.execute("UPDATE documents SET path=? WHERE id=? AND path=?", (other[0], doc_id, path))
 
     @staticmethod
     def _delete_document(conn: sqlite3.Connection, doc_id: str) -> None:
