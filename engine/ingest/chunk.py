@@ -37,10 +37,19 @@ def starts_sentence(word: str) -> bool:
     return first.isupper() or first.isdigit() or first in _OPENERS
 
 
+# Compounds broken at their own hyphen ("state-" / "of-the-art", "end-" / "to-end") keep it.
+_COMPOUND_LINKS = frozenset("of the to and in on by for a an".split())
+
+
 def is_split_word(before: str, after: str) -> bool:
     """'represen-' at a line end followed by 'tation': one word broken by hyphenation."""
     return (len(before) > 2 and before[-1] == "-" and before[-2].isalpha()
             and "-" not in before[:-1] and after[:1].islower())
+
+
+def is_split_compound(before: str, after: str) -> bool:
+    """'state-' at a line end followed by 'of-the-art': a hyphenated compound whose hyphen stays."""
+    return is_split_word(before, after) and after.split("-", 1)[0] in _COMPOUND_LINKS and "-" in after
 
 
 @dataclass
@@ -87,8 +96,11 @@ class Chunker:
             return
         waiting = self._waiting
         if waiting is not None:
-            joined = not new_block and is_split_word(waiting.words[-1][0], words[0][0])
-            self._place_line(waiting, trim_last_hyphen=joined)
+            # A hyphenated word is joined even across a block boundary: text broken by a figure,
+            # a column end or a producer that puts each line in its own block still continues.
+            before, after = waiting.words[-1][0], words[0][0]
+            joined = is_split_word(before, after)
+            self._place_line(waiting, trim_last_hyphen=joined and not is_split_compound(before, after))
             if joined:
                 new_block = False
         self._waiting = _Line(words, page, rect, new_block)
@@ -97,10 +109,14 @@ class Chunker:
 
     def start_section(self, *, is_reference: bool) -> None:
         """Begin a new section (e.g. the reference list): never mix it with the text before."""
-        self._flush_waiting()
-        self._close()
-        self._release_held()
+        self._end_section()
         self.is_reference = is_reference
+
+    @property
+    def at_sentence_end(self) -> bool:
+        """True when the text added so far ends a sentence (a good place to insert a footnote)."""
+        last = self._waiting.words[-1][0] if self._waiting is not None else self._previous_word
+        return ends_sentence(last)
 
     def passages(self) -> Iterator[Passage]:
         """Yield and forget the passages closed so far."""
@@ -109,6 +125,15 @@ class Chunker:
 
     def finish(self) -> Iterator[Passage]:
         """Close the last passage (joining a short tail to the one before) and yield the rest."""
+        self._end_section()
+        yield from self.passages()
+
+    # --- internals -----------------------------------------------------------------------
+
+    _glue_next = False  # the next line's first word continues a hyphenated word
+
+    def _end_section(self) -> None:
+        """Close the passage being built; a short tail joins the passage before it (same section)."""
         self._flush_waiting()
         tail, held = self._draft, self._held
         if (held is not None and tail.words and len(tail.words) < self.target_words // 4
@@ -119,11 +144,6 @@ class Chunker:
             self._append_draft(tail)
         self._close()
         self._release_held()
-        yield from self.passages()
-
-    # --- internals -----------------------------------------------------------------------
-
-    _glue_next = False  # the next line's first word continues a hyphenated word
 
     def _flush_waiting(self) -> None:
         if self._waiting is not None:
@@ -141,9 +161,11 @@ class Chunker:
         for index, (text, rect) in enumerate(line.words):
             sep = ("" if glued else "\n" if line.new_block else " ") if index == 0 else " "
             count = len(draft.words)
+            # Close at a sentence end: before a capitalised word or a new block (a heading, a
+            # paragraph); only a passage grown to ``max_words`` is cut mid-sentence.
             if count >= target and not glued and (
-                    count >= max_words or (index == 0 and line.new_block)
-                    or (ends_sentence(previous) and starts_sentence(text))):
+                    count >= max_words
+                    or (ends_sentence(previous) and (starts_sentence(text) or (index == 0 and line.new_block)))):
                 self._end_line_part(line, first_in_draft)
                 self._close()
                 draft = self._draft
@@ -203,11 +225,14 @@ class Chunker:
         words = tuple(draft.words)
         passage = Passage(
             id=passage_id(self.doc_id, self._ordinal), doc_id=self.doc_id, ordinal=self._ordinal,
-            text=text, title=self.title, page_start=words[0].page, page_end=max(w.page for w in words),
+            text=text, title=self.title, page_start=min(w.page for w in words),
+            page_end=max(w.page for w in words),
             char_start=draft.start, char_end=draft.start + len(text), rects=tuple(draft.rects),
             content_hash=content_hash(f"{self.title}\n{text}"), is_reference=self.is_reference,
             words=words)
         self._ordinal += 1
+        # A passage may close mid-line: the next one starts after it, not after the line before.
+        self._offset = passage.char_end
         self._draft = _Draft()
         self._release_held()
         self._held = passage

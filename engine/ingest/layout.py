@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from engine.types import Rect
 
@@ -48,12 +50,14 @@ class PageLayout:
     height: float
     lines: list[Line]
     block_starts: set[int]  # indexes into ``lines`` where a new block (paragraph) begins
+    footnote_lines: int = 0  # how many of the last ``lines`` are footnotes, read after the page's text
 
 
 # TeX PDFs often draw an accent as a separate spacing character before its letter ("Lemaˆıtre").
-_SPACING_ACCENT = re.compile("([\u00b4\u02c6\u00a8\u02dc\u02c7\u00b8\u02d8\u02da`])([A-Za-z\u0131])")
+_SPACING_ACCENT = re.compile("([\u00b4\u02c6\u00a8\u02dc\u02c7\u00b8\u02d8\u02d9\u02da\u02dd`])([A-Za-z\u0131])")
 _COMBINING = {"\u00b4": "\u0301", "\u02c6": "\u0302", "\u00a8": "\u0308", "\u02dc": "\u0303",
-              "\u02c7": "\u030c", "\u00b8": "\u0327", "\u02d8": "\u0306", "\u02da": "\u030a", "`": "\u0300"}
+              "\u02c7": "\u030c", "\u00b8": "\u0327", "\u02d8": "\u0306", "\u02d9": "\u0307",
+              "\u02da": "\u030a", "\u02dd": "\u030b", "`": "\u0300"}
 
 
 def _combine_accent(match: re.Match[str]) -> str:
@@ -66,7 +70,8 @@ def clean_word(text: str) -> str:
     if text.isascii():
         return text
     text = _SPACING_ACCENT.sub(_combine_accent, text.translate(_LIGATURES))
-    return unicodedata.normalize("NFKC", text)
+    # NFKC spells a stray spacing accent as a space plus a combining mark; a word has no spaces.
+    return "".join(unicodedata.normalize("NFKC", text).split())
 
 
 def build_lines(raw_words: list[RawWord]) -> list[Line]:
@@ -76,17 +81,29 @@ def build_lines(raw_words: list[RawWord]) -> list[Line]:
     words: list[tuple[str, Rect]] = []
     lx0 = ly0 = lx1 = ly1 = 0.0
     block_of_line = 0
+    typical_height = _median_height(raw_words)
+    seen: set[tuple[str, int, int]] = set()
     for x0, y0, x1, y1, text, block_no, line_no, _ in raw_words:
-        # Side stamps (arXiv ids, line numbers turned 90 degrees) give tall, narrow word boxes.
-        if (y1 - y0) > 2.5 * (x1 - x0) and len(text) > 2:
+        # Some producers draw text twice (fake bold, figure labels): keep one copy of each word.
+        position = (text, round(x0), round(y1))
+        if position in seen:
             continue
+        seen.add(position)
+        # Side stamps (arXiv ids, line numbers turned 90 degrees) give tall, narrow boxes about as
+        # long as their text.
+        if 2.5 * (x1 - x0) < (y1 - y0) <= len(text) * (x1 - x0) and len(text) > 2:
+            continue
+        # Words in a font with a broken size matrix (MuPDF reads 0.1pt type, scaled up) get boxes
+        # ten times too tall; their bottom is still right, so keep them at the page's usual height.
+        if y1 - y0 > 3 * typical_height > 0:
+            y0 = y1 - typical_height
         if not text.isascii():
             text = clean_word(text)
             if not text.strip():
                 continue
         key = (block_no, line_no)
         if key != current_key:
-            if words:
+            if words and not _is_vertical(words, lx0, ly0, lx1, ly1):
                 lines.append(Line(words, Rect(lx0, ly0, lx1, ly1), block_of_line))
             words = []
             current_key = key
@@ -102,9 +119,23 @@ def build_lines(raw_words: list[RawWord]) -> list[Line]:
             if y1 > ly1:
                 ly1 = y1
         words.append((text, Rect(x0, y0, x1, y1)))
-    if words:
+    if words and not _is_vertical(words, lx0, ly0, lx1, ly1):
         lines.append(Line(words, Rect(lx0, ly0, lx1, ly1), block_of_line))
     return lines
+
+
+def _median_height(raw_words: list[RawWord]) -> float:
+    heights = sorted(word[3] - word[1] for word in raw_words)
+    return heights[len(heights) // 2] if heights else 0.0
+
+
+def _is_vertical(words: list[tuple[str, Rect]], x0: float, y0: float, x1: float, y1: float) -> bool:
+    """A line of words stacked top to bottom: rotated text such as arXiv's side stamp.
+
+    Short rotated words ("28", "Feb") slip through the per-word test, but together they make a
+    line far taller than it is wide, which horizontal text never does.
+    """
+    return len(words) > 1 and (y1 - y0) > 2.5 * (x1 - x0)
 
 
 def _group_blocks(lines: list[Line]) -> list[Block]:
@@ -166,43 +197,141 @@ def reading_order(blocks: list[Block], page_width: float) -> list[Block]:
 
 
 def layout_page(number: int, width: float, height: float, raw_words: list[RawWord]) -> PageLayout:
-    """Turn one page's raw words into lines in reading order."""
-    blocks = reading_order(_group_blocks(build_lines(raw_words)), width)
+    """Turn one page's raw words into lines in reading order, footnotes last."""
+    body, footnotes = split_footnotes(reading_order(_group_blocks(build_lines(raw_words)), width), height)
+    blocks = body + footnotes
+    pitch = line_pitch([line for block in blocks for line in block.lines])
     lines: list[Line] = []
     block_starts: set[int] = set()
     for block in blocks:
-        block_starts.add(len(lines))
+        if not lines or not continues_paragraph(lines[-1], block.lines[0], pitch):
+            block_starts.add(len(lines))
         lines.extend(block.lines)
-    return PageLayout(number, width, height, lines, block_starts)
+    return PageLayout(number, width, height, lines, block_starts,
+                      footnote_lines=sum(len(block.lines) for block in footnotes))
+
+
+_FOOTNOTE_MARK = re.compile(r"^(\d{1,2}|[*∗†‡§¶])\D")
+_GLUED_MARK = re.compile(r"^(\d{1,2}|[*∗†‡§¶])[^\W\d_]")
+
+
+def split_footnotes(blocks: list[Block], page_height: float) -> tuple[list[Block], list[Block]]:
+    """Separate footnotes from the running text, so they are not read between two columns.
+
+    Left in place, a footnote at the foot of the left column lands mid-sentence (and splits a
+    word hyphenated across the columns). A footnote block sits in the lower half of the page and
+    starts with a marker ("2SPECTER: ...", "∗Equal contribution"); it is set in smaller type than
+    the body, or (when the raised marker makes its line look as tall as body text) the marker is
+    glued to the text and nothing but margin furniture lies below it.
+    """
+    body_height = _body_line_height(blocks)
+
+    def is_footnote(block: Block) -> bool:
+        first = block.lines[0].text
+        if body_height <= 0 or block.rect.y0 <= 0.5 * page_height or not _FOOTNOTE_MARK.match(first):
+            return False
+        if min(line.rect.y1 - line.rect.y0 for line in block.lines) < 0.9 * body_height:
+            return True
+        return bool(_GLUED_MARK.match(first)) and not any(
+            other.rect.y0 > block.rect.y1 and other.rect.y0 < page_height * (1 - MARGIN_FRACTION)
+            and other.rect.x0 < block.rect.x1 and other.rect.x1 > block.rect.x0 for other in blocks)
+
+    footnotes = [block for block in blocks if is_footnote(block)]
+    moved = {id(block) for block in footnotes}
+    return [block for block in blocks if id(block) not in moved], footnotes
+
+
+def _body_line_height(blocks: list[Block]) -> float:
+    """The line height carrying most of the page's words: the body text's."""
+    heights: Counter[float] = Counter()
+    for block in blocks:
+        for line in block.lines:
+            heights[round(line.rect.y1 - line.rect.y0, 1)] += len(line.words)
+    return heights.most_common(1)[0][0] if heights else 0.0
+
+
+def _aligned_below(above: Rect, below: Rect) -> bool:
+    return abs(below.x0 - above.x0) <= 1.5 and below.y1 > above.y1
+
+
+def line_pitch(lines: list[Line]) -> float:
+    """The page's usual baseline-to-baseline distance between left-aligned lines; 0 if none."""
+    pitches = Counter(round(b.rect.y1 - a.rect.y1) for a, b in pairwise(lines)
+                      if _aligned_below(a.rect, b.rect))
+    return float(pitches.most_common(1)[0][0]) if pitches else 0.0
+
+
+def continues_paragraph(previous: Line, line: Line, pitch: float) -> bool:
+    """True when ``line`` starts a new PyMuPDF block but is simply the next line of the same paragraph.
+
+    Some producers (ACM's templates among them) put every line in a block of its own; treating
+    each as a paragraph would break passages mid-sentence. The next line of a paragraph starts
+    at the same left edge, or back at the margin after an indented first line (an indent means
+    a new paragraph), at the page's usual line pitch (a heading has space above it), in type of
+    the same size.
+    """
+    above, below = previous.rect, line.rect
+    height = above.y1 - above.y0
+    if pitch <= 0 or height <= 0 or below.y1 <= above.y1 or not -3 * height <= below.x0 - above.x0 <= 1.5:
+        return False
+    return (abs((below.y1 - above.y1) - pitch) <= 0.15 * pitch
+            and 0.8 <= (below.y1 - below.y0) / height <= 1.25)
 
 
 # --- running headers, footers and page numbers -------------------------------------------
 
 _PAGE_NUMBER = re.compile(r"^\W*(page\s*)?(\d{1,4}|[ivxlcdm]{1,6})(\s*(of|/)\s*\d{1,4})?\W*$", re.I)
 _VENUE_FOOTER = re.compile(r"^(proceedings of|©|\(c\)|copyright|in proceedings)", re.I)
+# The second line of an ACL-style first-page footer: "July 5 - 10, 2020. c⃝2020 Association for ...".
+_COPYRIGHT_YEAR = re.compile(r"(©|c\u20dd|\(c\)|copyright)\s*(19|20)\d\d", re.I)
 _DIGITS = re.compile(r"\d+")
+_LETTERS = re.compile(r"[^\W\d_]")
 
 MARGIN_FRACTION = 0.09
+# Some templates (ACM's) set the running head a little lower. Lines there are page furniture only
+# on stronger evidence: repeated at the same height on nearby pages, or the page's own number.
+HEADER_EXTENSION = 0.12
 
 
-def margin_signature(line: Line) -> str:
-    """A line's identity for repetition checks: lower case, numbers blanked."""
-    return _DIGITS.sub("#", line.text.lower()).strip()
+def margin_signature(line: Line, height: float | None = None) -> str:
+    """A line's identity for repetition checks: lower case, numbers blanked.
+
+    Lines in the header extension also carry their height on the page, so that a table row that
+    happens to sit near the top of two nearby pages is not mistaken for a running head.
+    """
+    signature = _DIGITS.sub("#", line.text.lower()).strip()
+    if height is not None and _in_header_extension(line, height):
+        signature = f"@{round(line.rect.y0)} {signature}"
+    return signature
 
 
-def in_margin(line: Line, width: float, height: float) -> bool:
+def _in_core_margin(line: Line, width: float, height: float) -> bool:
     r = line.rect
     return (r.y1 < height * MARGIN_FRACTION or r.y0 > height * (1 - MARGIN_FRACTION)
             or r.x1 < width * 0.08 or r.x0 > width * 0.92)
 
 
-def is_page_furniture(line: Line, width: float, height: float, repeated: set[str]) -> bool:
+def _in_header_extension(line: Line, height: float) -> bool:
+    return height * MARGIN_FRACTION <= line.rect.y1 < height * HEADER_EXTENSION
+
+
+def in_margin(line: Line, width: float, height: float) -> bool:
+    """True for lines where running headers, footers and page numbers may sit."""
+    return _in_core_margin(line, width, height) or _in_header_extension(line, height)
+
+
+def is_page_furniture(line: Line, width: float, height: float, repeated: set[str],
+                      page_number: int | None = None) -> bool:
     """True for running headers/footers, page numbers and margin line numbers."""
-    if not in_margin(line, width, height):
-        return False
     text = line.text
+    if not _in_core_margin(line, width, height):
+        if not _in_header_extension(line, height):
+            return False
+        if page_number is not None and text.strip() == str(page_number):
+            return True
+        return len(_LETTERS.findall(text)) >= 3 and margin_signature(line, height) in repeated
     if _PAGE_NUMBER.match(text):
         return True
-    if line.rect.y0 > height * (1 - MARGIN_FRACTION) and _VENUE_FOOTER.match(text):
+    if line.rect.y0 > height * (1 - MARGIN_FRACTION) and (_VENUE_FOOTER.match(text) or _COPYRIGHT_YEAR.search(text)):
         return True
-    return margin_signature(line) in repeated
+    return margin_signature(line, height) in repeated

@@ -17,7 +17,7 @@ _DOI = re.compile(r"\b(10\.\d{4,9}/[-._;()/:A-Za-z0-9]+[A-Za-z0-9])")
 _ARXIV_NEW = re.compile(r"arXiv:\s?(\d{4}\.\d{4,5})(v\d+)?", re.I)
 _ARXIV_OLD = re.compile(r"arXiv:\s?([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?", re.I)
 _YEAR_CONTEXT = re.compile(
-    r"(proceedings|conference|workshop|symposium|copyright|©|journal|arxiv|published|accepted)"
+    r"(proceedings|conference|workshop|symposium|copyright|©|c\u20dd|journal|arxiv|published|accepted)"
     r"[^\n]{0,120}?\b(19[5-9]\d|20[0-4]\d)\b",
     re.I,
 )
@@ -77,6 +77,8 @@ _NOT_NAME_WORDS = frozenset(
         "conference",
     ]
 )
+_REFERENCES_LINE = re.compile(r"^\s*((\d+|[IVX]+)\.?\s*)?(references|bibliography)\s*(:|$)", re.I | re.M)
+_GLUED_INITIAL = re.compile(r"\b([A-Z][a-z]?\.)(?=[A-Z])")
 _ABSTRACT_HEAD = re.compile(r"^\s*abstract\b[\s.:—–-]*", re.I)
 _SECTION_HEAD = re.compile(
     r"^\s*((\d+|[IVX]+)\.?\s+)?(introduction|keywords|index terms|background|ccs concepts)\b", re.I
@@ -163,19 +165,84 @@ def metadata_authors(raw: str) -> tuple[str, ...]:
 
 
 def layout_authors(page_dict: dict[str, Any], after_block: int, page_height: float) -> tuple[str, ...]:
-    """Person names in the blocks just below the title, stopping at affiliations or the abstract."""
+    """Person names in the blocks just below the title, stopping at the abstract.
+
+    Names are read in the type of the first name found: affiliations set in another font or
+    size (ACM's "NAME, University, Country") are skipped, and superscript markers (†, α, 1)
+    separate the names they are glued to.
+    """
     names: list[str] = []
-    for block in page_dict.get("blocks", [])[after_block + 1 : after_block + 8]:
+    style: tuple[str, float] | None = None
+    wrapped = ""  # "Edward Van" at the end of a line: the surname starts the next one
+    for block in page_dict.get("blocks", [])[after_block + 1 : after_block + 30]:
         for line in block.get("lines", []):
             if line["bbox"][1] > page_height * 0.45:
                 return tuple(dict.fromkeys(names))
-            text = "".join(span["text"] for span in line["spans"]).strip()
-            if _ABSTRACT_HEAD.match(text):
+            if _ABSTRACT_HEAD.match("".join(span["text"] for span in line["spans"])):
                 return tuple(dict.fromkeys(names))
-            for chunk in _split_names(text):
-                if looks_like_name(chunk):
-                    names.append(chunk)
+            spans = [span for span in line["spans"] if span["text"]]
+            chunks = _split_names(_author_text(spans, style))
+            if wrapped and chunks and looks_like_name(f"{wrapped} {chunks[0]}"):
+                chunks[0] = f"{wrapped} {chunks[0]}"
+            last_words = chunks[-1].split() if chunks else []
+            wrapped = chunks[-1] if len(last_words) >= 2 and last_words[-1].lower() in _PARTICLES else ""
+            found = [chunk for chunk in chunks if looks_like_name(chunk)]
+            if found and style is None:
+                first_word = found[0].split()[0]
+                style = next((_span_style(span) for span in spans if first_word in span["text"]),
+                             _span_style(spans[0]))
+            names.extend(_name_case(name) for name in found)
     return tuple(dict.fromkeys(names))
+
+
+def _span_style(span: dict[str, Any]) -> tuple[str, float]:
+    return span.get("font", ""), round(span["size"] * 2) / 2
+
+
+def _author_text(spans: list[dict[str, Any]], style: tuple[str, float] | None) -> str:
+    """A line's text with markers, wide gaps and (once known) other type turned into separators."""
+    main_size = max((span["size"] for span in spans if span["text"].strip()), default=0.0)
+    parts: list[str] = []
+    for span in spans:
+        text = span["text"]
+        x0, _, x1, _ = span["bbox"]
+        if not text.strip():
+            # A space wider than half an em sits between two names set apart ("Ruifang Ge   Raymond Mooney").
+            parts.append(", " if x1 - x0 > 0.5 * span["size"] else text)
+        elif span.get("flags", 0) & 1 or span["size"] < 0.85 * main_size:
+            parts.append(", ")  # superscript affiliation or footnote marker
+        elif style is not None and _span_style(span) != style:
+            parts.append(", ")
+        else:
+            parts.append(text)
+    # "Yu.A.Pusep" -> "Yu. A. Pusep": initials glued to the name that follows.
+    return _GLUED_INITIAL.sub(r"\1 ", "".join(parts))
+
+
+def _name_case(name: str) -> str:
+    """Names set in small capitals come out upper case; give them ordinary capitals."""
+    return name.title() if name.isupper() else name
+
+
+def rotated_text(page_dict: dict[str, Any]) -> str:
+    """Text set at an angle, such as arXiv's side stamp; layout drops it from the page's lines."""
+    return "\n".join("".join(span["text"] for span in line["spans"])
+                     for block in page_dict.get("blocks", []) for line in block.get("lines", [])
+                     if tuple(round(v) for v in line.get("dir", (1, 0))) != (1, 0))
+
+
+def choose_authors(info_authors: tuple[str, ...], printed: tuple[str, ...]) -> tuple[str, ...]:
+    """The names printed under the title when they confirm the info dictionary's, else the info's.
+
+    Info dictionaries are typed by hand: often abbreviated ("Daniel Weld" for "Daniel S. Weld"),
+    misspelt or cut short (the uploader alone). The page is what readers cite, but it is trusted
+    over the info dictionary only when it finds as many names and agrees on most surnames.
+    """
+    if not info_authors or not printed:
+        return info_authors or printed
+    printed_surnames = {_norm(name.split()[-1]) for name in printed}
+    agreeing = sum(_norm(name.split()[-1]) in printed_surnames for name in info_authors)
+    return printed if len(printed) >= len(info_authors) and 2 * agreeing >= len(info_authors) else info_authors
 
 
 def find_doi(text: str) -> str:
@@ -226,16 +293,24 @@ def extract_metadata(
         title = info_title
     if title and not _plausible_title(title) and len(title.split()) < 2:
         title = ""
-    authors = metadata_authors(info.get("author") or "")
-    if not authors and title_block >= 0:
-        authors = layout_authors(page_dict, title_block, page_height)
-    evidence = f"{info.get('subject') or ''}\n{info.get('keywords') or ''}\n{first_pages_text}"
-    arxiv_id = find_arxiv_id(evidence)
+    printed_authors = layout_authors(page_dict, title_block, page_height) if title_block >= 0 else ()
+    authors = choose_authors(metadata_authors(info.get("author") or ""), printed_authors)
+    # The paper's own identifiers: arXiv's side stamp first, then the info dictionary, then the
+    # first page up to any reference list (an id cited there belongs to another paper).
+    own = (f"{rotated_text(page_dict)}\n{info.get('subject') or ''}\n{info.get('keywords') or ''}\n"
+           f"{before_references(first_page_text)}")
+    arxiv_id = find_arxiv_id(own)
     return DocumentMeta(
         title=title,
         authors=authors,
-        year=find_year(evidence, arxiv_id),
-        doi=find_doi(evidence),
+        year=find_year(f"{own}\n{first_pages_text}", arxiv_id),
+        doi=find_doi(own),
         arxiv_id=arxiv_id,
         abstract=find_abstract(first_page_text),
     )
+
+
+def before_references(text: str) -> str:
+    """``text`` up to a line that opens a reference list ("References", "References: [1] ...")."""
+    match = _REFERENCES_LINE.search(text)
+    return text[: match.start()] if match else text

@@ -17,7 +17,7 @@ from typing import Any
 from engine.errors import IngestError
 from engine.ingest import ocr
 from engine.ingest.chunk import Chunker
-from engine.ingest.layout import PageLayout, in_margin, is_page_furniture, layout_page, margin_signature
+from engine.ingest.layout import Line, PageLayout, in_margin, is_page_furniture, layout_page, margin_signature
 from engine.ingest.metadata import DocumentMeta, extract_metadata
 from engine.ingest.pdf import TEXT_FLAGS, file_hash, open_pdf
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
@@ -28,6 +28,10 @@ log = logging.getLogger(__name__)
 _REFERENCES_HEAD = re.compile(
     r"^((\d+|[IVX]+)\.?\s*)?(references|bibliography|literature cited|works cited|references and notes|"
     r"reference list|cited literature)\s*:?$", re.I)
+_FIRST_NUMBERED = re.compile(r"^\[1\]\s*\S")
+_FIRST_REFERENCE = re.compile(r"^(\[1\]|1\.?)\s|\b(19|20)\d\d[a-z]?[.)]")
+_LETTER_A = re.compile(r"^A\.?$")
+_CAPS_APPENDIX_A = re.compile(r"^A\.?\s+[A-Z][A-Z0-9&:\- ]{3,80}$")
 _APPENDIX_HEAD = re.compile(
     r"^(([A-Z]|\d+)\.?\s+)?(appendix|appendices|supplementary material|supplemental material)\b", re.I)
 
@@ -71,6 +75,7 @@ class PdfParse:
         self.scanned_pages: list[int] = []  # 1-based numbers of pages with no text layer left unread
         self.ocr_pages: list[int] = []
         self.warnings: list[str] = []
+        self._references_seen = False
         try:
             # The first two pages are read now: metadata needs them, and they start the stream.
             first_page_dict: dict[str, Any] = {}
@@ -140,6 +145,7 @@ class PdfParse:
         for layout in self._opening:
             self._remember_margins(layout, signatures)
         next_index = len(self._opening)
+        footnotes: list[_HeldLine] = []  # read after the paragraph they interrupt, not inside it
         while ahead:
             while next_index < self.page_count and len(ahead) <= window:
                 if cancel is not None:
@@ -157,34 +163,87 @@ class PdfParse:
             for number in range(current.number - window, current.number + window + 1):
                 if number != current.number:
                     repeated |= signatures.get(number, set())
-            self._feed(chunker, current, repeated)
+            self._feed(chunker, current, repeated, footnotes)
             signatures.pop(current.number - window, None)
             yield from chunker.passages()
             progress(Progress("parse", current.number, self.page_count, self.path.name))
+        _release(chunker, footnotes)
         yield from chunker.finish()
 
     @staticmethod
     def _remember_margins(layout: PageLayout, signatures: dict[int, set[str]]) -> None:
-        signatures[layout.number] = {margin_signature(line) for line in layout.lines
+        signatures[layout.number] = {margin_signature(line, layout.height) for line in layout.lines
                                      if in_margin(line, layout.width, layout.height)}
 
-    def _feed(self, chunker: Chunker, layout: PageLayout, repeated: set[str]) -> None:
-        # A "References" line early in a long document is a table-of-contents entry, not the list.
-        may_start_references = self.page_count <= 3 or layout.number >= 0.4 * self.page_count
+    def _feed(self, chunker: Chunker, layout: PageLayout, repeated: set[str], footnotes: list[_HeldLine]) -> None:
+        late = self.page_count <= 3 or layout.number >= 0.4 * self.page_count
+        first_footnote = len(layout.lines) - layout.footnote_lines
         new_block = True
         for index, line in enumerate(layout.lines):
             if index in layout.block_starts:
                 new_block = True
-            if is_page_furniture(line, layout.width, layout.height, repeated):
+            if is_page_furniture(line, layout.width, layout.height, repeated, layout.number):
                 continue
-            if len(line.words) <= 6:
-                text = line.text
-                if may_start_references and not chunker.is_reference and _REFERENCES_HEAD.match(text):
-                    chunker.start_section(is_reference=True)
-                elif chunker.is_reference and _APPENDIX_HEAD.match(text):
-                    chunker.start_section(is_reference=False)
+            if index >= first_footnote:
+                footnotes.append(_HeldLine(line, layout.number, new_block))
+                new_block = False
+                continue
+            if footnotes and new_block and chunker.at_sentence_end:
+                _release(chunker, footnotes)
+            # Only short lines can be headings; a list without one starts with "[1]".
+            if len(line.words) <= 12 or line.words[0][0].startswith("[1]"):
+                following = layout.lines[index + 1].text if index + 1 < len(layout.lines) else ""
+                # After the list has ended, a second one needs entries to show for it (a table
+                # cell reading "Bibliography" in an appendix is not one).
+                section = section_change(line.text, following, in_references=chunker.is_reference,
+                                         late=late and not self._references_seen, new_block=new_block)
+                if section is not None:
+                    _release(chunker, footnotes)
+                    chunker.start_section(is_reference=section)
+                    self._references_seen = True
             chunker.add_line(line.words, layout.number, line.rect, new_block=new_block)
             new_block = False
+
+
+def section_change(text: str, following: str, *, in_references: bool, late: bool, new_block: bool) -> bool | None:
+    """True where the reference list starts, False where an appendix follows it, None elsewhere.
+
+    ``late`` says the page lies in the last 60% of the document. Earlier, a "References" line is
+    more likely a table-of-contents entry, so it counts only when the line after it reads like
+    the first entry of a list (long papers with appendices put their references early).
+    """
+    if in_references:
+        return False if _APPENDIX_HEAD.match(text) or (new_block and _is_appendix_a(text, following)) else None
+    if _REFERENCES_HEAD.match(text) and (late or _FIRST_REFERENCE.search(following)):
+        return True
+    # RevTeX and similar styles print the list with no heading at all: "[1] Hu W., Barkana R., ...".
+    if late and new_block and _FIRST_NUMBERED.match(text):
+        return True
+    return None
+
+
+def _is_appendix_a(text: str, following: str) -> bool:
+    """The first lettered appendix heading: "A INTERVIEWS WITH ...", or "A" set apart from its title."""
+    if _LETTER_A.match(text):
+        words = following.split()
+        return 0 < len(words) <= 8 and following[:1].isupper() and not following.endswith(".")
+    return bool(_CAPS_APPENDIX_A.match(text))
+
+
+@dataclass(frozen=True)
+class _HeldLine:
+    """A footnote line kept back until the running text reaches the end of a paragraph."""
+
+    line: Line
+    page: int
+    new_block: bool
+
+
+def _release(chunker: Chunker, footnotes: list[_HeldLine]) -> None:
+    """Feed the footnotes held back so far: at a paragraph end, a section change or the end."""
+    for held in footnotes:
+        chunker.add_line(held.line.words, held.page, held.line.rect, new_block=held.new_block)
+    footnotes.clear()
 
 
 def parse_pdf(path: Path | str, options: IngestOptions | None = None) -> ParsedDocument:
