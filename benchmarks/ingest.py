@@ -20,8 +20,8 @@ import pymupdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.importer import discover_pdfs  # noqa: E402
-from engine.service import Engine  # noqa: E402
+from engine.importer import discover_pdfs
+from engine.service import Engine
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "papers"
 
