@@ -1,22 +1,24 @@
-"""`quire`: ingest PDFs, inspect the library, check the installation, run the demo."""
+"""`quire`: the command line over the Engine facade.
+
+Each group of commands lives in its own module with a `register(subparsers)` function that adds
+its parsers and sets a `handler(engine, args) -> exit code` default; add new modules to
+COMMAND_MODULES.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
-from pathlib import Path
-from typing import Any
 
-from engine.cli.progress_bar import ProgressBar
 from engine.errors import Cancelled, EngineError
-from engine.importer import Outcome
-from engine.progress import CancelToken
 from engine.service import Engine
-from engine.types import Document, Passage
+
+COMMAND_MODULES = (
+    "engine.cli.library_commands",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,29 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--home", metavar="DIR", help="library folder (default: $QUIRE_HOME or your user data dir)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    ingest = commands.add_parser("ingest", help="add PDF files or folders (recursively) to the library")
-    ingest.add_argument("paths", nargs="+", metavar="PATH")
-    ingest.add_argument("--password", help="password for encrypted PDFs")
-    ingest.add_argument("--json", action="store_true", help="print one JSON list of per-file results")
-
-    library = commands.add_parser("library", help="list, show or remove documents")
-    library_commands = library.add_subparsers(dest="library_command", required=True, metavar="ACTION")
-    listing = library_commands.add_parser("list", help="list the documents")
-    listing.add_argument("--json", action="store_true")
-    show = library_commands.add_parser("show", help="show one document (an id or a unique prefix)")
-    show.add_argument("doc_id", metavar="ID")
-    show.add_argument("--passages", action="store_true", help="print every passage with its pages")
-    show.add_argument("--json", action="store_true")
-    remove = library_commands.add_parser("remove", help="remove a document and its passages")
-    remove.add_argument("doc_id", metavar="ID")
-    remove.add_argument("--json", action="store_true")
-
-    doctor = commands.add_parser("doctor", help="versions, data folder, models found, counts, integrity")
-    doctor.add_argument("--json", action="store_true")
-
-    demo = commands.add_parser("demo", help="ingest the bundled sample papers and show what Quire extracted")
-    demo.add_argument("--json", action="store_true")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(commands)
     return parser
 
 
@@ -54,9 +35,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    _tolerate_undecodable_output()
     try:
         with Engine(args.home) as engine:
-            return _dispatch(engine, args)
+            return int(args.handler(engine, args))
     except Cancelled as exc:
         print(f"quire: {exc}", file=sys.stderr)
         return 130
@@ -68,142 +50,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _dispatch(engine: Engine, args: argparse.Namespace) -> int:
-    if args.command == "ingest":
-        return _ingest(engine, args.paths, args.password, args.json)
-    if args.command == "library":
-        if args.library_command == "list":
-            return _list(engine, args.json)
-        if args.library_command == "show":
-            return _show(engine, args.doc_id, args.passages, args.json)
-        removed = engine.remove(args.doc_id)
-        if args.json:
-            print(json.dumps({"removed": removed.id, "title": removed.title}))
-        else:
-            print(f"removed {removed.id}  {removed.title or Path(removed.path).name}")
-        return 0
-    if args.command == "doctor":
-        return _doctor(engine, args.json)
-    if args.command == "demo":
-        return _demo(engine, args.json)
-    raise AssertionError(args.command)
-
-
-def _ingest(engine: Engine, paths: list[str], password: str | None, as_json: bool) -> int:
-    bar = ProgressBar()
-    cancel = CancelToken()
-    results = []
-    try:
-        for result in engine.add_documents(paths, progress=bar, cancel=cancel, password=password):
-            results.append(result)
-            name = Path(result.path).name
-            if result.outcome == Outcome.FAILED:
-                line = f"failed     {name}: {result.reason}"
-            else:
-                line = f"{result.outcome.value:<10} {name}  [{result.doc_id}] {result.title or '(no title found)'} " \
-                       f"({result.pages} pages, {result.passages} passages)"
-                if result.reason:
-                    line += f"\n           note: {result.reason}"
-            bar.print(line, sys.stderr if as_json else sys.stdout)
-    except KeyboardInterrupt:
-        cancel.cancel()
-        bar.clear()
-        raise
-    bar.clear()
-    counts = {o.value: sum(r.outcome == o for r in results) for o in Outcome}
-    if as_json:
-        print(json.dumps([{**asdict(r), "outcome": r.outcome.value} for r in results], indent=2))
-    summary = ", ".join(f"{n} {name}" for name, n in counts.items() if n) or "no PDF files found"
-    print(f"{len(results)} files: {summary}", file=sys.stderr)
-    return 0
-
-
-def document_json(document: Document) -> dict[str, Any]:
-    return {"id": document.id, "title": document.title, "authors": list(document.authors), "year": document.year,
-            "doi": document.doi, "arxiv_id": document.arxiv_id, "pages": document.page_count,
-            "passages": document.passage_count, "path": document.path, "status": document.status.value,
-            "error": document.error, "abstract": document.abstract, "file_size": document.file_size}
-
-
-def passage_json(passage: Passage) -> dict[str, Any]:
-    return {"id": passage.id, "ordinal": passage.ordinal, "pages": [passage.page_start, passage.page_end],
-            "char_span": [passage.char_start, passage.char_end], "is_reference": passage.is_reference,
-            "text": passage.text, "rects": [[r.page, *r.rect] for r in passage.rects]}
-
-
-def _list(engine: Engine, as_json: bool) -> int:
-    documents = engine.documents()
-    if as_json:
-        print(json.dumps([document_json(d) for d in documents], indent=2))
-        return 0
-    if not documents:
-        print("The library is empty. Add papers with: quire ingest FOLDER_OR_PDF")
-        return 0
-    for d in documents:
-        authors = ", ".join(d.authors[:2]) + (" et al." if len(d.authors) > 2 else "")
-        title = d.title or Path(d.path).name
-        status = "" if d.status.value == "indexed" else f"  [{d.status.value}]"
-        print(f"{d.id}  {title[:70]:<70}  {authors[:30]:<30} {d.year or '':>4} {d.page_count:>4}p{status}")
-    return 0
-
-
-def _show(engine: Engine, doc_id: str, with_passages: bool, as_json: bool) -> int:
-    document = engine.document(doc_id)
-    passages = engine.passages(document.id)
-    if as_json:
-        data = document_json(document)
-        data["passage_list"] = [passage_json(p) for p in passages] if with_passages else None
-        print(json.dumps(data, indent=2))
-        return 0
-    for key, value in document_json(document).items():
-        if value not in ("", None, []) and key != "abstract":
-            print(f"{key:>10}: {', '.join(value) if isinstance(value, list) else value}")
-    if document.abstract:
-        print(f"  abstract: {document.abstract}")
-    body = sum(not p.is_reference for p in passages)
-    print(f"{len(passages)} passages ({body} body, {len(passages) - body} in the reference list)")
-    if with_passages:
-        for p in passages:
-            pages = f"p. {p.page_start}" if p.page_start == p.page_end else f"pp. {p.page_start}-{p.page_end}"
-            tag = " [references]" if p.is_reference else ""
-            print(f"\n--- {p.id} ({pages}, {len(p.words)} words){tag}\n{p.text}")
-    return 0
-
-
-def _doctor(engine: Engine, as_json: bool) -> int:
-    report = engine.doctor()
-    if as_json:
-        print(json.dumps(report, indent=2))
-    else:
-        for key, value in report.items():
-            if isinstance(value, dict):
-                print(f"{key}:")
-                for sub, item in value.items():
-                    print(f"  {sub:<22} {item if item is not None else 'not installed'}")
-            elif isinstance(value, list):
-                print(f"{key}: {'none' if not value else ''}")
-                for item in value:
-                    print(f"  - {item}")
-            else:
-                print(f"{key}: {value}")
-    return 1 if report["problems"] else 0
-
-
-def _demo(engine: Engine, as_json: bool) -> int:
-    from engine.demo import demo_papers
-
-    papers = demo_papers()
-    print(f"Quire demo: ingesting {len(papers)} bundled papers into {engine.paths.home}", file=sys.stderr)
-    code = _ingest(engine, [str(p) for p in papers], None, as_json)
-    if not as_json:
-        print()
-        _list(engine, False)
-        documents = [d for d in engine.documents() if d.passage_count]
-        if documents:
-            first = engine.passages(documents[0].id)[0]
-            print(f"\nA passage of {documents[0].title!r}, page {first.page_start}, "
-                  f"highlighted by {len(first.rects)} rectangles:\n  {first.text[:300]}...")
-    return code
+def _tolerate_undecodable_output() -> None:
+    """File names may hold bytes that are not valid UTF-8 (surrogate-escaped by Python); print them
+    escaped instead of crashing the whole command on the first odd name."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def run() -> None:

@@ -108,8 +108,6 @@ def test_file_names_that_look_like_options(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux allows non-UTF-8 bytes in names")
-@pytest.mark.xfail(strict=True, reason="engine/cli/main.py _ingest prints names with undecodable bytes to a strict "
-                                        "UTF-8 stdout and crashes with UnicodeEncodeError")
 def test_non_utf8_file_name_does_not_crash_the_text_output(tmp_path: Path) -> None:
     folder = tmp_path / "inbox"
     folder.mkdir()
