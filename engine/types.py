@@ -122,6 +122,44 @@ class Passage:
         return merge_word_boxes([w for w in self.words if w.end > start and w.start < end])
 
 
+LIBRARY_SOURCE = "library"
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One retrieved passage, from the library or from an attached datastore.
+
+    ``doc_id`` is the library document id, or the datastore record's original id. ``source`` is
+    ``"library"`` or the datastore's name. ``page``/``page_end`` are set for library hits only
+    (datastore records have no pages). ``ranks`` records each retriever's 1-based rank
+    ("bm25", "dense", "rerank", ...) so a result can be explained.
+    """
+
+    passage_id: str
+    doc_id: str
+    source: str
+    title: str
+    text: str
+    score: float = 0.0
+    page: int | None = None
+    page_end: int | None = None
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    doi: str = ""
+    arxiv_id: str = ""
+    url: str = ""
+    is_reference: bool = False
+    ranks: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def search_text(self) -> str:
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+    @property
+    def is_library(self) -> bool:
+        return self.source == LIBRARY_SOURCE
+
+
 def passage_id(doc_id: str, ordinal: int) -> str:
     """Passage ids name their document and position, so they stay stable across re-ingests."""
     return f"{doc_id}-{ordinal:04d}"
