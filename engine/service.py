@@ -73,6 +73,14 @@ class Engine:
     def remove(self, doc_id: str) -> Document:
         return self.library.remove_document(self.library.document(doc_id).id)
 
+    # --- search (retrieval issue) ---------------------------------------------------------
+
+    # --- datastores (retrieval and manager issues) --------------------------------------
+
+    # --- answers (synthesis issue) ------------------------------------------------------
+
+    # --- models and hardware (manager issue) --------------------------------------------
+
     # --- health --------------------------------------------------------------------------
 
     def doctor(self) -> dict[str, Any]:
