@@ -31,10 +31,39 @@ class IngestSettings:
 
 
 @dataclass(frozen=True)
+class RetrievalSettings:
+    embedder: str = ""  # a local sentence-transformers folder; "" = the bundled all-MiniLM-L6-v2
+    rewrite: bool = True  # let the LM turn a question into keyword queries first
+    reranker: str = "auto"  # "auto" (what the dev-set measurement chose), "cross-encoder", "lm", "none"
+    top_n: int = 8  # passages handed to synthesis
+    per_paper: int = 3  # at most this many passages of one paper in the top N
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    model: str = ""  # a GGUF file; "" = the bundled SmolLM2-135M-Instruct
+    context_size: int = 4096
+    threads: int = 0  # 0 = all physical cores
+    gpu_layers: int = 0  # layers offloaded to the GPU (-1 = all) when llama.cpp was built with one
+    feedback: bool = True  # OpenScholar-style self-feedback and revision
+    digest: bool = False  # skip writing: show the evidence digest (themes with verbatim quotes)
+    max_answer_tokens: int = 512
+
+
+SECTIONS: dict[str, type] = {
+    "ingest": IngestSettings,
+    "retrieval": RetrievalSettings,
+    "generation": GenerationSettings,
+}
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything a user can set. Sections mirror the engine's stages."""
 
     ingest: IngestSettings = field(default_factory=IngestSettings)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    generation: GenerationSettings = field(default_factory=GenerationSettings)
     version: int = SETTINGS_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -43,10 +72,12 @@ class Settings:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:
         """Build settings from TOML data, ignoring unknown keys so old files keep working."""
-        ingest_data = data.get("ingest", {})
-        known = {f.name for f in fields(IngestSettings)}
-        ingest = IngestSettings(**{k: v for k, v in ingest_data.items() if k in known})
-        return cls(ingest=ingest, version=SETTINGS_VERSION)
+        sections: dict[str, Any] = {}
+        for name, section_type in SECTIONS.items():
+            section_data = data.get(name, {})
+            known = {f.name for f in fields(section_type)}
+            sections[name] = section_type(**{k: v for k, v in section_data.items() if k in known})
+        return cls(**sections, version=SETTINGS_VERSION)
 
 
 @dataclass(frozen=True)
