@@ -191,3 +191,116 @@ def merge_word_boxes(words: Sequence[WordBox]) -> tuple[PageRect, ...]:
     if page != -1:
         merged.append(PageRect(page, Rect(x0, y0, x1, y1)))
     return tuple(merged)
+
+
+# --- answers (synthesis) -------------------------------------------------------------------
+
+
+class AnswerMode(StrEnum):
+    """How an answer was produced."""
+
+    WRITTEN = "written"  # the LM wrote it; citations verified by the engine
+    DIGEST = "digest"  # themes with verbatim quotes: no LM prose, always faithful
+    NO_EVIDENCE = "no evidence"  # retrieval found nothing relevant enough to answer from
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One numbered source an answer may cite: ``[n]`` in the text is ``Reference.n``.
+
+    ``text`` is the full passage as given to the model; ``page`` is set for library passages.
+    """
+
+    n: int
+    passage_id: str
+    doc_id: str
+    source: str
+    title: str
+    text: str
+    page: int | None = None
+    page_end: int | None = None
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    doi: str = ""
+    arxiv_id: str = ""
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A checked link from one answer sentence to reference ``n``.
+
+    ``quote`` is verbatim ``Reference.text[quote_start:quote_end]``: the passage sentence(s) that
+    best support the claim; ``rects`` are that quote's boxes on the page (library passages only).
+    ``inserted`` marks citations the verifier attached to a sentence the model left uncited.
+    """
+
+    n: int
+    passage_id: str
+    quote: str
+    quote_start: int
+    quote_end: int
+    support: float
+    rects: tuple[PageRect, ...] = ()
+    inserted: bool = False
+
+
+@dataclass(frozen=True)
+class AnswerSentence:
+    """One sentence of the answer text (with its ``[n]`` markers) and its verified citations."""
+
+    text: str
+    citations: tuple[Citation, ...] = ()
+    supported: bool = False
+    section: int = 0  # index into Answer.sections
+    needs_citation: bool = True  # False for headings and connective sentences
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """One LM call: what it sent, what it evaluated (the rest came from the KV cache), how long."""
+
+    step: str  # "draft 1", "feedback", "revise 2", ...
+    prompt_tokens: int
+    prompt_tokens_evaluated: int
+    completion_tokens: int
+    seconds_to_first_token: float
+    seconds_total: float
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A question's answer with everything needed to check it and to show where claims come from.
+
+    ``text`` carries ``[n]`` markers that always resolve to ``references`` (numbered 1..k in the
+    order of first citation); ``contexts`` are all passages given to the model, cited or not.
+    """
+
+    question: str
+    text: str
+    sentences: tuple[AnswerSentence, ...]
+    references: tuple[Reference, ...]
+    mode: AnswerMode
+    sections: tuple[str, ...] = ()  # section (theme) headings
+    contexts: tuple[Reference, ...] = ()
+    notice: str = ""  # shown above the answer: why it is a digest, why there is no answer, ...
+    cancelled: bool = False
+    timings: tuple[tuple[str, float], ...] = ()  # (stage, seconds) in order
+    steps: tuple[StepCost, ...] = ()
+    model: str = ""
+    settings: tuple[tuple[str, str], ...] = ()
+    id: str = ""
+    created_at: float = 0.0
+
+    def reference(self, n: int) -> Reference:
+        """The reference numbered ``n`` (KeyError if the answer has none)."""
+        for ref in self.references:
+            if ref.n == n:
+                return ref
+        raise KeyError(n)
+
+    @property
+    def unsupported_share(self) -> float:
+        """Share of citation-worthy sentences the verifier could not support."""
+        worthy = [s for s in self.sentences if s.needs_citation]
+        return sum(not s.supported for s in worthy) / len(worthy) if worthy else 0.0
