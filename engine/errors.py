@@ -32,6 +32,23 @@ class ModelNotFoundError(EngineError):
     """A model file or folder is missing or is not a model."""
 
 
+class ModelFileError(ModelNotFoundError):
+    """A model file exists but cannot be used (not a GGUF, truncated, damaged). ``path`` names it."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class UnsupportedModelError(ModelFileError):
+    """A well-formed GGUF whose architecture the installed llama.cpp cannot run."""
+
+    def __init__(self, path: str, reason: str, architecture: str) -> None:
+        super().__init__(path, reason)
+        self.architecture = architecture
+
+
 class IndexCorruptError(EngineError):
     """A vector index on disk is damaged; it can be rebuilt from stored embeddings."""
 
@@ -40,5 +57,31 @@ class GenerationError(EngineError):
     """The language model failed while generating."""
 
 
+class PromptTooLongError(GenerationError):
+    """The prompt does not fit the model's context; the caller should send less (fewer passages)."""
+
+    def __init__(self, prompt_tokens: int, context_size: int) -> None:
+        super().__init__(f"The prompt has {prompt_tokens} tokens but the model's context holds {context_size}; "
+                         "send fewer or shorter passages, or raise generation.context_size.")
+        self.prompt_tokens = prompt_tokens
+        self.context_size = context_size
+
+
 class Cancelled(EngineError):
     """The user cancelled a long operation; what was finished is kept."""
+
+
+class QueryError(EngineError):
+    """A search query cannot be searched (empty, or no words in it)."""
+
+
+class DownloadError(EngineError):
+    """A download failed or was refused (HTML instead of a file, HTTP error, offline mode)."""
+
+
+class ChecksumMismatchError(DownloadError):
+    """A downloaded or installed file does not have the published sha256; it was not installed."""
+
+
+class NotEnoughSpaceError(DownloadError):
+    """The destination disk is (or became) too full for the file; nothing was installed."""
