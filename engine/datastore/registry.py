@@ -1,0 +1,115 @@
+"""Where datastores live: ``<home>/datastores/<name>/``, one folder per datastore.
+
+The registry names, opens, creates and removes datastores; it keeps each opened datastore (and
+its source) open until :meth:`DatastoreRegistry.close`, so searches reuse connections and indexes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.errors import EngineError
+
+if TYPE_CHECKING:
+    from engine.datastore.source import DatastoreSource
+    from engine.embed.base import Embedder
+
+log = logging.getLogger(__name__)
+
+DATABASE_FILE = "datastore.db"
+INDEX_FILE = "vectors.index"
+CACHE_FILE = "embeddings.db"
+# Names become folder names and parts of passage ids: keep them portable and unambiguous.
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+class DatastoreNotFoundError(EngineError):
+    """No datastore of that name is installed."""
+
+
+def check_name(name: str) -> str:
+    """Return ``name`` if it can name a datastore folder, else raise a message saying what is allowed."""
+    if not _NAME.match(name) or name in (".", "..") or name.lower() == "library":
+        raise EngineError(f"{name!r} cannot name a datastore: use 1-64 letters, digits, '.', '_' or '-', starting "
+                          "with a letter or digit (and not 'library').")
+    return name
+
+
+class DatastoreRegistry:
+    """The datastores of one home folder."""
+
+    def __init__(self, root: Path, embedder: Callable[[], Embedder]) -> None:
+        self.root = root
+        self._embedder = embedder
+        self._sources: dict[str, DatastoreSource] = {}
+        self._lock = threading.RLock()
+
+    def folder(self, name: str) -> Path:
+        return self.root / check_name(name)
+
+    def names(self) -> list[str]:
+        """Installed datastores (folders holding a datastore database), sorted by name."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir()
+                      if p.is_dir() and _NAME.match(p.name) and (p / DATABASE_FILE).is_file())
+
+    def exists(self, name: str) -> bool:
+        return (self.folder(name) / DATABASE_FILE).is_file()
+
+    def source(self, name: str) -> DatastoreSource:
+        """The opened datastore ``name`` (opened once, then reused)."""
+        from engine.datastore.source import DatastoreSource
+
+        with self._lock:
+            opened = self._sources.get(name)
+            if opened is None:
+                if not self.exists(name):
+                    raise DatastoreNotFoundError(f"No datastore named {name!r}; `quire datastore list` shows the "
+                                                 "installed ones.")
+                opened = DatastoreSource(name, self.folder(name), self._embedder)
+                self._sources[name] = opened
+            return opened
+
+    def sources(self) -> list[DatastoreSource]:
+        """Every installed datastore, opened; one that cannot be opened is logged and left out."""
+        opened = []
+        for name in self.names():
+            try:
+                opened.append(self.source(name))
+            except EngineError as exc:
+                log.warning("datastore %s left out of search: %s", name, exc)
+        return opened
+
+    def forget(self, name: str) -> None:
+        """Close a datastore's connections (before it is removed or replaced on disk)."""
+        with self._lock:
+            opened = self._sources.pop(name, None)
+        if opened is not None:
+            opened.close()
+
+    def remove(self, name: str) -> None:
+        """Delete a datastore's folder and everything in it."""
+        folder = self.folder(name)
+        if not self.exists(name):
+            raise DatastoreNotFoundError(f"No datastore named {name!r}; `quire datastore list` shows the installed "
+                                         "ones.")
+        self.forget(name)
+        # Rename first so a crash mid-delete never leaves a half datastore that looks installed.
+        doomed = folder.with_name(f".removing-{name}")
+        if doomed.exists():
+            shutil.rmtree(doomed)
+        folder.rename(doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    def close(self) -> None:
+        with self._lock:
+            names = list(self._sources)
+        for name in names:
+            self.forget(name)
