@@ -16,6 +16,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +72,7 @@ class _Transfer:
     expected_size: int | None
     progress: ProgressCallback
     cancel: CancelToken | None
+    verify: Callable[[Path], None] | None = None
     total: int | None = None
     last_report: float = 0.0
 
@@ -88,12 +90,14 @@ class _Transfer:
 
 def download(url: str, dest: str | Path, *, sha256: str | None = None, expected_size: int | None = None,
              progress: ProgressCallback = no_progress, cancel: CancelToken | None = None,
-             retries: int = 3, timeout_s: float = 30.0, client: httpx.Client | None = None) -> Path:
+             verify: Callable[[Path], None] | None = None, retries: int = 3, timeout_s: float = 30.0,
+             client: httpx.Client | None = None) -> Path:
     """Download ``url`` to ``dest`` (a file path) and return ``dest``.
 
     Resumes a previous partial download, retries dropped connections ``retries`` times from where
     they stopped, checks free space first, refuses an HTML page served in place of the file,
-    verifies ``expected_size`` and ``sha256`` (hex) and installs atomically. Raises
+    verifies ``expected_size`` and ``sha256`` (hex), runs ``verify(partial_file)`` (e.g. a GGUF
+    header and architecture check; it raises to refuse the file) and installs atomically. Raises
     :class:`DownloadError` (or its children :class:`ChecksumMismatchError`,
     :class:`NotEnoughSpaceError`) and :class:`Cancelled`; a cancelled or dropped download keeps its
     partial file so the next call resumes, a bad checksum or a full disk deletes it.
@@ -105,10 +109,10 @@ def download(url: str, dest: str | Path, *, sha256: str | None = None, expected_
     if dest.exists() and _already_installed(dest, expected_hash, expected_size):
         log.info("%s is already installed and verified", dest)
         return dest
-    transfer = _Transfer(url, dest, expected_hash, expected_size, progress, cancel)
+    transfer = _Transfer(url, dest, expected_hash, expected_size, progress, cancel, verify)
     _forget_stale_partial(transfer)
     if expected_size is not None:
-        _check_free_space(dest, expected_size - _size(transfer.part))
+        ensure_free_space(dest.parent, expected_size - _size(transfer.part), dest.name)
     owns_client = client is None
     http = client or httpx.Client(follow_redirects=True, timeout=httpx.Timeout(timeout_s),
                                   headers={"User-Agent": USER_AGENT})
@@ -246,7 +250,7 @@ def _fetch_once(http: httpx.Client, transfer: _Transfer) -> None:
             raise DownloadError(f"{transfer.url} serves {transfer.total:,} bytes but {transfer.dest.name} should be "
                                 f"{transfer.expected_size:,}; the catalog entry or the address is out of date.")
         if transfer.total is not None:
-            _check_free_space(transfer.dest, transfer.total - offset)
+            ensure_free_space(transfer.dest.parent, transfer.total - offset, transfer.dest.name)
         _remember_validator(transfer, response)
         _write_body(response, transfer, offset)
     if transfer.total is not None and _size(transfer.part) < transfer.total:
@@ -324,15 +328,17 @@ def _refuse_html_bytes(transfer: _Transfer, first_block: bytes) -> None:
             f"download link (on Hugging Face: .../resolve/main/FILE, not .../blob/main/FILE).")
 
 
-def _check_free_space(dest: Path, needed: int) -> None:
-    free = shutil.disk_usage(dest.parent).free
+def ensure_free_space(folder: Path, needed: int, what: str) -> None:
+    """Raise :class:`NotEnoughSpaceError` unless ``folder`` has ``needed`` bytes plus a reserve free."""
+    free = shutil.disk_usage(folder).free
     if needed > 0 and free < needed + SPACE_RESERVE_BYTES:
         raise NotEnoughSpaceError(
-            f"{dest.name} needs {_human(needed)} but {dest.parent} has only {_human(free)} free "
-            f"(Quire keeps {_human(SPACE_RESERVE_BYTES)} spare). Free some space or choose another folder.")
+            f"{what} needs {human_size(needed)} but {folder} has only {human_size(free)} free "
+            f"(Quire keeps {human_size(SPACE_RESERVE_BYTES)} spare). Free some space or choose another folder.")
 
 
-def _human(size: float) -> str:
+def human_size(size: float) -> str:
+    """``1536`` → ``"1.5 KB"``: sizes for people (binary units, as file managers show)."""
     for unit in ("B", "KB", "MB", "GB"):
         if abs(size) < 1024 or unit == "GB":
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
@@ -360,6 +366,12 @@ def _verify_and_install(transfer: _Transfer) -> None:
                 f"{transfer.dest.name} failed its checksum (sha256 {actual[:16]}…, expected "
                 f"{transfer.sha256[:16]}…): the file is damaged or not the published one, so it was "
                 f"deleted and nothing was installed. Try again; if it repeats, the source changed.")
+    if transfer.verify is not None:
+        try:
+            transfer.verify(transfer.part)
+        except Exception:
+            _discard(transfer)  # a file that fails its own checks is never installed, nor resumed
+            raise
     os.replace(transfer.part, transfer.dest)
     _fsync_directory(transfer.dest.parent)
     _meta_path(transfer.dest).unlink(missing_ok=True)
