@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import platform
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import engine
 from engine.config import Paths, Settings, load_settings, resolve_paths, save_settings
@@ -25,6 +26,9 @@ from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.retrieve.source import PassageSource
 from engine.store import Library
 from engine.types import Document, Page, Passage
+
+if TYPE_CHECKING:
+    from engine.generate.llama import LlamaModel
 
 
 class Engine:
@@ -39,6 +43,8 @@ class Engine:
     def close(self) -> None:
         if "datastore_registry" in self.__dict__:
             self.datastore_registry.close()
+        if "_language_model" in self.__dict__:
+            self.__dict__.pop("_language_model").close()
         self.library.close()
 
     def __enter__(self) -> Engine:
@@ -96,6 +102,24 @@ class Engine:
     # --- answers (synthesis issue) ------------------------------------------------------
 
     # --- models and hardware (manager issue) --------------------------------------------
+
+    _language_model_lock = threading.Lock()
+
+    def language_model(self, path: str | Path | None = None) -> LlamaModel:
+        """The engine's one language model, loaded on first use: ``path``, else settings.generation.model,
+        else the bundled SmolLM2. Asking for a different file replaces (and frees) the loaded one."""
+        from engine.generate.llama import LlamaModel
+
+        wanted = path or self.settings.generation.model or default_lm_path()
+        with self._language_model_lock:
+            current: LlamaModel | None = self.__dict__.get("_language_model")
+            if current is not None and wanted and current.path.resolve() == Path(wanted).expanduser().resolve():
+                return current
+            model = LlamaModel.from_settings(self.settings.generation, path)
+            if current is not None:
+                current.close()
+            self.__dict__["_language_model"] = model
+            return model
 
     # --- health --------------------------------------------------------------------------
 
