@@ -8,6 +8,7 @@ so widgets may connect to them directly.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections import Counter
@@ -15,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
@@ -22,13 +24,21 @@ from engine.errors import Cancelled, EngineError
 from engine.importer import IngestResult, Outcome
 from engine.progress import CancelToken, Progress
 from engine.service import Engine
+from engine.types import LIBRARY_SOURCE, Answer, Citation, PageRect, Reference
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 INGEST = "ingest"
 REFRESH = "refresh"
 REMOVE = "remove"
-_DOING = {INGEST: "adding papers", REFRESH: "reading the library", REMOVE: "removing a paper"}
+ASK = "ask"
+LOOKUP = "lookup"
+SETTINGS = "settings"
+EMBED = "embed"
+_DOING = {INGEST: "adding papers", REFRESH: "reading the library", REMOVE: "removing a paper",
+          ASK: "answering the question", LOOKUP: "opening a passage", SETTINGS: "saving the settings",
+          EMBED: "preparing papers for meaning search"}
 
 
 class ProgressThrottle:
@@ -70,6 +80,51 @@ def describe_failures(failures: Sequence[IngestResult], limit: int = 8) -> str:
 
 
 @dataclass(frozen=True)
+class PassageLocation:
+    """Where a cited passage is: its PDF and page, its line boxes and its quote's boxes.
+
+    ``path`` is empty for datastore passages, which have no PDF.
+    """
+
+    reference: Reference
+    path: str = ""
+    page: int = 0
+    passage_rects: tuple[PageRect, ...] = ()
+    quote_rects: tuple[PageRect, ...] = ()
+    quote: str = ""
+
+
+def locate_passage(engine: Engine, *, reference: Reference, citation: Citation | None) -> PassageLocation:
+    """Runs on the worker: the stored rectangles of the passage and of the supporting quote."""
+    quote = citation.quote if citation else ""
+    if reference.source != LIBRARY_SOURCE:
+        return PassageLocation(reference, quote=quote)
+    passage = engine.passage(reference.passage_id)
+    document = engine.document(reference.doc_id)
+    quote_rects: tuple[PageRect, ...] = citation.rects if citation else ()
+    if citation and not quote_rects and quote:
+        start = passage.text.find(quote)  # the reference text may carry a title prefix; find the quote itself
+        if start >= 0:
+            quote_rects = passage.rects_for_span(start, start + len(quote))
+    shown = quote_rects or passage.rects
+    page = shown[0].page if shown else (reference.page or passage.page_start)
+    return PassageLocation(reference, document.path, page, passage.rects, quote_rects, quote)
+
+
+def datastore_counts(engine: Engine) -> list[tuple[str, int]]:
+    """(name, papers) for each attached datastore; [] before the engine has datastores."""
+    if not hasattr(engine, "datastores"):
+        return []
+    return [(info.name, int(info.papers)) for info in engine.datastores()]
+
+
+def render_answer(answer: Answer, kind: str) -> str:
+    from engine.render import answer_bibtex, answer_markdown
+
+    return answer_markdown(answer) if kind == "markdown" else answer_bibtex(answer)
+
+
+@dataclass(frozen=True)
 class _Job:
     kind: str
     call: Callable[[], None]
@@ -81,6 +136,9 @@ class _EngineWorker(QObject):
     progress = Signal(object)  # Progress
     ingest_result = Signal(object)  # IngestResult
     documents = Signal(list)
+    settled = Signal(int, bool, object)  # ticket, succeeded, value: the end of a :meth:`EngineClient.call`
+    token = Signal(str)  # answer text as it streams
+    stage = Signal(str)  # the answering stage now running
     failed = Signal(str)
     cancelled = Signal(str)
     finished = Signal(str)  # the kind of job that just ended, whatever happened
@@ -109,6 +167,14 @@ class _EngineWorker(QObject):
 
     def refresh(self) -> None:
         self.documents.emit(self._engine.documents())
+
+    def call(self, ticket: int, work: Callable[[Engine], object]) -> None:
+        succeeded, value = False, None
+        try:
+            value = work(self._engine)
+            succeeded = True
+        finally:
+            self.settled.emit(ticket, succeeded, value)
 
     def remove(self, doc_id: str) -> None:
         try:
@@ -148,6 +214,10 @@ class EngineClient(QObject):
     cancelled = Signal(str)
     busy_changed = Signal(bool)  # any job queued or running
     ingesting_changed = Signal(bool)  # an add_paths batch queued or running
+    asking_changed = Signal(bool)  # a question queued or being answered
+    answer_token = Signal(str)  # a piece of the answer being written
+    answer_stage = Signal(str)  # "retrieving", "reranking", "drafting", ...
+    job_finished = Signal(str)  # the kind of job that just ended, whatever happened
 
     _submit = Signal(object)
 
@@ -157,6 +227,11 @@ class EngineClient(QObject):
         self._engine = engine
         self._pending: Counter[str] = Counter()
         self._ingest_tokens: list[CancelToken] = []  # one per queued or running batch, oldest first
+        self._ask_tokens: list[CancelToken] = []
+        self._embed_tokens: list[CancelToken] = []
+        self._progress_interval = progress_interval
+        self._callbacks: dict[int, tuple[Callable[[Any], None] | None, Callable[[], None] | None]] = {}
+        self._tickets = itertools.count(1)
         self._closed = False
 
         self._thread = QThread()
@@ -173,6 +248,9 @@ class EngineClient(QObject):
         self._worker.failed.connect(self.error)
         self._worker.cancelled.connect(self.cancelled)
         self._worker.finished.connect(self._on_finished)
+        self._worker.settled.connect(self._on_settled)
+        self._worker.token.connect(self.answer_token)
+        self._worker.stage.connect(self.answer_stage)
         self._thread.start()
 
     @property
@@ -187,6 +265,14 @@ class EngineClient(QObject):
     @property
     def ingesting(self) -> bool:
         return self._pending[INGEST] > 0
+
+    @property
+    def asking(self) -> bool:
+        return self._pending[ASK] > 0
+
+    @property
+    def embedding(self) -> bool:
+        return self._pending[EMBED] > 0
 
     # --- requests (call from the UI thread) --------------------------------------------------
 
@@ -209,19 +295,102 @@ class EngineClient(QObject):
         for token in self._ingest_tokens:
             token.cancel()
 
+    def cancel_answer(self) -> None:
+        """Stop answering; the engine returns what it has (marked cancelled) or raises Cancelled."""
+        for token in self._ask_tokens:
+            token.cancel()
+
+    def call(self, kind: str, work: Callable[[Engine], T], on_result: Callable[[T], None] | None = None,
+             on_failure: Callable[[], None] | None = None) -> None:
+        """Run ``work(engine)`` on the worker; ``on_result`` gets its value on the UI thread.
+
+        A failure goes to :attr:`error` like any other (then ``on_failure`` runs), so callers
+        only handle success.
+        """
+        ticket = next(self._tickets)
+        self._callbacks[ticket] = (on_result, on_failure)
+        self._post(kind, partial(self._worker.call, ticket, work))
+
+    def ask(self, question: str, on_answer: Callable[[Answer], None], *, doc_ids: Sequence[str] | None = None,
+            library_only: bool = False, on_failure: Callable[[], None] | None = None) -> None:
+        """Answer ``question``; tokens and stages stream as :attr:`answer_token` / :attr:`answer_stage`."""
+        token = CancelToken()
+        self._ask_tokens.append(token)
+        worker = self._worker
+        ids = list(doc_ids) if doc_ids else None
+
+        def work(engine: Engine) -> Answer:
+            return engine.ask(question, source="library" if library_only else "all", doc_ids=ids,
+                              on_token=worker.token.emit, on_stage=worker.stage.emit, cancel=token)
+
+        self.cancel_embedding()  # answering comes first; embedding resumes afterwards
+        self.call(ASK, work, on_answer, on_failure)
+
+    def embed_pending(self) -> None:
+        """Embed passages not yet in the vector index, in the background, reporting progress as
+        stage "embed"; a question or :meth:`cancel_embedding` pauses it (it resumes where it stopped)."""
+        if self._embed_tokens:
+            return
+        token = CancelToken()
+        self._embed_tokens.append(token)
+        throttle = ProgressThrottle(self._worker.progress.emit, self._progress_interval)
+
+        def work(engine: Engine) -> int:
+            try:
+                return engine.embed_pending(throttle, token)
+            except Cancelled:
+                return 0  # paused, not failed: nothing to tell the user
+
+        self.call(EMBED, work)
+
+    def cancel_embedding(self) -> None:
+        for token in self._embed_tokens:
+            token.cancel()
+
+    def locate(self, reference: Reference, citation: Citation | None,
+               on_result: Callable[[PassageLocation], None]) -> None:
+        """Find where ``reference`` (and the quote ``citation`` relies on) sits in its PDF."""
+        self.call(LOOKUP, partial(locate_passage, reference=reference, citation=citation), on_result)
+
+    def list_answers(self, on_result: Callable[[list[Answer]], None]) -> None:
+        """Past questions and their answers, newest first."""
+        self.call(LOOKUP, lambda engine: list(engine.answers()) if hasattr(engine, "answers") else [], on_result)
+
+    def list_datastores(self, on_result: Callable[[list[tuple[str, int]]], None]) -> None:
+        """Attached datastores as (name, paper count)."""
+        self.call(LOOKUP, datastore_counts, on_result)
+
+    def render_answer(self, answer: Answer, kind: str, on_result: Callable[[str], None]) -> None:
+        """``answer`` as Markdown (with references) or as BibTeX for the papers it cites."""
+        self.call(LOOKUP, lambda _: render_answer(answer, kind), on_result)
+
+    def load_settings(self, on_result: Callable[[Any], None]) -> None:
+        self.call(SETTINGS, lambda engine: engine.settings, on_result)
+
+    def save_settings(self, settings: Any, on_saved: Callable[[Any], None] | None = None) -> None:
+        def work(engine: Engine) -> Any:
+            engine.save_settings(settings)
+            return settings
+        self.call(SETTINGS, work, on_saved)
+
     def shutdown(self) -> None:
         """Cancel ingestion, wait for the current job to stop, then close the engine."""
         if self._closed:
             return
         self._closed = True
         self.cancel()
+        self.cancel_answer()
+        self.cancel_embedding()
         self._thread.quit()  # jobs still queued are dropped; the engine stops at its next check
         self._thread.wait()
         self._engine.close()
-        was_busy, was_ingesting = self.busy, self.ingesting
+        was_busy, was_ingesting, was_asking = self.busy, self.ingesting, self.asking
         self._pending.clear()  # the dropped jobs will never report back
         self._ingest_tokens.clear()
-        self._emit_changes(was_busy, was_ingesting)
+        self._ask_tokens.clear()
+        self._embed_tokens.clear()
+        self._callbacks.clear()
+        self._emit_changes(was_busy, was_ingesting, was_asking)
 
     # --- bookkeeping on the UI thread ---------------------------------------------------------
 
@@ -229,24 +398,39 @@ class EngineClient(QObject):
         if self._closed:
             log.warning("Ignored a %s request after shutdown", kind)
             return
-        was_busy, was_ingesting = self.busy, self.ingesting
+        was_busy, was_ingesting, was_asking = self.busy, self.ingesting, self.asking
         self._pending[kind] += 1
-        self._emit_changes(was_busy, was_ingesting)
+        self._emit_changes(was_busy, was_ingesting, was_asking)
         self._submit.emit(_Job(kind, call))
 
     @Slot(str)
     def _on_finished(self, kind: str) -> None:
         if self._closed:  # a report queued before shutdown, which already settled the counts
             return
-        was_busy, was_ingesting = self.busy, self.ingesting
+        was_busy, was_ingesting, was_asking = self.busy, self.ingesting, self.asking
         self._pending[kind] -= 1
         if kind == INGEST:
             self._ingest_tokens.pop(0)
-        self._emit_changes(was_busy, was_ingesting)
+        elif kind == ASK:
+            self._ask_tokens.pop(0)
+        elif kind == EMBED:
+            self._embed_tokens.pop(0)
+        self._emit_changes(was_busy, was_ingesting, was_asking)
+        self.job_finished.emit(kind)
 
-    def _emit_changes(self, was_busy: bool, was_ingesting: bool) -> None:
+    @Slot(int, bool, object)
+    def _on_settled(self, ticket: int, succeeded: bool, value: object) -> None:
+        on_result, on_failure = self._callbacks.pop(ticket, (None, None))
+        if succeeded and on_result is not None:
+            on_result(value)
+        elif not succeeded and on_failure is not None:
+            on_failure()
+
+    def _emit_changes(self, was_busy: bool, was_ingesting: bool, was_asking: bool | None = None) -> None:
         if self.ingesting != was_ingesting:
             self.ingesting_changed.emit(self.ingesting)
+        if was_asking is not None and self.asking != was_asking:
+            self.asking_changed.emit(self.asking)
         if self.busy != was_busy:
             self.busy_changed.emit(self.busy)
 

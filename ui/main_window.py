@@ -1,33 +1,34 @@
-"""The main window: the library table (or an invitation to drop papers), menus and ingestion progress."""
+"""The main window: library, question/answer and PDF viewer panes in splitters, menus, and the
+wiring from user gestures to :class:`EngineClient` requests and back."""
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QMimeData, QSettings, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QByteArray, QMimeData, QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QFileDialog,
-    QHeaderView,
-    QMainWindow,
-    QStackedWidget,
-    QTableView,
-    QWidget,
-)
+from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMainWindow, QSplitter, QWidget
 
 from engine.importer import IngestResult, Outcome
+from engine.types import Answer
 from ui import errors
-from ui.empty_state import EmptyState
+from ui.answer_controller import AnswerController
+from ui.ask_pane import AskPane
 from ui.engine_client import EngineClient
 from ui.ingest_progress import IngestProgress
-from ui.library_model import DOC_ID_ROLE, SORT_ROLE, Column, LibraryModel, display_title
+from ui.library_model import display_title
+from ui.library_pane import LibraryPane
+from ui.pdf_viewer import PdfViewer
+from ui.settings_dialog import SettingsDialog
 
 _GEOMETRY = "main_window/geometry"
 _STATE = "main_window/state"
 _HEADER = "main_window/library_header"
+_SPLITTER = "main_window/splitter"
+_LIBRARY_SPLITTER = "main_window/library_splitter"
 _LAST_FOLDER = "paths/last_folder"
 _MESSAGE_MS = 8000
 
@@ -59,45 +60,56 @@ def summarize(outcomes: Counter[str]) -> str:
 
 
 class MainWindow(QMainWindow):
-    """Shows the library and turns user gestures into :class:`EngineClient` requests."""
+    """Shows the library, the answers and the PDFs, and turns gestures into engine requests."""
 
     def __init__(self, client: EngineClient, settings: QSettings, parent: QWidget | None = None, *,
-                 progress_delay_ms: int = 400) -> None:
+                 progress_delay_ms: int = 400, background_embedding: bool = True) -> None:
         super().__init__(parent)
         self._client = client
         self._settings = settings
+        self._background_embedding = background_embedding
         self._outcomes: Counter[str] = Counter()
         self._was_cancelled = False
         self.setWindowTitle("Quire")
         self.setAcceptDrops(True)
 
-        self.model = LibraryModel(self)
-        self._proxy = QSortFilterProxyModel(self)
-        self._proxy.setSourceModel(self.model)
-        self._proxy.setSortRole(SORT_ROLE)
-
         self._create_actions()
-        self.table = self._create_table()
-        self.empty_state = EmptyState(self.add_files_action, self)
-        self.stack = QStackedWidget(self)
-        self.stack.addWidget(self.empty_state)
-        self.stack.addWidget(self.table)
-        self.setCentralWidget(self.stack)
+        self.library = LibraryPane(self.add_files_action, self.remove_action, self)
+        self.ask_pane = AskPane(self.ask_action, self)
+        self.viewer = PdfViewer(self)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        for pane in (self.library, self.ask_pane, self.viewer):
+            self.splitter.addWidget(pane)
+        self.setCentralWidget(self.splitter)
+        # The library's widgets, named as before for callers and tests.
+        self.model, self.table, self.stack = self.library.model, self.library.table, self.library.stack
+        self.empty_state = self.library.empty_state
         self._create_menus()
 
+        self.embedding_status = QLabel(self)
+        self.embedding_status.setTextFormat(Qt.TextFormat.PlainText)
+        self.embedding_status.setAccessibleName("Embedding status")
+        self.embedding_status.setToolTip("Papers are searchable by keyword at once; embedding adds search by meaning")
+        self.embedding_status.hide()
+        self.statusBar().addPermanentWidget(self.embedding_status)
         self.ingest_progress = IngestProgress(self.cancel_action, self, show_delay_ms=progress_delay_ms)
         self.statusBar().addPermanentWidget(self.ingest_progress)
         self.ingest_progress.hide()
+        self.answers = AnswerController(client, self.ask_pane, self.viewer, self.library, self)
 
-        self.model.rowsInserted.connect(self._update_page)
-        self.model.rowsRemoved.connect(self._update_page)
-        self.model.modelReset.connect(self._update_page)
-        self.table.selectionModel().selectionChanged.connect(self._update_actions)
+        self.library.selection_changed.connect(self._update_actions)
+        self.library.open_requested.connect(self._open_document)
+        self.viewer.failed.connect(self._on_error)
         self._connect_client()
         self._restore_state()
-        self._update_page()
         self._update_actions()
         client.refresh()
+        self.answers.refresh_history()
+        self.refresh_datastores()
+        if background_embedding:
+            client.embed_pending()
 
     # --- public ------------------------------------------------------------------------------
 
@@ -107,97 +119,92 @@ class MainWindow(QMainWindow):
             self._client.add_paths(paths)
 
     def selected_doc_ids(self) -> list[str]:
-        rows = self.table.selectionModel().selectedRows(Column.TITLE)
-        return [index.data(DOC_ID_ROLE) for index in rows]
+        return self.library.selected_doc_ids()
+
+    def refresh_datastores(self) -> None:
+        self._client.list_datastores(self.library.set_datastores)
 
     # --- construction ------------------------------------------------------------------------
 
+    def _action(self, text: str, tip: str, shortcut: QKeySequence | None, slot: object) -> QAction:
+        action = QAction(text, self)
+        action.setStatusTip(tip)
+        action.setToolTip(tip)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        action.triggered.connect(slot)
+        return action
+
     def _create_actions(self) -> None:
-        self.add_files_action = QAction("&Add PDFs…", self)
-        self.add_files_action.setShortcut(QKeySequence.StandardKey.Open)
-        self.add_files_action.setStatusTip("Add PDF files to the library")
-        self.add_files_action.triggered.connect(self._choose_files)
-
-        self.add_folder_action = QAction("Add &Folder…", self)
-        self.add_folder_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
-        self.add_folder_action.setStatusTip("Add every PDF in a folder and its subfolders")
-        self.add_folder_action.triggered.connect(self._choose_folder)
-
-        self.remove_action = QAction("&Remove from Library", self)
-        self.remove_action.setShortcut(QKeySequence.StandardKey.Delete)
-        self.remove_action.setStatusTip("Remove the selected papers from the library; the files stay on disk")
-        self.remove_action.triggered.connect(self._remove_selected)
-
-        self.cancel_action = QAction("Cancel", self)
-        self.cancel_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
-        self.cancel_action.setToolTip("Stop adding papers (Esc); papers already added are kept")
+        self.add_files_action = self._action("&Add PDFs…", "Add PDF files to the library",
+                                             QKeySequence(QKeySequence.StandardKey.Open), self._choose_files)
+        self.add_folder_action = self._action("Add &Folder…", "Add every PDF in a folder and its subfolders",
+                                              QKeySequence("Ctrl+Shift+O"), self._choose_folder)
+        self.remove_action = self._action("&Remove from Library",
+                                          "Remove the selected papers from the library; the files stay on disk",
+                                          QKeySequence(QKeySequence.StandardKey.Delete), self._remove_selected)
+        self.ask_action = self._action("&Ask", "Ask the question (Ctrl+Enter)", None, self._ask)
+        self.ask_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+        self.cancel_action = self._action("Cancel", "Stop what is running (Esc); finished work is kept",
+                                          QKeySequence(Qt.Key.Key_Escape), self._cancel)
         self.cancel_action.setEnabled(False)
-        self.cancel_action.triggered.connect(self._cancel)
-        self.addAction(self.cancel_action)  # the shortcut must work whether or not the bar is visible
-
-        self.quit_action = QAction("&Quit", self)
-        self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        self.quit_action.triggered.connect(self.close)
+        self.settings_action = self._action("&Settings…", "Model, embedder, threads and answer options",
+                                            QKeySequence(QKeySequence.StandardKey.Preferences), self._open_settings)
+        self.quit_action = self._action("&Quit", "Quit Quire", QKeySequence(QKeySequence.StandardKey.Quit), self.close)
+        # Shortcuts must work whether or not a menu or button shows the action.
+        for action in (self.ask_action, self.cancel_action):
+            self.addAction(action)
 
     def _create_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.add_files_action)
         file_menu.addAction(self.add_folder_action)
         file_menu.addSeparator()
+        file_menu.addAction(self.settings_action)
+        file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         library_menu = self.menuBar().addMenu("&Library")
         library_menu.addAction(self.remove_action)
-
-    def _create_table(self) -> QTableView:
-        table = QTableView(self)
-        table.setModel(self._proxy)
-        table.setAccessibleName("Library")
-        table.setAccessibleDescription("The papers in your library")
-        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        table.setAlternatingRowColors(True)
-        table.setWordWrap(False)
-        table.setShowGrid(False)
-        table.verticalHeader().hide()
-        table.setSortingEnabled(True)
-        table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # the engine's order (oldest first) until asked
-        header = table.horizontalHeader()
-        header.setHighlightSections(False)
-        header.setSectionResizeMode(Column.TITLE, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(Column.AUTHORS, QHeaderView.ResizeMode.Interactive)
-        for column in (Column.YEAR, Column.PAGES, Column.STATUS):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.resizeSection(Column.AUTHORS, 240)
-        table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-        table.addAction(self.remove_action)
-        return table
+        ask_menu = self.menuBar().addMenu("&Question")
+        ask_menu.addAction(self.ask_action)
+        ask_menu.addAction(self.cancel_action)
+        self.tools_menu = self.menuBar().addMenu("&Tools")
+        self.models_action = self._action("&Models && Datastores…", "Install and choose models and datastores",
+                                          None, self._open_models_dialog)
+        self.tools_menu.addAction(self.models_action)
+        self.models_action.setEnabled(_models_dialog_class() is not None)
+        self.tools_menu.addAction(self.settings_action)
 
     def _connect_client(self) -> None:
         client = self._client
         client.documents_changed.connect(self.model.set_documents)
-        client.progress.connect(self.ingest_progress.update_progress)
+        client.progress.connect(self._on_progress)
         client.ingesting_changed.connect(self._on_ingesting_changed)
+        client.asking_changed.connect(lambda _: self._update_actions())
         client.ingest_result.connect(self._on_ingest_result)
         client.cancelled.connect(self._on_cancelled)
         client.error.connect(self._on_error)
+        client.job_finished.connect(self._on_job_finished)
 
     # --- state -------------------------------------------------------------------------------
 
     def _restore_state(self) -> None:
         geometry = self._settings.value(_GEOMETRY)
         if not (isinstance(geometry, QByteArray) and self.restoreGeometry(geometry)):
-            self.resize(1040, 660)
-        state = self._settings.value(_STATE)
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
-        header = self._settings.value(_HEADER)
-        if isinstance(header, QByteArray):
-            self.table.horizontalHeader().restoreState(header)
+            self.resize(1440, 880)
+        self.splitter.setSizes([430, 470, 540])
+        self.library.splitter.setSizes([560, 200])
+        for key, widget in ((_STATE, self), (_SPLITTER, self.splitter), (_LIBRARY_SPLITTER, self.library.splitter),
+                            (_HEADER, self.table.horizontalHeader())):
+            state = self._settings.value(key)
+            if isinstance(state, QByteArray):
+                widget.restoreState(state)
 
     def _save_state(self) -> None:
         self._settings.setValue(_GEOMETRY, self.saveGeometry())
         self._settings.setValue(_STATE, self.saveState())
+        self._settings.setValue(_SPLITTER, self.splitter.saveState())
+        self._settings.setValue(_LIBRARY_SPLITTER, self.library.splitter.saveState())
         self._settings.setValue(_HEADER, self.table.horizontalHeader().saveState())
         self._settings.sync()
 
@@ -205,13 +212,9 @@ class MainWindow(QMainWindow):
         self._save_state()
         super().closeEvent(event)
 
-    def _update_page(self) -> None:
-        showing_library = self.model.rowCount() > 0
-        self.stack.setCurrentWidget(self.table if showing_library else self.empty_state)
-        self._update_actions()
-
     def _update_actions(self) -> None:
         self.remove_action.setEnabled(self.table.selectionModel().hasSelection())
+        self.cancel_action.setEnabled(self._client.ingesting or self._client.asking)
 
     # --- user gestures -----------------------------------------------------------------------
 
@@ -266,15 +269,50 @@ class MainWindow(QMainWindow):
         elif doc_ids:
             self.statusBar().showMessage(f"Removing {len(doc_ids)} papers from the library…", _MESSAGE_MS)
 
+    def _ask(self) -> None:
+        if self.answers.ask():
+            self._update_actions()
+
     def _cancel(self) -> None:
-        self._client.cancel()
-        self.ingest_progress.set_cancelling()
+        if self._client.asking:
+            self.answers.cancel()
+        if self._client.ingesting:
+            self._client.cancel()
+            self.ingest_progress.set_cancelling()
+
+    def _open_document(self, doc_id: str) -> None:
+        row = self.model.row_of(doc_id)
+        if row is not None:
+            self.viewer.open_document(self.model.document(row).path)
+
+    def _open_settings(self) -> None:
+        def edit(current: object) -> None:
+            dialog = SettingsDialog(current, self)
+            if dialog.exec() == QDialog.DialogCode.Accepted:
+                self._client.save_settings(dialog.settings(), lambda _: self.statusBar().showMessage(
+                    "Settings saved; they apply to the next question.", _MESSAGE_MS))
+        self._client.load_settings(edit)
+
+    def _open_models_dialog(self) -> None:
+        dialog_class = _models_dialog_class()
+        if dialog_class is not None:
+            dialog = dialog_class(self._client, self)
+            dialog.exec()
+            self.refresh_datastores()
 
     # --- engine reports ----------------------------------------------------------------------
 
+    def _on_progress(self, stage: str, done: int, total: int, label: str) -> None:
+        if stage == "embed":
+            self.embedding_status.setText(f"Embedding passages: {done:,} of {total:,}")
+            self.embedding_status.setVisible(bool(total) and done < total and self._client.embedding)
+            return
+        self.ingest_progress.update_progress(stage, done, total, label)
+
     def _on_ingesting_changed(self, ingesting: bool) -> None:
-        self.cancel_action.setEnabled(ingesting)
+        self._update_actions()
         if ingesting:
+            self._client.cancel_embedding()
             self._outcomes.clear()
             self._was_cancelled = False
             self.ingest_progress.start()
@@ -282,6 +320,14 @@ class MainWindow(QMainWindow):
         self.ingest_progress.stop()
         if not self._was_cancelled:
             self.statusBar().showMessage(summarize(self._outcomes), _MESSAGE_MS)
+        if self._background_embedding and self._outcomes[Outcome.ADDED] + self._outcomes[Outcome.UPDATED]:
+            self._client.embed_pending()
+
+    def _on_job_finished(self, kind: str) -> None:
+        if kind == "embed":
+            self.embedding_status.hide()
+        if kind == "ask" and self._background_embedding:
+            self._client.embed_pending()  # resume what the question paused
 
     def _on_ingest_result(self, result: IngestResult) -> None:
         self._outcomes[result.outcome] += 1
@@ -292,3 +338,15 @@ class MainWindow(QMainWindow):
 
     def _on_error(self, message: str) -> None:
         errors.show_error(self, message)
+
+    def show_answer(self, answer: Answer) -> None:
+        self.answers.show(answer)
+
+
+def _models_dialog_class() -> type | None:
+    """The Models & Datastores dialog, once it exists (it is built alongside this window)."""
+    try:
+        module = importlib.import_module("ui.models_dialog")
+    except ImportError:
+        return None
+    return getattr(module, "ModelsDialog", None)

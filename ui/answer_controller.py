@@ -1,0 +1,128 @@
+"""Connects the ask pane to the engine client and the viewer: asking with a scope, streaming,
+cancelling, opening a citation where it came from, past questions and export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QFileDialog, QMainWindow
+
+from engine.types import Answer, Citation
+from ui.ask_pane import LIBRARY, SELECTED, AskPane
+from ui.engine_client import EngineClient, PassageLocation
+from ui.library_pane import LibraryPane
+from ui.pdf_viewer import PdfViewer
+
+_MESSAGE_MS = 8000
+_EXPORTS = {"markdown": ("Export as Markdown", "Markdown (*.md)", ".md"),
+            "bibtex": ("Export as BibTeX", "BibTeX (*.bib)", ".bib")}
+
+
+def citation_for(answer: Answer, n: int, sentence_index: int) -> Citation | None:
+    """The citation of reference ``n`` in the clicked sentence, else the strongest one anywhere."""
+    if 0 <= sentence_index < len(answer.sentences):
+        for citation in answer.sentences[sentence_index].citations:
+            if citation.n == n:
+                return citation
+    candidates = [c for sentence in answer.sentences for c in sentence.citations if c.n == n]
+    return max(candidates, key=lambda c: c.support) if candidates else None
+
+
+class AnswerController(QObject):
+    def __init__(self, client: EngineClient, pane: AskPane, viewer: PdfViewer, library: LibraryPane,
+                 window: QMainWindow) -> None:
+        super().__init__(window)
+        self._client, self._pane, self._viewer, self._library, self._window = client, pane, viewer, library, window
+        self._history: dict[str, Answer] = {}
+        self.last_location: PassageLocation | None = None
+        client.answer_token.connect(pane.append_token)
+        client.answer_stage.connect(pane.set_stage)
+        pane.cancel_requested.connect(self.cancel)
+        pane.citation_activated.connect(self.open_citation)
+        pane.history_activated.connect(self._open_past)
+        pane.export_requested.connect(self.export)
+
+    def _status(self, message: str) -> None:
+        self._window.statusBar().showMessage(message, _MESSAGE_MS)
+
+    def ask(self) -> bool:
+        """Ask what is in the question box within the chosen scope; False if there is nothing to ask."""
+        question = self._pane.question()
+        if not question:
+            self._status("Type a question first.")
+            self._pane.question_box.setFocus()
+            return False
+        if self._client.asking:
+            self._status("Still answering the last question; press Esc to stop it.")
+            return False
+        scope = self._pane.scope()
+        doc_ids = self._library.selected_doc_ids() if scope == SELECTED else None
+        if scope == SELECTED and not doc_ids:
+            self._status("Select one or more papers in the library to ask about just those.")
+            return False
+        self._pane.start_answer(question)
+        if self._client.ingesting:
+            self._status("Your question will be answered once the papers being added are stored.")
+        self._client.ask(question, self.show, doc_ids=doc_ids, library_only=scope in (LIBRARY, SELECTED),
+                         on_failure=self._pane.finish)
+        return True
+
+    def cancel(self) -> None:
+        self._client.cancel_answer()
+        self._pane.set_cancelling()
+
+    def show(self, answer: Answer) -> None:
+        self._pane.show_answer(answer)
+        if answer.id:
+            self._history[answer.id] = answer
+        self.refresh_history()
+
+    def refresh_history(self) -> None:
+        def listed(answers: list[Answer]) -> None:
+            self._history.update({answer.id: answer for answer in answers if answer.id})
+            self._pane.set_history(answers)
+        self._client.list_answers(listed)
+
+    def _open_past(self, answer_id: str) -> None:
+        answer = self._history.get(answer_id)
+        if answer is not None:
+            self._pane.show_answer(answer)
+
+    def open_citation(self, n: int, sentence_index: int) -> None:
+        answer = self._pane.answer
+        if answer is None:
+            return
+        try:
+            reference = answer.reference(n)
+        except KeyError:
+            return
+        self._client.locate(reference, citation_for(answer, n, sentence_index), self._show_location)
+
+    def _show_location(self, location: PassageLocation) -> None:
+        self.last_location = location
+        reference = location.reference
+        if location.path:
+            if self._viewer.show_passage(location.path, location.page, location.passage_rects, location.quote_rects):
+                self._status(f"[{reference.n}] {reference.title or Path(location.path).name}, page {location.page}")
+            return
+        self._viewer.show_record(reference.title, reference.text, authors=reference.authors, year=reference.year,
+                                 source=reference.source, url=reference.url, quote=location.quote)
+
+    def export(self, kind: str) -> None:
+        answer = self._pane.answer
+        if answer is None or kind not in _EXPORTS:
+            return
+        caption, file_filter, suffix = _EXPORTS[kind]
+        path, _ = QFileDialog.getSaveFileName(self._window, caption, str(Path.home() / f"answer{suffix}"), file_filter)
+        if not path:
+            return
+
+        def write(text: str) -> None:
+            try:
+                Path(path).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                self._client.error.emit(f"Could not write {path}: {exc.strerror or exc}. Choose another folder.")
+                return
+            self._status(f"Saved {Path(path).name}.")
+        self._client.render_answer(answer, kind, write)

@@ -1,0 +1,129 @@
+"""An answer as HTML for the answer view: clickable [n] citations, marked unsupported sentences and
+the references list. Every piece of text from papers or the model is escaped, never interpreted.
+
+Citation links are ``quire://cite/<n>?s=<sentence>``: the sentence index tells the viewer which
+quote supports that particular claim, since one reference can back different sentences.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+
+from PySide6.QtCore import QUrl, QUrlQuery
+
+from engine.types import Answer, AnswerMode, AnswerSentence, Reference
+
+CITE_SCHEME = "quire"
+_MARKER = re.compile(r"\[\s*(\d+(?:\s*[-–,;]\s*\d+)*)\s*\]")
+_NUMBER = re.compile(r"\d+")
+UNSUPPORTED_STYLE = "background-color:#fde7e4; color:#8c2a1c; text-decoration:underline"
+_CITE_STYLE = "color:#1f5fbf; text-decoration:none; font-weight:600"
+
+
+def cite_url(n: int, sentence: int | None = None) -> str:
+    query = f"?s={sentence}" if sentence is not None else ""
+    return f"{CITE_SCHEME}://cite/{n}{query}"
+
+
+def parse_cite_url(url: QUrl) -> tuple[int, int | None] | None:
+    """(reference number, sentence index or None) from a citation link; None for any other link."""
+    if url.scheme() != CITE_SCHEME or url.host() != "cite":
+        return None
+    try:
+        n = int(url.path().strip("/"))
+    except ValueError:
+        return None
+    sentence = QUrlQuery(url).queryItemValue("s")
+    return n, int(sentence) if sentence.isdigit() else None
+
+
+def _linked(text: str, sentence: int | None, known: set[int]) -> str:
+    """Escape ``text`` and turn each [n] marker into links, one per number."""
+    parts: list[str] = []
+    position = 0
+    for match in _MARKER.finditer(text):
+        parts.append(html.escape(text[position:match.start()]))
+        body = match.group(1)
+        linked = _NUMBER.sub(lambda m: _number_link(int(m.group()), sentence, known), html.escape(body))
+        parts.append(f"[{linked}]")
+        position = match.end()
+    parts.append(html.escape(text[position:]))
+    return "".join(parts)
+
+
+def _number_link(n: int, sentence: int | None, known: set[int]) -> str:
+    if n not in known:
+        return str(n)
+    return f'<a href="{cite_url(n, sentence)}" style="{_CITE_STYLE}">{n}</a>'
+
+
+def _sentence_html(index: int, sentence: AnswerSentence, known: set[int]) -> str:
+    body = _linked(sentence.text, index, known)
+    if sentence.needs_citation and not sentence.supported:
+        return f'<span style="{UNSUPPORTED_STYLE}" title="Not supported by the cited passages">{body}</span>'
+    return body
+
+
+def reference_line(reference: Reference) -> str:
+    """Plain text: "Title — A, B et al. (2020), p. 4" (or the datastore's name for records)."""
+    authors = ", ".join(reference.authors[:3]) + (" et al." if len(reference.authors) > 3 else "")
+    parts = [reference.title or "Untitled"]
+    tail = " ".join(part for part in (authors, f"({reference.year})" if reference.year else "") if part)
+    if tail:
+        parts.append(tail)
+    if reference.page:
+        spans = reference.page_end and reference.page_end != reference.page
+        parts.append(f"pp. {reference.page}–{reference.page_end}" if spans else f"p. {reference.page}")
+    elif reference.source:
+        parts.append(f"from {reference.source}")
+    return " — ".join(parts[:2]) + ("".join(f", {part}" for part in parts[2:]))
+
+
+def references_html(references: Iterable[Reference]) -> str:
+    items = [f'<tr><td valign="top" style="padding-right:6px"><a href="{cite_url(ref.n)}" style="{_CITE_STYLE}">'
+             f"[{ref.n}]</a></td><td>{html.escape(reference_line(ref))}</td></tr>" for ref in references]
+    if not items:
+        return ""
+    return ('<p style="margin-top:14px;margin-bottom:4px;font-weight:600">References</p>'
+            f'<table cellspacing="0" cellpadding="2">{"".join(items)}</table>')
+
+
+def answer_html(answer: Answer) -> str:
+    """The whole answer: notice, paragraphs (grouped by section), legend and references."""
+    known = {reference.n for reference in answer.references}
+    blocks: list[str] = []
+    if answer.notice:
+        blocks.append(f'<p style="color:#6b5d00;background-color:#fff8d6">&nbsp;{html.escape(answer.notice)}&nbsp;</p>')
+    if answer.cancelled:
+        blocks.append('<p style="color:#8c2a1c"><i>Stopped before the answer was finished.</i></p>')
+    current_section = -1
+    paragraph: list[str] = []
+    for index, sentence in enumerate(answer.sentences):
+        if answer.sections and sentence.section != current_section:
+            if paragraph:
+                blocks.append(f"<p>{' '.join(paragraph)}</p>")
+                paragraph = []
+            current_section = sentence.section
+            if 0 <= current_section < len(answer.sections):
+                heading = html.escape(answer.sections[current_section])
+                blocks.append(f'<p style="font-weight:600;margin-top:10px">{heading}</p>')
+        paragraph.append(_sentence_html(index, sentence, known))
+    if paragraph:
+        blocks.append(f"<p>{' '.join(paragraph)}</p>")
+    if not answer.sentences and answer.text:
+        blocks.append(f"<p>{_linked(answer.text, None, known)}</p>")
+    if any(s.needs_citation and not s.supported for s in answer.sentences):
+        blocks.append(f'<p style="color:#777;font-size:small"><span style="{UNSUPPORTED_STYLE}">Marked sentences</span>'
+                      " could not be verified against the passages they cite; check them before relying on them.</p>")
+    if answer.mode == AnswerMode.DIGEST and not answer.notice:
+        blocks.append('<p style="color:#777;font-size:small">Evidence digest: verbatim quotes grouped by theme.</p>')
+    blocks.append(references_html(answer.references))
+    return '<div style="line-height:150%">' + "".join(blocks) + "</div>"
+
+
+def streaming_html(text: str, stage: str = "") -> str:
+    """What the answer view shows while the answer is still being written: the raw text, escaped."""
+    caption = f'<p style="color:#888"><i>{html.escape(stage.capitalize())}…</i></p>' if stage else ""
+    return caption + '<p style="line-height:150%">' + html.escape(text).replace("\n", "<br>") + "▍</p>"

@@ -1,0 +1,56 @@
+"""The selected paper's details under the library table; every field is paper data, shown escaped."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+from engine.types import Document, DocumentStatus
+from ui.library_model import display_title
+
+_STATUS = {DocumentStatus.INDEXED: "Indexed", DocumentStatus.SCANNED: "Scanned pages",
+           DocumentStatus.FAILED: "Failed"}
+
+
+def _row(label: str, value: str) -> str:
+    return (f'<tr><td style="color:#777;padding-right:10px;white-space:nowrap">{html.escape(label)}</td>'
+            f"<td>{html.escape(value)}</td></tr>")
+
+
+def details_html(documents: Sequence[Document]) -> str:
+    """What the details panel shows for a selection: one paper in full, or a count."""
+    if not documents:
+        return '<p style="color:#888">Select a paper to see its details. Double-click it to read it.</p>'
+    if len(documents) > 1:
+        pages = sum(document.page_count for document in documents)
+        return (f"<p><b>{len(documents)} papers selected</b> ({pages} pages).</p>"
+                '<p style="color:#888">Ask with the scope “Selected papers” to question just these.</p>')
+    document = documents[0]
+    rows = [_row("Authors", ", ".join(document.authors) or "unknown"),
+            _row("Year", str(document.year) if document.year else "unknown"),
+            _row("Pages", str(document.page_count)),
+            _row("Status", _STATUS.get(document.status, document.status.value))]
+    if document.error:
+        rows.append(_row("Why", document.error))
+    if document.doi:
+        rows.append(_row("DOI", document.doi))
+    if document.arxiv_id:
+        rows.append(_row("arXiv", document.arxiv_id))
+    rows.append(_row("File", document.path))
+    abstract = (f'<p style="margin-top:8px;line-height:135%">{html.escape(document.abstract)}</p>'
+                if document.abstract else "")
+    return (f'<p style="font-size:large;font-weight:600;margin-bottom:6px">{html.escape(display_title(document))}</p>'
+            f'<table cellspacing="0" cellpadding="1">{"".join(rows)}</table>{abstract}')
+
+
+class DocumentDetails(QTextBrowser):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Paper details")
+        self.setOpenLinks(False)
+        self.show_documents([])
+
+    def show_documents(self, documents: Sequence[Document]) -> None:
+        self.setHtml(details_html(documents))

@@ -1,0 +1,156 @@
+"""The library pane: a filter box, the papers table (or the empty state), the selected paper's
+details and the attached datastores."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.types import Document
+from ui.document_details import DocumentDetails
+from ui.empty_state import EmptyState
+from ui.library_model import DOC_ID_ROLE, SORT_ROLE, Column, LibraryModel
+
+
+class LibraryPane(QWidget):
+    """Owns the library's widgets; the main window owns the actions they trigger."""
+
+    open_requested = Signal(str)  # doc id: the user wants to read this paper
+    selection_changed = Signal()
+
+    def __init__(self, add_action: QAction, remove_action: QAction, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = LibraryModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.proxy.setFilterKeyColumn(-1)  # title, authors, year and status all match
+
+        self.filter_box = QLineEdit(self)
+        self.filter_box.setPlaceholderText("Filter papers by title, author or year")
+        self.filter_box.setAccessibleName("Filter papers")
+        self.filter_box.setClearButtonEnabled(True)
+        self.filter_box.textChanged.connect(self.proxy.setFilterFixedString)
+
+        self.table = self._create_table(remove_action)
+        self.empty_state = EmptyState(add_action, self)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.empty_state)
+        self.stack.addWidget(self.table)
+
+        self.details = DocumentDetails(self)
+        self.datastores_label = QLabel(self)
+        self.datastores_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.datastores_label.setAccessibleName("Attached datastores")
+        self.datastores_label.setWordWrap(True)
+        self.datastores_label.setObjectName("datastores")
+        self.datastores_label.hide()
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.splitter.setObjectName("librarySplitter")
+        top = QWidget(self)
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.setSpacing(6)
+        top_layout.addWidget(self.filter_box)
+        top_layout.addWidget(self.stack, 1)
+        self.splitter.addWidget(top)
+        self.splitter.addWidget(self.details)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 4, 8)
+        layout.setSpacing(6)
+        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.datastores_label)
+
+        self.model.rowsInserted.connect(self._update_page)
+        self.model.rowsRemoved.connect(self._update_page)
+        self.model.modelReset.connect(self._update_page)
+        self.model.dataChanged.connect(self._show_details)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        self.table.doubleClicked.connect(self._on_double_click)
+        self._update_page()
+
+    # --- public ----------------------------------------------------------------------------
+
+    def selected_doc_ids(self) -> list[str]:
+        rows = self.table.selectionModel().selectedRows(Column.TITLE)
+        return [index.data(DOC_ID_ROLE) for index in rows]
+
+    def selected_documents(self) -> list[Document]:
+        rows = (self.model.row_of(doc_id) for doc_id in self.selected_doc_ids())
+        return [self.model.document(row) for row in rows if row is not None]
+
+    def set_datastores(self, entries: Sequence[tuple[str, int]]) -> None:
+        """Attached datastores as (name, paper count); hidden when there are none."""
+        if not entries:
+            self.datastores_label.hide()
+            return
+        listed = ", ".join(f"{name} ({count:,} papers)" for name, count in entries)
+        self.datastores_label.setText(f"Datastores: {listed}")
+        self.datastores_label.show()
+
+    # --- construction ----------------------------------------------------------------------
+
+    def _create_table(self, remove_action: QAction) -> QTableView:
+        table = QTableView(self)
+        table.setModel(self.proxy)
+        table.setAccessibleName("Library")
+        table.setAccessibleDescription("The papers in your library")
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.setAlternatingRowColors(True)
+        table.setWordWrap(False)
+        table.setShowGrid(False)
+        table.verticalHeader().hide()
+        table.verticalHeader().setDefaultSectionSize(26)
+        table.setSortingEnabled(True)
+        table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # the engine's order (oldest first) until asked
+        header = table.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setSectionResizeMode(Column.TITLE, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(Column.AUTHORS, QHeaderView.ResizeMode.Interactive)
+        for column in (Column.YEAR, Column.PAGES, Column.STATUS):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.resizeSection(Column.AUTHORS, 150)
+        table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        table.addAction(remove_action)
+        return table
+
+    # --- reactions -------------------------------------------------------------------------
+
+    def _update_page(self) -> None:
+        has_papers = self.model.rowCount() > 0
+        self.stack.setCurrentWidget(self.table if has_papers else self.empty_state)
+        self.filter_box.setVisible(has_papers)
+        self._show_details()
+
+    def _on_selection_changed(self) -> None:
+        self._show_details()
+        self.selection_changed.emit()
+
+    def _show_details(self) -> None:
+        self.details.show_documents(self.selected_documents())
+
+    def _on_double_click(self, index: QModelIndex) -> None:
+        doc_id = index.siblingAtColumn(Column.TITLE).data(DOC_ID_ROLE)
+        if doc_id:
+            self.open_requested.emit(doc_id)

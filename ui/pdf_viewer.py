@@ -1,0 +1,317 @@
+"""The PDF viewer pane: page rendering with PyMuPDF, zoom, page navigation, selection and copy,
+and the highlighted rectangles of a cited passage (its supporting quote drawn more strongly).
+
+Rendering runs on the UI thread on purpose: one page at screen resolution takes a few tens of
+milliseconds, and MuPDF holds the GIL while it works, so a render thread would stall the event
+loop just as long while adding a second owner of the document.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import pymupdf
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QImage, QKeySequence
+from PySide6.QtWidgets import (
+    QLabel,
+    QScrollArea,
+    QSpinBox,
+    QStackedWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.types import PageRect, Rect
+from ui.page_canvas import PageCanvas
+from ui.record_view import RecordView
+
+log = logging.getLogger(__name__)
+
+ZOOM_STEPS = (0.5, 0.67, 0.8, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)
+_MAX_PIXELS = 6000  # a page wider or taller than this at the asked zoom is rendered smaller
+
+
+class PdfViewer(QWidget):
+    """Shows one document at a time, one page at a time."""
+
+    failed = Signal(str)  # a message for the error dialog (the file is gone, damaged, ...)
+    page_changed = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("PDF viewer")
+        self._document: pymupdf.Document | None = None
+        self._path = ""
+        self._page = 0  # 1-based; 0 = nothing shown
+        self._zoom = 1.25
+        self._fit_width = True
+        self._words: list[tuple[Rect, str]] = []  # the current page's words, reading order
+        self.highlight_rects: tuple[PageRect, ...] = ()
+        self.quote_rects: tuple[PageRect, ...] = ()
+        self._selected_text = ""
+
+        self.canvas = PageCanvas()
+        self.canvas.selection_dragged.connect(self._select_in)
+        self.canvas.selection_finished.connect(self._select_in)
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidget(self.canvas)
+        self.scroll.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.scroll.setAccessibleName("Page")
+        self.scroll.setObjectName("pageScroll")
+        self.record_view = RecordView(self)
+        self.placeholder = QLabel("Click a citation [n] in an answer, or double-click a paper,\n"
+                                  "to read it here with the supporting passage highlighted.", self)
+        self.placeholder.setTextFormat(Qt.TextFormat.PlainText)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setObjectName("placeholder")
+        self.stack = QStackedWidget(self)
+        for page in (self.placeholder, self.scroll, self.record_view):
+            self.stack.addWidget(page)
+
+        self.toolbar = self._create_toolbar()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.toolbar)
+        layout.addWidget(self.stack, 1)
+        self._update_controls()
+
+    # --- public ----------------------------------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def current_page(self) -> int:
+        return self._page
+
+    @property
+    def page_count(self) -> int:
+        return self._document.page_count if self._document is not None else 0
+
+    @property
+    def zoom(self) -> float:
+        return self._zoom
+
+    def open_document(self, path: str, page: int = 1) -> bool:
+        """Show ``path`` at ``page``; False (and a message on :attr:`failed`) if it cannot be opened."""
+        if path != self._path or self._document is None:
+            try:
+                document = pymupdf.open(path)
+            except Exception as exc:
+                log.info("Cannot open %s: %s", path, exc)
+                self.failed.emit(f"The PDF “{Path(path).name}” cannot be opened ({exc}).\n\n"
+                                 f"It was read from {path}. If it was moved or deleted, add it again.")
+                return False
+            if document.needs_pass:
+                document.close()
+                self.failed.emit(f"“{Path(path).name}” is encrypted; it cannot be shown without its password.")
+                return False
+            self.close_document()
+            self._document, self._path = document, path
+        self.stack.setCurrentWidget(self.scroll)
+        self.set_highlights((), ())
+        self.go_to_page(page)
+        return True
+
+    def show_passage(self, path: str, page: int, passage_rects: Sequence[PageRect],
+                     quote_rects: Sequence[PageRect] = ()) -> bool:
+        """Open ``path`` at ``page``, highlight the passage and its quote, and scroll to them."""
+        if not self.open_document(path, page):
+            return False
+        self.set_highlights(passage_rects, quote_rects)
+        self._scroll_to_highlight()
+        return True
+
+    def show_record(self, title: str, text: str, *, authors: Sequence[str] = (), year: int | None = None,
+                    source: str = "", url: str = "", quote: str = "") -> None:
+        """A datastore passage without a PDF: its text, metadata and link."""
+        self.record_view.show_record(title, text, authors=authors, year=year, source=source, url=url, quote=quote)
+        self.stack.setCurrentWidget(self.record_view)
+        self._update_controls()
+
+    def set_highlights(self, passage_rects: Sequence[PageRect], quote_rects: Sequence[PageRect]) -> None:
+        self.highlight_rects = tuple(passage_rects)
+        self.quote_rects = tuple(quote_rects)
+        self._paint_highlights()
+
+    def visible_highlights(self) -> tuple[list[Rect], list[Rect]]:
+        """The passage and quote rectangles drawn on the page shown now."""
+        return list(self.canvas.passage_rects), list(self.canvas.quote_rects)
+
+    def go_to_page(self, page: int) -> None:
+        if self._document is None:
+            return
+        page = max(1, min(page, self._document.page_count))
+        self._page = page
+        self._render()
+        self._paint_highlights()
+        self.scroll.verticalScrollBar().setValue(0)
+        self._update_controls()
+        self.page_changed.emit(page)
+
+    def set_zoom(self, zoom: float, *, fit_width: bool = False) -> None:
+        self._zoom = max(ZOOM_STEPS[0], min(zoom, ZOOM_STEPS[-1]))
+        self._fit_width = fit_width
+        if self._document is not None:
+            self._render()
+        self._update_controls()
+
+    def selected_text(self) -> str:
+        return self._selected_text
+
+    def copy_selection(self) -> None:
+        if self._selected_text:
+            QGuiApplication.clipboard().setText(self._selected_text)
+
+    def close_document(self) -> None:
+        if self._document is not None:
+            self._document.close()
+        self._document, self._path, self._page, self._words = None, "", 0, []
+        self.stack.setCurrentWidget(self.placeholder)
+        self._update_controls()
+
+    # --- construction ----------------------------------------------------------------------
+
+    def _create_toolbar(self) -> QToolBar:
+        bar = QToolBar("Viewer", self)
+        bar.setObjectName("viewerToolbar")
+        bar.setAccessibleName("Viewer controls")
+        self.previous_action = self._action("‹", "Previous page (Page Up)", QKeySequence.StandardKey.MoveToPreviousPage,
+                                            lambda: self.go_to_page(self._page - 1))
+        self.next_action = self._action("›", "Next page (Page Down)", QKeySequence.StandardKey.MoveToNextPage,
+                                        lambda: self.go_to_page(self._page + 1))
+        self.page_box = QSpinBox(self)
+        self.page_box.setAccessibleName("Page number")
+        self.page_box.setKeyboardTracking(False)
+        self.page_box.valueChanged.connect(lambda value: value != self._page and self.go_to_page(value))
+        self.page_total = QLabel(self)
+        self.page_total.setTextFormat(Qt.TextFormat.PlainText)
+        self.zoom_out_action = self._action("−", "Zoom out (Ctrl+-)", QKeySequence.StandardKey.ZoomOut,
+                                            lambda: self._step_zoom(-1))
+        self.zoom_label = QLabel(self)
+        self.zoom_label.setAccessibleName("Zoom level")
+        self.zoom_label.setMinimumWidth(44)
+        self.zoom_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.zoom_in_action = self._action("+", "Zoom in (Ctrl++)", QKeySequence.StandardKey.ZoomIn,
+                                           lambda: self._step_zoom(1))
+        self.fit_action = self._action("Fit width", "Fit the page to the pane's width", QKeySequence("Ctrl+0"),
+                                       lambda: self.set_zoom(self._zoom, fit_width=True))
+        self.copy_action = self._action("Copy", "Copy the selected text (Ctrl+C)", QKeySequence.StandardKey.Copy,
+                                        self.copy_selection)
+        bar.addAction(self.previous_action)
+        bar.addWidget(self.page_box)
+        bar.addWidget(self.page_total)
+        bar.addAction(self.next_action)
+        bar.addSeparator()
+        bar.addAction(self.zoom_out_action)
+        bar.addWidget(self.zoom_label)
+        bar.addAction(self.zoom_in_action)
+        bar.addAction(self.fit_action)
+        bar.addSeparator()
+        bar.addAction(self.copy_action)
+        return bar
+
+    def _action(self, text: str, tip: str, shortcut: QKeySequence | QKeySequence.StandardKey, slot: object) -> QAction:
+        action = QAction(text, self)
+        action.setToolTip(tip)
+        action.setStatusTip(tip)
+        action.setShortcut(shortcut)
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    # --- drawing ---------------------------------------------------------------------------
+
+    def _render(self) -> None:
+        assert self._document is not None
+        page = self._document[self._page - 1]
+        if self._fit_width:
+            available = self.scroll.viewport().width() - 24
+            self._zoom = max(ZOOM_STEPS[0], min(available / max(page.rect.width, 1.0), ZOOM_STEPS[-1]))
+        ratio = self.devicePixelRatioF() or 1.0
+        scale = min(self._zoom * ratio, _MAX_PIXELS / max(page.rect.width, page.rect.height, 1.0))
+        pixmap = page.get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
+        image = QImage(pixmap.samples, pixmap.width, pixmap.height, pixmap.stride, QImage.Format.Format_RGB888).copy()
+        image.setDevicePixelRatio(ratio)
+        self.canvas.set_page(image, self._zoom)
+        self._words = [(Rect(*word[:4]), word[4]) for word in page.get_text("words", sort=False)]
+        self._selected_text = ""
+        self.canvas.set_selection(())
+
+    def _paint_highlights(self) -> None:
+        on_page = [rect for page, rect in self.highlight_rects if page == self._page]
+        quotes = [rect for page, rect in self.quote_rects if page == self._page]
+        self.canvas.set_highlights(on_page, quotes)
+
+    def _scroll_to_highlight(self) -> None:
+        shown = self.canvas.quote_rects or self.canvas.passage_rects
+        if not shown:
+            return
+        first = self.canvas.widget_rect(shown[0]).toRect()
+        # Leave some of the page above the passage in view, so the reader sees where it starts.
+        self.scroll.ensureVisible(first.center().x(), first.top(), 0, self.scroll.viewport().height() // 3)
+
+    def _step_zoom(self, direction: int) -> None:
+        if direction > 0:
+            bigger = [step for step in ZOOM_STEPS if step > self._zoom + 1e-3]
+            self.set_zoom(bigger[0] if bigger else ZOOM_STEPS[-1])
+        else:
+            smaller = [step for step in ZOOM_STEPS if step < self._zoom - 1e-3]
+            self.set_zoom(smaller[-1] if smaller else ZOOM_STEPS[0])
+
+    def _update_controls(self) -> None:
+        has_page = self._document is not None and self.stack.currentWidget() is self.scroll
+        count = self.page_count
+        self.page_box.blockSignals(True)
+        self.page_box.setRange(1 if count else 0, max(count, 1) if count else 0)
+        self.page_box.setValue(self._page)
+        self.page_box.blockSignals(False)
+        self.page_total.setText(f" of {count} " if count else "")
+        for widget in (self.page_box, self.zoom_label):
+            widget.setEnabled(has_page)
+        self.previous_action.setEnabled(has_page and self._page > 1)
+        self.next_action.setEnabled(has_page and self._page < count)
+        for action in (self.zoom_in_action, self.zoom_out_action, self.fit_action):
+            action.setEnabled(has_page)
+        self.copy_action.setEnabled(has_page)
+        self.zoom_label.setText(f"{round(self._zoom * 100)} %")
+
+    def resizeEvent(self, event: object) -> None:  # type: ignore[override]
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        if self._fit_width and self._document is not None and self._page:
+            self._render()
+            self._paint_highlights()
+
+    # --- selection -------------------------------------------------------------------------
+
+    def _select_in(self, area: QRectF) -> None:
+        """Select the words the dragged rectangle touches, in the page's reading order."""
+        if area.isNull() or (area.width() < 1 and area.height() < 1):
+            self._selected_text = ""
+            self.canvas.set_selection(())
+            return
+        chosen = [(rect, word) for rect, word in self._words
+                  if area.intersects(QRectF(rect.x0, rect.y0, rect.x1 - rect.x0, rect.y1 - rect.y0))]
+        self.canvas.set_selection([rect for rect, _ in chosen])
+        self._selected_text = _join_words(chosen)
+
+
+def _join_words(words: Sequence[tuple[Rect, str]]) -> str:
+    """Words back into text: a new line wherever the next word starts on a lower line."""
+    parts: list[str] = []
+    previous: Rect | None = None
+    for rect, word in words:
+        if previous is not None:
+            same_line = rect.y0 < previous.y1 - 0.5 * (previous.y1 - previous.y0) and rect.x0 >= previous.x0
+            parts.append(" " if same_line else "\n")
+        parts.append(word)
+        previous = rect
+    return "".join(parts)
