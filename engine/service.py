@@ -10,7 +10,7 @@ from __future__ import annotations
 import platform
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,10 +25,12 @@ from engine.models import default_embedder_path, default_lm_path, installed_vers
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.retrieve.source import PassageSource
 from engine.store import Library
-from engine.types import Document, Page, Passage
+from engine.types import Document, Page, Passage, SearchHit
 
 if TYPE_CHECKING:
+    from engine.embed import Embedder, EmbeddingCache
     from engine.generate.llama import LlamaModel
+    from engine.retrieve.library_source import LibrarySource
 
 
 class Engine:
@@ -43,6 +45,10 @@ class Engine:
     def close(self) -> None:
         if "datastore_registry" in self.__dict__:
             self.datastore_registry.close()
+        if "library_source" in self.__dict__:
+            self.library_source.close()
+        if "embedding_cache" in self.__dict__:
+            self.embedding_cache.close()
         if "_language_model" in self.__dict__:
             self.__dict__.pop("_language_model").close()
         self.library.close()
@@ -86,6 +92,42 @@ class Engine:
         return self.library.remove_document(self.library.document(doc_id).id)
 
     # --- search (retrieval issue) ---------------------------------------------------------
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        """The one embedder of this engine: settings.retrieval.embedder, or the bundled all-MiniLM-L6-v2."""
+        from engine.embed import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder(self.settings.retrieval.embedder or None)
+
+    @cached_property
+    def embedding_cache(self) -> EmbeddingCache:
+        """The library's vectors by (model, content hash): re-ingesting unchanged text never re-embeds."""
+        from engine.embed import EmbeddingCache
+
+        return EmbeddingCache(self.paths.home / "embeddings.db")
+
+    @cached_property
+    def library_source(self) -> LibrarySource:
+        """The library as a search source (BM25 at once, dense over what is embedded so far)."""
+        from engine.retrieve.library_source import LibrarySource
+
+        return LibrarySource(self.paths.catalog, self.paths.home / "vectors" / "library.index",
+                             self.embedding_cache, self.embedder)
+
+    def search(self, query: str, k: int = 10, source: str = "all", doc_ids: Collection[str] | None = None,
+               rewrite: bool | None = None, rerank: str | None = None, progress: ProgressCallback = no_progress,
+               cancel: CancelToken | None = None) -> list[SearchHit]:
+        """Hybrid search over the library and the datastores (``source``: "all", "library", "datastore"
+        or one datastore's name); ``doc_ids`` limits it to those documents; ``rewrite``/``rerank``
+        override the settings for this call."""
+        from engine.retrieve.searching import build_retriever
+
+        return build_retriever(self, source, rewrite, rerank).search(query, k, doc_ids, progress, cancel)
+
+    def embed_pending(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> int:
+        """Embed the library passages not yet in the vector index (resumable, cancellable); returns how many."""
+        return self.library_source.embed_pending(progress, cancel)
 
     # --- datastores (retrieval and manager issues) --------------------------------------
 

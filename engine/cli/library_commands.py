@@ -21,7 +21,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     ingest.add_argument("paths", nargs="+", metavar="PATH")
     ingest.add_argument("--password", help="password for encrypted PDFs")
     ingest.add_argument("--json", action="store_true", help="print one JSON list of per-file results")
-    ingest.set_defaults(handler=lambda engine, args: _ingest(engine, args.paths, args.password, args.json))
+    ingest.add_argument("--no-embed", action="store_true",
+                        help="skip embedding for dense search now (BM25 works at once; `quire index` embeds later)")
+    ingest.set_defaults(handler=_ingest_then_embed)
 
     library = commands.add_parser("library", help="list, show or remove documents")
     library_commands = library.add_subparsers(dest="library_command", required=True, metavar="ACTION")
@@ -45,6 +47,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     demo = commands.add_parser("demo", help="ingest the bundled sample papers and show what Quire extracted")
     demo.add_argument("--json", action="store_true")
     demo.set_defaults(handler=lambda engine, args: _demo(engine, args.json))
+
+
+def _ingest_then_embed(engine: Engine, args: argparse.Namespace) -> int:
+    code = _ingest(engine, args.paths, args.password, args.json)
+    if code == 0 and not args.no_embed:
+        from engine.cli.search_commands import embed_pending_quietly
+
+        embed_pending_quietly(engine)
+    return code
 
 
 def _remove(engine: Engine, doc_id: str, as_json: bool) -> int:

@@ -1,0 +1,109 @@
+"""The search commands: `search` (hybrid search over the library and datastores) and `index`
+(embed the library passages not yet in the vector index; resumable)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from typing import Any
+
+from engine.cli.progress_bar import ProgressBar
+from engine.progress import CancelToken, Progress
+from engine.rerank.choose import RERANKERS
+from engine.service import Engine
+from engine.types import SearchHit
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    search = commands.add_parser("search", help="search the library and datastores (BM25 + dense, fused)")
+    search.add_argument("query", metavar="TEXT")
+    search.add_argument("-k", type=int, default=10, help="how many passages (default 10)")
+    search.add_argument("--source", default="all", metavar="SOURCE",
+                        help="all (default), library, datastore, or one datastore's name")
+    search.add_argument("--doc", action="append", metavar="ID", dest="doc_ids",
+                        help="search only this document (repeatable; library ids or datastore record ids)")
+    rewrite = search.add_mutually_exclusive_group()
+    rewrite.add_argument("--rewrite", action="store_true", default=None,
+                         help="let the language model rewrite the question into keyword queries")
+    rewrite.add_argument("--no-rewrite", action="store_false", dest="rewrite", help="search with the question as is")
+    search.add_argument("--rerank", choices=RERANKERS, help="reranker (default: settings, 'auto')")
+    search.add_argument("--json", action="store_true", help="print the hits as one JSON list")
+    search.set_defaults(handler=_search)
+
+    index = commands.add_parser("index", help="embed library passages not yet in the vector index (resumable)")
+    index.add_argument("--json", action="store_true")
+    index.set_defaults(handler=lambda engine, args: embed_library(engine, args.json))
+
+
+def hit_json(hit: SearchHit) -> dict[str, Any]:
+    return {"passage_id": hit.passage_id, "doc_id": hit.doc_id, "source": hit.source, "title": hit.title,
+            "page": hit.page, "page_end": hit.page_end, "score": round(hit.score, 6), "text": hit.text,
+            "authors": list(hit.authors), "year": hit.year, "doi": hit.doi, "arxiv_id": hit.arxiv_id, "url": hit.url,
+            "ranks": dict(hit.ranks)}
+
+
+def _search(engine: Engine, args: argparse.Namespace) -> int:
+    if args.k <= 0:
+        print("quire: -k must be at least 1", file=sys.stderr)
+        return 2
+    cancel = CancelToken()
+    try:
+        hits = engine.search(args.query, k=args.k, source=args.source, doc_ids=args.doc_ids, rewrite=args.rewrite,
+                             rerank=args.rerank, cancel=cancel)
+    except KeyboardInterrupt:
+        cancel.cancel()
+        raise
+    if args.json:
+        print(json.dumps([hit_json(hit) for hit in hits], indent=2, ensure_ascii=False))
+        return 0
+    if not hits:
+        print("No passages found. Add papers with `quire ingest` or a datastore with `quire datastore add`.")
+        return 0
+    width = 100
+    for rank, hit in enumerate(hits, start=1):
+        where = hit.source if hit.page is None else f"{hit.source}, p. {hit.page}"
+        print(f"{rank:>2}. {hit.title or '(untitled)'}  [{where}]  {hit.doc_id}  score {hit.score:.4f}")
+        snippet = " ".join(hit.text.split())
+        print(textwrap.indent(textwrap.fill(snippet[:400] + ("..." if len(snippet) > 400 else ""), width - 4), "    "))
+    return 0
+
+
+def embed_library(engine: Engine, as_json: bool = False, quiet: bool = False) -> int:
+    """Embed what is pending, with a progress bar; Ctrl-C keeps what was embedded."""
+    bar = ProgressBar()
+    cancel = CancelToken()
+
+    def report(progress: Progress) -> None:
+        # The bar draws "ingest"-stage progress as its main line.
+        bar(Progress("ingest", progress.done, progress.total, "embedding passages"))
+
+    try:
+        added = engine.embed_pending(progress=report, cancel=cancel)
+    except KeyboardInterrupt:
+        cancel.cancel()
+        bar.clear()
+        raise
+    bar.clear()
+    if quiet:
+        print(f"{added} passages embedded for dense search", file=sys.stderr)
+    elif as_json:
+        print(json.dumps({"embedded": added}))
+    else:
+        print(f"{added} passages embedded; dense search covers the whole library.", file=sys.stderr)
+    return 0
+
+
+def embed_pending_quietly(engine: Engine) -> None:
+    """After ingest: embed for dense search with a progress bar; a missing model only warns (BM25 still works)."""
+    from engine.errors import Cancelled, EngineError
+
+    try:
+        if engine.library_source.pending_count() == 0:
+            return
+        embed_library(engine, as_json=True, quiet=True)
+    except Cancelled:
+        raise
+    except EngineError as exc:
+        print(f"quire: passages are searchable by BM25; dense embedding was skipped: {exc}", file=sys.stderr)

@@ -1,0 +1,128 @@
+"""One paper, one place in the results: cross-source paper identity, per-paper caps, near-duplicates.
+
+A paper is recognised by its DOI, its arXiv id (version stripped) or its normalised title; two
+hits sharing any of these are the same paper, whichever source they come from. Pure functions
+over ranked :class:`~engine.types.SearchHit` lists.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+from engine.types import SearchHit
+
+_NON_WORD = re.compile(r"[^0-9a-z]+")
+_ARXIV_VERSION = re.compile(r"v\d+$")
+_DOI_PREFIX = re.compile(r"^(https?://(dx\.)?doi\.org/|doi:)", re.IGNORECASE)
+# Titles shorter than this ("Introduction", "Abstract", "Untitled") say nothing about identity.
+MIN_TITLE_CHARS = 16
+# Word-trigram Jaccard similarity above which two passages count as the same text.
+NEAR_DUPLICATE_JACCARD = 0.8
+
+
+def normalize_title(title: str) -> str:
+    """Lower-case ASCII words joined by single spaces: accents, punctuation and case do not matter."""
+    folded = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii").lower()
+    return _NON_WORD.sub(" ", folded).strip()
+
+
+def normalize_doi(doi: str) -> str:
+    return _DOI_PREFIX.sub("", doi.strip()).lower()
+
+
+def normalize_arxiv(arxiv_id: str) -> str:
+    value = arxiv_id.strip().lower().removeprefix("arxiv:")
+    return _ARXIV_VERSION.sub("", value)
+
+
+def paper_keys(hit: SearchHit) -> set[str]:
+    """Every key that identifies ``hit``'s paper; its own (source, doc id) is always one of them."""
+    keys = {f"doc:{hit.source}:{hit.doc_id}"}
+    if hit.doi:
+        keys.add(f"doi:{normalize_doi(hit.doi)}")
+    if hit.arxiv_id:
+        keys.add(f"arxiv:{normalize_arxiv(hit.arxiv_id)}")
+    title = normalize_title(hit.title)
+    if len(title) >= MIN_TITLE_CHARS:
+        keys.add(f"title:{title}")
+    return keys
+
+
+class _Papers:
+    """Union-find over paper keys: hits sharing any key end up in one group."""
+
+    def __init__(self) -> None:
+        self._parent: dict[str, str] = {}
+
+    def _find(self, key: str) -> str:
+        self._parent.setdefault(key, key)
+        while self._parent[key] != key:
+            self._parent[key] = self._parent[self._parent[key]]
+            key = self._parent[key]
+        return key
+
+    def group(self, keys: Iterable[str]) -> str:
+        roots = [self._find(key) for key in keys]
+        first = roots[0]
+        for root in roots[1:]:
+            self._parent[root] = first
+        return first
+
+    def root(self, key: str) -> str:
+        return self._find(key)
+
+
+def paper_groups(hits: Sequence[SearchHit]) -> list[str]:
+    """For each hit, an id of its paper group (equal ids = same paper)."""
+    papers = _Papers()
+    hit_keys = [paper_keys(hit) for hit in hits]
+    for keys in hit_keys:
+        papers.group(sorted(keys))
+    return [papers.root(sorted(keys)[0]) for keys in hit_keys]
+
+
+def prefer_library(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """Drop datastore hits of papers that the library also returned: the library copy has pages and boxes."""
+    groups = paper_groups(hits)
+    in_library = {group for hit, group in zip(hits, groups, strict=True) if hit.is_library}
+    return [hit for hit, group in zip(hits, groups, strict=True) if hit.is_library or group not in in_library]
+
+
+def cap_per_paper(hits: Sequence[SearchHit], per_paper: int) -> list[SearchHit]:
+    """Keep at most ``per_paper`` hits of each paper, in rank order (0 or less: no cap)."""
+    if per_paper <= 0:
+        return list(hits)
+    counts: dict[str, int] = {}
+    kept: list[SearchHit] = []
+    for hit, group in zip(hits, paper_groups(hits), strict=True):
+        if counts.get(group, 0) < per_paper:
+            counts[group] = counts.get(group, 0) + 1
+            kept.append(hit)
+    return kept
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = _NON_WORD.sub(" ", text.lower()).split()
+    if len(words) < 3:
+        return {tuple(words)}
+    return {tuple(words[i:i + 3]) for i in range(len(words) - 2)}
+
+
+def collapse_near_duplicates(hits: Sequence[SearchHit], threshold: float = NEAR_DUPLICATE_JACCARD) -> list[SearchHit]:
+    """Drop a hit whose text is (nearly) the same as a better-ranked one's: overlapping chunks, copies."""
+    kept: list[SearchHit] = []
+    kept_shingles: list[set[tuple[str, ...]]] = []
+    for hit in hits:
+        shingles = _shingles(hit.text)
+        duplicate = False
+        for other in kept_shingles:
+            union = len(shingles | other)
+            if union and len(shingles & other) / union >= threshold:
+                duplicate = True
+                break
+        if not duplicate:
+            kept.append(hit)
+            kept_shingles.append(shingles)
+    return kept

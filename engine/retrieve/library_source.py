@@ -1,0 +1,263 @@
+"""The library as a :class:`~engine.retrieve.source.PassageSource`: FTS5 BM25 plus a FAISS index.
+
+BM25 works the moment a document's text is stored (the catalog writes its FTS rows in the same
+transaction). Dense search covers whatever :meth:`LibrarySource.embed_pending` has embedded so
+far: it embeds the passages missing from the vector index through the embedding cache (so a
+cancelled or crashed run resumes without recomputing) and saves the index as it goes.
+
+This module keeps its own read connection to the catalog (WAL lets it read while the importer
+writes) and never writes to it. Passages of reference lists are left out of search: they hold
+other papers' titles, match many queries and are never the evidence a question wants.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from engine.embed import Embedder, EmbeddingCache, embed_passages
+from engine.errors import IndexCorruptError, StoreError
+from engine.index import load_index, open_or_rebuild, save_index
+from engine.index.faiss_index import FaissIndex
+from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.retrieve.fts import bm25_expression
+from engine.retrieve.source import ScoredId
+from engine.types import LIBRARY_SOURCE, Passage, SearchHit
+
+log = logging.getLogger(__name__)
+
+# Passages embedded per step of embed_pending: each step is written to the cache and added to
+# the index, so a cancel loses at most one step.
+EMBED_STEP = 256
+# The index file is rewritten at most this often during a long run (and always at the end).
+SAVE_EVERY_SECONDS = 30.0
+
+
+class LibrarySource:
+    """Search over the library catalog (``library.db``) and its vector index file."""
+
+    def __init__(self, catalog_path: Path, index_path: Path, cache: EmbeddingCache, embedder: Embedder) -> None:
+        self.catalog_path = catalog_path
+        self.index_path = index_path
+        self.cache = cache
+        self.embedder = embedder
+        try:
+            conn = sqlite3.connect(str(catalog_path), check_same_thread=False, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA query_only=ON")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"The library database {catalog_path} cannot be opened for search ({exc}).") from None
+        self._conn = conn
+        self._lock = threading.RLock()
+        self._index: FaissIndex | None = None
+        self._embed_lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return LIBRARY_SOURCE
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # --- lexical ------------------------------------------------------------------------
+
+    def lexical(self, fts_query: str, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
+        """BM25 (title and text columns weighted as in :mod:`engine.retrieve.fts`), best first."""
+        if k <= 0 or not fts_query:
+            return []
+        score = bm25_expression("passages_fts")
+        sql = (f"SELECT p.id, -{score} FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid "
+               "WHERE passages_fts MATCH ? AND p.is_reference = 0")
+        params: list[object] = [fts_query]
+        if doc_ids is not None:
+            sql += " AND p.doc_id IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(list(doc_ids)))
+        sql += f" ORDER BY {score}, p.rowid LIMIT ?"
+        params.append(int(k))
+        try:
+            with self._lock:
+                rows = self._conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            # The query builder makes only quoted terms; this is damage, not user input.
+            raise StoreError(f"The library's search index could not be read ({exc}); run `quire doctor`.") from None
+        return [(passage_id, float(value)) for passage_id, value in rows]
+
+    # --- dense --------------------------------------------------------------------------
+
+    def index(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> FaissIndex:
+        """The vector index, loaded on first use; rebuilt from cached vectors when missing or damaged."""
+        with self._lock:
+            if self._index is None:
+                model_id = self.embedder.model_id
+                try:
+                    # The model id alone identifies the vectors: no need to load the model to open its index.
+                    self._index = load_index(self.index_path, model_id=model_id)
+                except (FileNotFoundError, IndexCorruptError):
+                    self._index = open_or_rebuild(self.index_path, model_id, self.embedder.dimension,
+                                                  self._cached_vectors, progress, cancel)
+            return self._index
+
+    def has_vectors(self) -> bool:
+        """Whether anything is embedded yet (cheap: no model or index is loaded to answer)."""
+        with self._lock:
+            if self._index is not None:
+                return len(self._index) > 0
+        return self.index_path.exists()
+
+    def _cached_vectors(self) -> Iterator[tuple[list[str], np.ndarray]]:
+        """(passage ids, vectors) of library passages whose vectors the cache holds, in batches."""
+        model_id = self.embedder.model_id
+        rows = self._searchable_rows()
+        for start in range(0, len(rows), 2048):
+            chunk = rows[start:start + 2048]
+            found = self.cache.get_many(model_id, (content_hash for _, content_hash in chunk))
+            kept = [(pid, found[h]) for pid, h in chunk if h in found]
+            if kept:
+                yield [pid for pid, _ in kept], np.stack([v for _, v in kept])
+
+    def _searchable_rows(self, doc_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
+        sql = "SELECT id, content_hash FROM passages WHERE is_reference = 0"
+        params: list[object] = []
+        if doc_ids is not None:
+            sql += " AND doc_id IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(list(doc_ids)))
+        with self._lock:
+            return self._conn.execute(sql + " ORDER BY rowid", params).fetchall()
+
+    def dense(self, query_vector: np.ndarray, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
+        """Nearest embedded passages by cosine; a ``doc_ids`` scope is searched exactly from the cache."""
+        if k <= 0:
+            return []
+        if doc_ids is not None:
+            return self._dense_within(query_vector, k, doc_ids)
+        index = self.index()
+        # Ask for a few more: a removed document's vectors stay in the index until embed_pending prunes them.
+        hits = index.search(query_vector, k + 16)
+        if not hits:
+            return []
+        live = self._existing_ids([pid for pid, _ in hits])
+        return [(pid, score) for pid, score in hits if pid in live][:k]
+
+    def _dense_within(self, query_vector: np.ndarray, k: int, doc_ids: Collection[str]) -> list[ScoredId]:
+        rows = self._searchable_rows(doc_ids)
+        found = self.cache.get_many(self.embedder.model_id, (h for _, h in rows))
+        kept = [(pid, found[h]) for pid, h in rows if h in found]
+        if not kept:
+            return []
+        matrix = np.stack([v for _, v in kept])
+        scores = matrix @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [(kept[i][0], float(scores[i])) for i in order]
+
+    def _existing_ids(self, passage_ids: Sequence[str]) -> set[str]:
+        with self._lock:
+            rows = self._conn.execute("SELECT id FROM passages WHERE id IN (SELECT value FROM json_each(?))",
+                                      (json.dumps(list(passage_ids)),)).fetchall()
+        return {row[0] for row in rows}
+
+    # --- hits ---------------------------------------------------------------------------
+
+    def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
+        """The passages as SearchHits (score 0) in the given order; unknown ids are skipped."""
+        if not passage_ids:
+            return []
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT p.id, p.doc_id, d.title, p.text, p.page_start, p.page_end, d.authors, d.year, d.doi, "
+                "d.arxiv_id, p.is_reference FROM passages p JOIN documents d ON d.id = p.doc_id "
+                "WHERE p.id IN (SELECT value FROM json_each(?))", (json.dumps(list(passage_ids)),)).fetchall()
+        by_id = {row[0]: row for row in rows}
+        found: list[SearchHit] = []
+        for passage_id in passage_ids:
+            row = by_id.get(passage_id)
+            if row is None:
+                continue
+            found.append(SearchHit(passage_id=row[0], doc_id=row[1], source=LIBRARY_SOURCE, title=row[2], text=row[3],
+                                   page=row[4], page_end=row[5], authors=tuple(json.loads(row[6] or "[]")),
+                                   year=row[7], doi=row[8] or "", arxiv_id=row[9] or "", is_reference=bool(row[10])))
+        return found
+
+    def papers(self) -> list[SearchHit]:
+        """One stand-in hit per document (id, title, DOI, arXiv id): what cross-source dedupe matches on."""
+        with self._lock:
+            rows = self._conn.execute("SELECT id, title, doi, arxiv_id FROM documents WHERE passage_count > 0"
+                                      ).fetchall()
+        return [SearchHit(passage_id="", doc_id=r[0], source=LIBRARY_SOURCE, title=r[1], text="", doi=r[2] or "",
+                          arxiv_id=r[3] or "") for r in rows]
+
+    # --- progressive embedding ----------------------------------------------------------
+
+    def pending_count(self) -> int:
+        """How many searchable passages have no vector in the index yet."""
+        index = self.index()
+        return sum(1 for pid, _ in self._searchable_rows() if pid not in index)
+
+    def embed_pending(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> int:
+        """Embed the passages not yet in the vector index; returns how many were added.
+
+        Vectors of removed passages are dropped from the index first. Work is done in steps of
+        :data:`EMBED_STEP` passages; cancel stops between steps (and between batches inside one)
+        with everything finished kept in the cache and saved in the index.
+        """
+        with self._embed_lock:
+            index = self.index(progress, cancel)
+            rows = self._searchable_rows()
+            current = {pid for pid, _ in rows}
+            stale = [pid for pid in index.passage_ids() if pid not in current]
+            removed = index.remove(stale) if stale else 0
+            pending_ids = [pid for pid, _ in rows if pid not in index]
+            total = len(pending_ids)
+            progress(Progress("embed", 0, total, f"{total:,} passages to embed"))
+            added = 0
+            last_save = time.monotonic()
+            dirty = removed > 0
+            try:
+                for start in range(0, total, EMBED_STEP):
+                    if cancel is not None:
+                        cancel.check()
+                    step_ids = pending_ids[start:start + EMBED_STEP]
+                    passages = self._passages_for_embedding(step_ids)
+
+                    def report(inner: Progress, offset: int = start) -> None:
+                        progress(Progress("embed", min(total, offset + inner.done), total))
+
+                    result = embed_passages(self.embedder, self.cache, passages, report, cancel)
+                    index.add([p.id for p in passages], result.vectors)
+                    added += len(passages)
+                    dirty = True
+                    progress(Progress("embed", added, total, f"{added:,} of {total:,} passages embedded"))
+                    if time.monotonic() - last_save > SAVE_EVERY_SECONDS:
+                        save_index(index, self.index_path)
+                        last_save, dirty = time.monotonic(), False
+            except BaseException:
+                # Cancelled, Ctrl-C or a failure: keep what was embedded so the next run resumes.
+                if dirty:
+                    save_index(index, self.index_path)
+                raise
+            if dirty or not self.index_path.exists():
+                save_index(index, self.index_path)
+            log.info("embedded %d passages (%d stale vectors removed)", added, removed)
+            return added
+
+    def _passages_for_embedding(self, passage_ids: Sequence[str]) -> list[Passage]:
+        """Light Passages (text, title, hash; no boxes): all embedding needs."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT p.id, p.doc_id, p.ordinal, p.text, d.title, p.page_start, p.page_end, p.content_hash "
+                "FROM passages p JOIN documents d ON d.id = p.doc_id WHERE p.id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(passage_ids)),)).fetchall()
+        return [Passage(id=r[0], doc_id=r[1], ordinal=r[2], text=r[3], title=r[4], page_start=r[5], page_end=r[6],
+                        char_start=0, char_end=0, rects=(), content_hash=r[7]) for r in rows]
+
+    def reset_index(self) -> None:
+        """Forget the loaded index (after the file was replaced or found damaged)."""
+        with self._lock:
+            self._index = None
+

@@ -1,0 +1,196 @@
+"""Hybrid retrieval over every source: BM25 + dense, fused by RRF, reranked, deduplicated.
+
+For one question the retriever
+
+1. builds a safe FTS5 query from the question (and from each LM rewrite, when rewriting is on);
+2. embeds the question once and hands the vector to every source's ``dense``;
+3. merges each retriever's lists across sources by score (BM25 and cosine scores are comparable
+   across sources; ranks within a tiny library are not comparable with ranks in a big datastore);
+4. fuses the retrievers' merged lists with weighted reciprocal rank fusion;
+5. reranks the best candidates when a reranker is set;
+6. makes a paper found in the library and a datastore one paper (the library copy wins), keeps at
+   most ``per_paper`` passages of a paper and collapses near-identical passages.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from engine.embed import Embedder
+from engine.errors import EngineError
+from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.rerank.base import NoReranker, Reranker
+from engine.retrieve.dedupe import cap_per_paper, collapse_near_duplicates, paper_keys, prefer_library
+from engine.retrieve.fts import build_fts_query, check_query
+from engine.retrieve.fusion import merge_by_score, ranks_of, reciprocal_rank_fusion
+from engine.retrieve.rewrite import QueryRewriter
+from engine.retrieve.source import PassageSource, ScoredId
+from engine.types import LIBRARY_SOURCE, SearchHit
+
+log = logging.getLogger(__name__)
+
+_SEP = "\x1f"  # joins source name and passage id into one key: ids are unique only within a source
+
+
+@dataclass(frozen=True)
+class RetrievalOptions:
+    """The knobs of one search; defaults are the values measured best on the dev set."""
+
+    candidates: int = 100  # passages each retriever returns per source
+    rrf_k: float = 60.0
+    weights: Mapping[str, float] = field(default_factory=lambda: {"bm25": 1.0, "dense": 1.0, "rewrite": 0.5})
+    per_paper: int = 3
+    rerank_depth: int = 30  # fused candidates the reranker sees
+    lexical: bool = True
+    dense: bool = True
+
+
+def _key(source: str, passage_id: str) -> str:
+    return f"{source}{_SEP}{passage_id}"
+
+
+def _split(key: str) -> tuple[str, str]:
+    source, _, passage_id = key.partition(_SEP)
+    return source, passage_id
+
+
+class Retriever:
+    """Searches a fixed list of sources with one embedder (the one their indexes were built with)."""
+
+    def __init__(self, sources: Sequence[PassageSource], embedder: Embedder | None,
+                 rewriter: QueryRewriter | None = None, reranker: Reranker | None = None,
+                 options: RetrievalOptions | None = None) -> None:
+        self.sources = list(sources)
+        self.embedder = embedder
+        self.rewriter = rewriter
+        self.reranker = reranker or NoReranker()
+        self.options = options or RetrievalOptions()
+
+    def search(self, query: str, k: int = 10, doc_ids: Collection[str] | None = None,
+               progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> list[SearchHit]:
+        """The ``k`` best passages for ``query`` across all sources, best first."""
+        query = check_query(query)
+        if k <= 0:
+            return []
+        options = self.options
+        scope = set(doc_ids) if doc_ids is not None else None
+        rewrites: list[str] = []
+        if self.rewriter is not None:
+            progress(Progress("search", 0, 3, "rewriting the question"))
+            rewrites = self.rewriter.rewrite(query, cancel)
+        _check(cancel)
+        progress(Progress("search", 1, 3, "searching"))
+        lists = self.ranked_lists(query, rewrites, scope, cancel)
+        fused = reciprocal_rank_fusion(lists, options.rrf_k, options.weights)
+        ranks = ranks_of(lists)
+        # Enough candidates to survive per-paper capping and duplicate collapsing.
+        depth = max(options.rerank_depth if not isinstance(self.reranker, NoReranker) else 0, 4 * k, 20)
+        hits = self._resolve(fused[:depth], ranks)
+        _check(cancel)
+        if not isinstance(self.reranker, NoReranker) and hits:
+            progress(Progress("search", 2, 3, f"reranking with {self.reranker.name}"))
+            hits = self.reranker.rerank(query, hits[:options.rerank_depth], cancel) + hits[options.rerank_depth:]
+        hits = self._substitute_library_copies(query, hits, scope)
+        hits = prefer_library(hits)
+        hits = collapse_near_duplicates(hits)
+        hits = cap_per_paper(hits, options.per_paper)
+        progress(Progress("search", 3, 3, f"{min(k, len(hits))} passages"))
+        return hits[:k]
+
+    def ranked_lists(self, query: str, rewrites: Sequence[str], scope: Collection[str] | None,
+                     cancel: CancelToken | None = None) -> dict[str, list[ScoredId]]:
+        """Each retriever's ranking (keys are source-qualified passage ids), merged over the sources."""
+        options = self.options
+        lists: dict[str, list[ScoredId]] = {}
+        n = options.candidates
+        if options.lexical:
+            lists["bm25"] = self._lexical(build_fts_query(query), n, scope)
+            for number, rewrite in enumerate(rewrites, start=1):
+                _check(cancel)
+                lists[f"rewrite{number}"] = self._lexical(build_fts_query(rewrite), n, scope)
+        if options.dense and self.embedder is not None:
+            _check(cancel)
+            vector = self.embedder.embed([query])[0]
+            lists["dense"] = self._dense(vector, n, scope)
+        return lists
+
+    def _lexical(self, fts_query: str, n: int, scope: Collection[str] | None) -> list[ScoredId]:
+        per_source = [[(_key(s.name, pid), score) for pid, score in s.lexical(fts_query, n, scope)]
+                      for s in self.sources]
+        return merge_by_score(per_source, n)
+
+    def _dense(self, vector: np.ndarray, n: int, scope: Collection[str] | None) -> list[ScoredId]:
+        per_source = []
+        for source in self.sources:
+            try:
+                found = source.dense(vector, n, scope)
+            except EngineError as exc:
+                # A source whose index cannot serve this model (being rebuilt, another model) still
+                # answers by BM25; say so in the log rather than failing the whole search.
+                log.warning("dense search skipped for %s: %s", source.name, exc)
+                continue
+            per_source.append([(_key(source.name, pid), score) for pid, score in found])
+        return merge_by_score(per_source, n)
+
+    def _resolve(self, fused: Sequence[ScoredId], ranks: Mapping[str, Mapping[str, int]]) -> list[SearchHit]:
+        """SearchHits for fused keys, in fused order, with their fused score and per-retriever ranks."""
+        wanted: dict[str, list[str]] = {}
+        for key, _ in fused:
+            source, passage_id = _split(key)
+            wanted.setdefault(source, []).append(passage_id)
+        found: dict[str, SearchHit] = {}
+        for source in self.sources:
+            if source.name in wanted:
+                for hit in source.hits(wanted[source.name]):
+                    found[_key(source.name, hit.passage_id)] = hit
+        hits = []
+        for key, score in fused:
+            hit = found.get(key)
+            if hit is not None:
+                hit_ranks = tuple(sorted(ranks.get(key, {}).items(), key=lambda item: item[1]))
+                hits.append(replace(hit, score=score, ranks=hit_ranks))
+        return hits
+
+    def _substitute_library_copies(self, query: str, hits: list[SearchHit],
+                                   scope: Collection[str] | None) -> list[SearchHit]:
+        """A datastore hit on a paper the library holds becomes that library paper's best passage.
+
+        The library copy has pages and boxes to cite; when its own passages already ranked, the
+        datastore hit is simply dropped later by ``prefer_library``.
+        """
+        library = next((s for s in self.sources if s.name == LIBRARY_SOURCE), None)
+        papers = getattr(library, "papers", None)
+        if library is None or papers is None or all(h.is_library for h in hits):
+            return hits
+        owner: dict[str, str] = {}
+        for paper in papers():
+            for key in paper_keys(paper):
+                if not key.startswith("doc:"):
+                    owner.setdefault(key, paper.doc_id)
+        if not owner:
+            return hits
+        ranked_docs = {h.doc_id for h in hits if h.is_library}
+        result: list[SearchHit] = []
+        for hit in hits:
+            doc_id = None if hit.is_library else next(
+                (owner[key] for key in sorted(paper_keys(hit)) if key in owner), None)
+            if doc_id is None or doc_id in ranked_docs or (scope is not None and doc_id not in scope):
+                result.append(hit)
+                continue
+            best = library.lexical(build_fts_query(query), 1, [doc_id])
+            replacement = library.hits([best[0][0]]) if best else []
+            if replacement:
+                result.append(replace(replacement[0], score=hit.score, ranks=hit.ranks))
+                ranked_docs.add(doc_id)
+            else:
+                result.append(hit)
+        return result
+
+
+def _check(cancel: CancelToken | None) -> None:
+    if cancel is not None:
+        cancel.check()
