@@ -30,6 +30,10 @@ from engine.types import Document, Page, Passage, SearchHit
 if TYPE_CHECKING:
     from engine.embed import Embedder, EmbeddingCache
     from engine.generate.llama import LlamaModel
+    from engine.hardware import HardwareInfo
+    from engine.manager.catalog import CatalogModel
+    from engine.manager.installed import InstalledModel
+    from engine.manager.setup import ModelChoice
     from engine.retrieve.library_source import LibrarySource
 
 
@@ -162,6 +166,46 @@ class Engine:
                 current.close()
             self.__dict__["_language_model"] = model
             return model
+
+    # Catalog, downloads and hardware fit: thin calls into engine/manager and engine/hardware.py.
+
+    def hardware(self) -> HardwareInfo:
+        """RAM, CPU cores and features, GPUs, and whether llama.cpp can offload to one."""
+        from engine.hardware import detect_hardware
+
+        return detect_hardware()
+
+    def hardware_report(self, hardware: HardwareInfo | None = None) -> dict[str, Any]:
+        """Hardware, the recommended model/context/n_gpu_layers, and whether the configured model fits."""
+        from engine.manager.setup import hardware_report
+
+        return hardware_report(hardware or self.hardware(), self.settings, self.paths.models)
+
+    def model_catalog(self) -> list[CatalogModel]:
+        """The recommended models (bundled data; nothing is fetched)."""
+        from engine.manager.catalog import load_catalog
+
+        return load_catalog()
+
+    def installed_models(self) -> list[InstalledModel]:
+        from engine.manager.installed import list_installed
+
+        return list_installed(self.paths.models)
+
+    def download_model(self, name: str, progress: ProgressCallback = no_progress,
+                       cancel: CancelToken | None = None) -> InstalledModel:
+        """Download, verify and install a catalog model into ``<home>/models`` (only when asked)."""
+        from engine.manager.setup import download_catalog_model
+
+        return download_catalog_model(self.paths.models, name, progress, cancel)
+
+    def use_model(self, name_or_path: str, hardware: HardwareInfo | None = None) -> ModelChoice:
+        """Validate an installed model (or a .gguf path) and save it in the settings; see ModelChoice.warning."""
+        from engine.manager.setup import choose_model
+
+        choice = choose_model(self.paths.models, name_or_path, self.settings, hardware or self.hardware())
+        self.save_settings(choice.settings)
+        return choice
 
     # --- health --------------------------------------------------------------------------
 
