@@ -67,18 +67,14 @@ def _sentence_html(index: int, sentence: AnswerSentence, known: set[int]) -> str
 
 
 def reference_line(reference: Reference) -> str:
-    """Plain text: "Title — A, B et al. (2020), p. 4" (or the datastore's name for records)."""
+    """Plain text: "Title — A, B et al. (2020), p. 4"; a datastore record names its datastore instead of a page."""
     authors = ", ".join(reference.authors[:3]) + (" et al." if len(reference.authors) > 3 else "")
-    parts = [reference.title or "Untitled"]
-    tail = " ".join(part for part in (authors, f"({reference.year})" if reference.year else "") if part)
-    if tail:
-        parts.append(tail)
+    byline = " ".join(part for part in (authors, f"({reference.year})" if reference.year else "") if part)
+    line = (reference.title or "Untitled") + (f" — {byline}" if byline else "")
     if reference.page:
         spans = reference.page_end and reference.page_end != reference.page
-        parts.append(f"pp. {reference.page}–{reference.page_end}" if spans else f"p. {reference.page}")
-    elif reference.source:
-        parts.append(f"from {reference.source}")
-    return " — ".join(parts[:2]) + ("".join(f", {part}" for part in parts[2:]))
+        return line + (f", pp. {reference.page}–{reference.page_end}" if spans else f", p. {reference.page}")
+    return line + (f", from {reference.source}" if reference.source else "")
 
 
 def references_html(references: Iterable[Reference]) -> str:

@@ -54,6 +54,8 @@ class AskPane(QWidget):
         self.answer: Answer | None = None
         self._stream = ""
         self._stage = ""
+        self._question = ""
+        self._answering = False
 
         self.question_box = QPlainTextEdit(self)
         self.question_box.setPlaceholderText("Ask a question about your papers…   (Ctrl+Enter)")
@@ -145,11 +147,10 @@ class AskPane(QWidget):
 
     def start_answer(self, question: str) -> None:
         self.answer = None
-        self._stream, self._stage = "", "retrieving"
+        self._stream, self._stage, self._question, self._answering = "", "retrieving", question, True
         self.tabs.setCurrentWidget(self.answer_view)
-        self.answer_view.setHtml(f'<p style="font-weight:600">{html.escape(question)}</p>'
-                                 + streaming_html("", STAGE_NAMES["retrieving"]))
         self.set_stage("retrieving")
+        self._show_stream()
         self.stage_row.show()
         self.ask_button.setEnabled(False)
         self._update_exports()
@@ -169,13 +170,13 @@ class AskPane(QWidget):
     def show_answer(self, answer: Answer) -> None:
         self.finish()
         self.answer = answer
-        self.answer_view.setHtml(f'<p style="font-weight:600;font-size:large">{html.escape(answer.question)}</p>'
-                                 + answer_html(answer))
+        self.answer_view.setHtml(_question_html(answer.question) + answer_html(answer))
         self._update_exports()
 
     def finish(self) -> None:
         """Answering ended (answered, failed or cancelled): hide the stage row, allow asking again."""
         self._refresh_timer.stop()
+        self._answering = False
         self.stage_row.hide()
         self.ask_button.setEnabled(True)
 
@@ -223,12 +224,12 @@ class AskPane(QWidget):
             button.setEnabled(self.answer is not None)
 
     def _show_stream(self) -> None:
-        if self.answer is not None or not self.stage_row.isVisible():
+        if not self._answering:
             return
         stage = STAGE_NAMES.get(self._stage, self._stage)
         bar = self.answer_view.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
-        self.answer_view.setHtml(streaming_html(self._stream, stage))
+        self.answer_view.setHtml(_question_html(self._question) + streaming_html(self._stream, stage))
         if at_end:
             bar.setValue(bar.maximum())
 
@@ -242,3 +243,7 @@ class AskPane(QWidget):
         answer_id = item.data(ANSWER_ID_ROLE)
         if answer_id:
             self.history_activated.emit(str(answer_id))
+
+
+def _question_html(question: str) -> str:
+    return f'<p style="font-weight:600;font-size:large;margin-bottom:8px">{html.escape(question)}</p>'

@@ -298,6 +298,7 @@ class PdfViewer(QWidget):
             self._selected_text = ""
             self.canvas.set_selection(())
             return
+        area = area.adjusted(-0.5, -0.5, 0.5, 0.5)  # a purely horizontal drag still touches its line
         chosen = [(rect, word) for rect, word in self._words
                   if area.intersects(QRectF(rect.x0, rect.y0, rect.x1 - rect.x0, rect.y1 - rect.y0))]
         self.canvas.set_selection([rect for rect, _ in chosen])

@@ -1,0 +1,112 @@
+"""The answer as shown: clickable citations, marked unsupported sentences, references, and paper or
+model text with markup shown literally."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QAction, QGuiApplication, QTextDocument
+from pytestqt.qtbot import QtBot
+
+from engine.types import Answer, AnswerMode, AnswerSentence, Citation, Reference
+from ui.answer_controller import citation_for
+from ui.answer_html import answer_html, cite_url, parse_cite_url, reference_line
+from ui.ask_pane import AskPane
+
+HOSTILE_TITLE = "Robust <script>alert('x')</script> Retrieval & <b>Bold</b> Claims"
+
+
+def _answer() -> Answer:
+    references = (
+        Reference(1, "d1-0001", "d1", "library", HOSTILE_TITLE, "Passage one text.", page=3,
+                  authors=("Ann <i>Lee</i>", "Bo Chen"), year=2021),
+        Reference(2, "ds-7", "ds", "cs-sample", "A datastore paper", "Record text.", url="https://example.org/x"),
+    )
+    sentences = (
+        AnswerSentence("Dense retrieval helps <em>recall</em> [1].",
+                       (Citation(1, "d1-0001", "Passage one", 0, 11, 0.9),), supported=True),
+        AnswerSentence("It also cures every disease [2, 1].",
+                       (Citation(2, "ds-7", "Record", 0, 6, 0.1), Citation(1, "d1-0001", "text", 13, 17, 0.2)),
+                       supported=False),
+    )
+    return Answer("Does <b>dense</b> retrieval help?", " ".join(s.text for s in sentences), sentences, references,
+                  AnswerMode.WRITTEN, id="a1")
+
+
+def _rendered(markup: str) -> QTextDocument:
+    document = QTextDocument()
+    document.setHtml(markup)
+    return document
+
+
+def test_citations_become_links_that_name_the_reference_and_sentence() -> None:
+    markup = answer_html(_answer())
+    assert f'href="{cite_url(1, 0)}"' in markup
+    assert f'href="{cite_url(2, 1)}"' in markup and f'href="{cite_url(1, 1)}"' in markup
+    assert parse_cite_url(QUrl(cite_url(2, 1))) == (2, 1)
+    assert parse_cite_url(QUrl(cite_url(3))) == (3, None)
+    assert parse_cite_url(QUrl("https://example.org/cite/1")) is None
+
+
+def test_paper_and_model_text_with_markup_is_shown_literally() -> None:
+    answer = _answer()
+    markup = answer_html(answer)
+    assert "<script>" not in markup and "<em>" not in markup and "<i>Lee" not in markup
+    text = _rendered(markup).toPlainText()
+    assert HOSTILE_TITLE in text
+    assert "Dense retrieval helps <em>recall</em> [1]." in text
+    assert "Ann <i>Lee</i>" in text
+
+
+def test_unsupported_sentences_are_marked_and_explained() -> None:
+    markup = answer_html(_answer())
+    assert markup.count('title="Not supported by the cited passages"') == 1
+    assert "could not be verified" in markup
+
+
+def test_references_list_title_authors_year_and_page() -> None:
+    first, second = _answer().references
+    assert reference_line(first) == f"{HOSTILE_TITLE} — Ann <i>Lee</i>, Bo Chen (2021), p. 3"
+    assert reference_line(second) == "A datastore paper, from cs-sample"
+
+
+def test_the_clicked_sentence_decides_which_quote_is_highlighted() -> None:
+    answer = _answer()
+    first_sentence_quote = citation_for(answer, 1, 0)
+    second_sentence_quote = citation_for(answer, 1, 1)
+    assert first_sentence_quote is not None and first_sentence_quote.quote == "Passage one"
+    assert second_sentence_quote is not None and second_sentence_quote.quote == "text"
+    from_references = citation_for(answer, 1, -1)
+    assert from_references is not None and from_references.support == 0.9  # the strongest
+
+
+def test_the_pane_streams_then_shows_the_answer_and_copies_rich_text(qtbot: QtBot) -> None:
+    pane = AskPane(QAction("Ask"))
+    qtbot.addWidget(pane)
+    pane.start_answer("Does <b>dense</b> retrieval help?")
+    assert pane.stage_row.isVisibleTo(pane) and not pane.ask_button.isEnabled()
+    pane.set_stage("drafting")
+    assert pane.stage_label.text() == "Drafting the answer…"
+    pane.append_token("Dense <b>retrieval</b> ")
+    qtbot.waitUntil(lambda: "Dense <b>retrieval</b>" in pane.answer_view.toPlainText())
+
+    with qtbot.waitSignal(pane.citation_activated) as clicked:
+        pane.show_answer(_answer())
+        pane.answer_view.anchorClicked.emit(QUrl(cite_url(2, 1)))
+    assert clicked.args == [2, 1]
+    assert not pane.stage_row.isVisibleTo(pane) and pane.ask_button.isEnabled()
+    assert "Does <b>dense</b> retrieval help?" in pane.answer_view.toPlainText()
+    assert pane.copy_button.isEnabled()
+
+    pane.copy_rich_text()
+    copied = QGuiApplication.clipboard().mimeData()
+    assert copied.hasHtml() and HOSTILE_TITLE in _rendered(copied.html()).toPlainText()
+
+
+def test_past_questions_are_listed_as_plain_text(qtbot: QtBot) -> None:
+    pane = AskPane(QAction("Ask"))
+    qtbot.addWidget(pane)
+    pane.set_history([_answer()])
+    assert pane.history.item(0).text() == "Does <b>dense</b> retrieval help?"
+    with qtbot.waitSignal(pane.history_activated) as opened:
+        pane.history.itemActivated.emit(pane.history.item(0))
+    assert opened.args == ["a1"]
