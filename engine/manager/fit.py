@@ -120,7 +120,8 @@ def check_fit(estimate: MemoryEstimate, hardware: HardwareInfo, gpu_layers: int 
     if estimate.total_bytes <= available:
         return FitReport(True, estimate, available, where)
     what = label or "This model"
-    warning = (f"{what} with a {estimate.context_size:,}-token context needs about {human_size(estimate.total_bytes)} "
+    warning = (f"{what} with a context of {estimate.context_size:,} tokens needs about "
+               f"{human_size(estimate.total_bytes)} "
                f"(weights {human_size(estimate.weights_bytes)}, KV cache {human_size(estimate.kv_cache_bytes)}, "
                f"compute {human_size(estimate.compute_bytes)}) but only {human_size(available)} of {where} is free. "
                f"Lower generation.context_size, close other programs, or choose a smaller model.")
@@ -191,7 +192,7 @@ def recommend(hardware: HardwareInfo, catalog: list[CatalogModel]) -> Recommenda
 def _recommendation(entry: CatalogModel, estimate: MemoryEstimate, hardware: HardwareInfo, where: str,
                     gpu: bool, threads: int) -> Recommendation:
     reasons = [f"{entry.title} needs about {human_size(estimate.total_bytes)} with a "
-               f"{estimate.context_size:,}-token context; {human_size(hardware.ram_available_bytes)} RAM is free."]
+               f"context of {estimate.context_size:,} tokens; {human_size(hardware.ram_available_bytes)} RAM is free."]
     if gpu:
         reasons.append(f"llama.cpp can offload to the GPU and {human_size(hardware.vram_free_bytes)} is free there, "
                        "so every layer goes to the GPU (n_gpu_layers = -1).")
