@@ -1,0 +1,1 @@
+"""Citations the engine checks rather than trusts: markers, sentence splitting, support, verification."""

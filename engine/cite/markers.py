@@ -1,0 +1,117 @@
+"""Parse and rewrite ``[n]`` citation markers: ``[1]``, ``[1, 3]``, ``[1][2]``, ``[1-3]``, ``[1–3]``.
+
+Only brackets holding numbers, commas, semicolons and ranges count as markers; ``[a]`` or
+``[Figure 2]`` are left as text. Ranges are expanded but capped, so ``[1-99999]`` cannot blow up.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+MAX_RANGE = 20  # a model writing [1-500] gets the first MAX_RANGE numbers, not 500 citations
+
+_MARKER = re.compile(r"\[\s*\d+(?:\s*(?:[-–—]|,|;)\s*\d+)*\s*\]")
+_PART = re.compile(r"(\d+)(?:\s*[-–—]\s*(\d+))?")
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One bracketed marker: where it is in the text and the numbers it names, in order."""
+
+    start: int
+    end: int
+    numbers: tuple[int, ...]
+
+
+def parse_numbers(body: str) -> tuple[int, ...]:
+    """The numbers in a marker body such as ``"1, 3-5"``, ranges expanded, duplicates dropped."""
+    numbers: list[int] = []
+    for first, last in _PART.findall(body):
+        low = int(first)
+        high = int(last) if last else low
+        if high < low:
+            low, high = high, low
+        for n in range(low, min(high, low + MAX_RANGE - 1) + 1):
+            if n not in numbers:
+                numbers.append(n)
+    return tuple(numbers)
+
+
+def find_markers(text: str) -> list[Marker]:
+    """Every marker in ``text``; adjacent markers such as ``[1][2]`` are reported separately."""
+    return [Marker(m.start(), m.end(), parse_numbers(m.group()[1:-1])) for m in _MARKER.finditer(text)]
+
+
+def cited_numbers(text: str) -> list[int]:
+    """All numbers cited in ``text``, in order of first appearance."""
+    seen: list[int] = []
+    for marker in find_markers(text):
+        for n in marker.numbers:
+            if n not in seen:
+                seen.append(n)
+    return seen
+
+
+def format_marker(numbers: Iterable[int]) -> str:
+    """``[1]`` or ``[1, 3]``; an empty list gives ``""``."""
+    ordered = list(dict.fromkeys(numbers))
+    return f"[{', '.join(str(n) for n in ordered)}]" if ordered else ""
+
+
+def strip_markers(text: str) -> str:
+    """The text without any marker, with the space before a removed marker removed too."""
+    return _tidy(_MARKER.sub("", text))
+
+
+def rewrite_markers(text: str, mapping: Callable[[int], int | None]) -> str:
+    """Renumber every marker through ``mapping``; numbers mapped to ``None`` are removed, and a
+    marker left empty disappears with the space before it."""
+    def replace(match: re.Match[str]) -> str:
+        kept = [m for m in (mapping(n) for n in parse_numbers(match.group()[1:-1])) if m is not None]
+        return format_marker(kept)
+
+    return _tidy(_MARKER.sub(replace, text))
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"[ \t]+([.,;:!?])", r"\1", text)
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
+
+
+class StreamFilter:
+    """Filters streamed text so no marker naming an unknown number ever reaches the screen.
+
+    Text after an opening ``[`` is held back until the bracket closes (or clearly is not a
+    marker), then released with unknown numbers removed; everything else passes at once.
+    """
+
+    _HOLD_LIMIT = 24
+
+    def __init__(self, valid: set[int]) -> None:
+        self.valid = valid
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        out: list[str] = []
+        for char in piece:
+            if self._held:
+                self._held += char
+                if char == "]" or len(self._held) > self._HOLD_LIMIT or not re.fullmatch(r"\[[\d\s,;\-–—]*\]?",
+                                                                                          self._held):
+                    out.append(self._release())
+            elif char == "[":
+                self._held = char
+            else:
+                out.append(char)
+        return "".join(out)
+
+    def flush(self) -> str:
+        return self._release()
+
+    def _release(self) -> str:
+        held, self._held = self._held, ""
+        if _MARKER.fullmatch(held):
+            return format_marker(n for n in parse_numbers(held[1:-1]) if n in self.valid)
+        return held

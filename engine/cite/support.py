@@ -1,0 +1,171 @@
+"""Does a passage support a sentence? A scorer that never asks the generating LM.
+
+The score mixes two signals over the passage's sentences (and pairs of adjacent sentences):
+the cosine similarity of sentence embeddings (a small sentence-transformers model) and the
+share of the claim's content words found in the window (numbers count: "3.5" must be there).
+The best window becomes the citation's quote. The mixing weight and the thresholds were fitted
+on hand-labelled (sentence, passage) pairs from the real corpus (tests/data/support_pairs.jsonl,
+fitted by benchmarks/answers.py --fit); see README "## Answers" for precision and recall.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.cite.markers import strip_markers
+from engine.cite.sentences import Span, split_spans
+from engine.embed.base import Embedder
+
+# Fitted on tests/data/support_pairs.jsonl with the packaged all-MiniLM-L6-v2 (benchmarks/answers.py --fit).
+EMBEDDING_WEIGHT = 0.4
+SUPPORT_THRESHOLD = 0.67  # keep a citation the model made
+INSERT_THRESHOLD = 0.75  # attach a citation the model did not make: stricter, it is the engine's claim
+MAX_QUOTE_CHARS = 320
+
+_WORD = re.compile(r"[^\W_]+(?:[.,]\d+)?", re.UNICODE)
+_STOPWORDS = frozenset("""
+a about above after again against all also although am an and any are as at be because been before being below
+between both but by can could did do does doing down during each either few for from further had has have having
+he her here hers him his how however i if in into is it its itself just like many may me might more most much
+must my neither no nor not now of off on once one only or other our ours out over own per same several she should
+since so some such than that the their theirs them then there these they this those through thus to too under
+until up upon us use used uses using very via was we well were what when where whether which while who whom whose
+why will with within without would yet you your paper papers work works show shows shown propose proposes proposed
+present presents presented approach method methods model models based result results new study studies answer
+question questions e g i al et etc
+""".split())
+
+
+def stem(word: str) -> str:
+    """A deliberately light stemmer: enough to match "embeddings" with "embedding"."""
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased, lightly stemmed words that carry meaning (stopwords and markers removed)."""
+    words = (w.lower() for w in _WORD.findall(strip_markers(text)))
+    return {stem(w) for w in words if w not in _STOPWORDS and (len(w) > 2 or w.isdigit())}
+
+
+def overlap(claim_words: set[str], window_words: set[str]) -> float:
+    """Share of the claim's content words that the window contains."""
+    return len(claim_words & window_words) / len(claim_words) if claim_words else 0.0
+
+
+@dataclass(frozen=True)
+class Window:
+    """A candidate quote: ``text[start:end]`` of a passage."""
+
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Match:
+    """How well one window supports (or answers) a claim."""
+
+    score: float
+    cosine: float
+    overlap: float
+    start: int
+    end: int
+
+
+def quote_windows(passage_text: str, max_chars: int = MAX_QUOTE_CHARS, pairs: bool = True) -> list[Window]:
+    """Single sentences and (with ``pairs``) adjacent pairs when short enough; over-long sentences are
+    cut at spaces. Front matter (title and author lines) is not prose and never becomes a quote."""
+    sentences: list[Span] = []
+    for span in split_spans(passage_text):
+        sentences.extend(_cut_long(passage_text, span, max_chars))
+    sentences = [s for s in sentences if prose_like(passage_text[s.start:s.end])]
+    windows = [Window(s.start, s.end, passage_text[s.start:s.end]) for s in sentences]
+    for first, second in itertools.pairwise(sentences if pairs else []):
+        if second.end - first.start <= max_chars and not passage_text[first.end:second.start].strip():
+            windows.append(Window(first.start, second.end, passage_text[first.start:second.end]))
+    return windows
+
+
+def prose_like(text: str) -> bool:
+    """At least six words, mostly lower-case: rules out headings, author lists, tables of numbers."""
+    words = [w for w in text.split() if any(c.isalpha() for c in w)]
+    if len(words) < 6:
+        return False
+    return sum(w[0].islower() for w in words) >= 0.45 * len(words)
+
+
+def _cut_long(text: str, span: Span, max_chars: int) -> list[Span]:
+    pieces: list[Span] = []
+    start = span.start
+    while span.end - start > max_chars:
+        cut = text.rfind(" ", start + max_chars // 2, start + max_chars)
+        cut = cut if cut > start else start + max_chars
+        pieces.append(Span(start, cut))
+        start = cut + 1
+    if span.end > start:
+        pieces.append(Span(start, span.end))
+    return pieces
+
+
+class SupportScorer:
+    """Scores claims against passage windows; embeddings are cached per text for the scorer's life."""
+
+    def __init__(self, embedder: Embedder, weight: float = EMBEDDING_WEIGHT, threshold: float = SUPPORT_THRESHOLD,
+                 insert_threshold: float = INSERT_THRESHOLD) -> None:
+        self.embedder = embedder
+        self.weight = weight
+        self.threshold = threshold
+        self.insert_threshold = insert_threshold
+        self._vectors: dict[str, np.ndarray] = {}
+        self._windows: dict[tuple[str, bool], list[Window]] = {}
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors for ``texts`` (computed once per distinct text)."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
+                self._vectors[text] = vector
+        if not texts:
+            return np.zeros((0, self.embedder.dimension), dtype=np.float32)
+        return np.stack([self._vectors[t] for t in texts])
+
+    def windows(self, passage_text: str, pairs: bool = True) -> list[Window]:
+        key = (passage_text, pairs)
+        if key not in self._windows:
+            self._windows[key] = quote_windows(passage_text, pairs=pairs)
+        return self._windows[key]
+
+    def rank(self, claim: str, passage_text: str, pairs: bool = True) -> list[Match]:
+        """Every window of the passage scored against ``claim``, best first (``pairs``: also two-sentence windows)."""
+        windows = self.windows(passage_text, pairs)
+        if not windows:
+            return []
+        cleaned = strip_markers(claim)
+        claim_vector = self.vectors([cleaned])[0]
+        cosines = self.vectors([w.text for w in windows]) @ claim_vector
+        claim_words = content_words(cleaned)
+        matches = []
+        for window, cosine in zip(windows, cosines, strict=True):
+            share = overlap(claim_words, content_words(window.text))
+            score = self.weight * float(cosine) + (1 - self.weight) * share
+            matches.append(Match(score, float(cosine), share, window.start, window.end))
+        matches.sort(key=lambda m: (-m.score, m.end - m.start))
+        return matches
+
+    def best(self, claim: str, passage_text: str) -> Match | None:
+        """The best-supporting window of the passage, or None for an empty passage."""
+        ranked = self.rank(claim, passage_text)
+        return ranked[0] if ranked else None
+
+    def supports(self, claim: str, passage_text: str) -> Match | None:
+        """The best window when it clears the support threshold, else None."""
+        match = self.best(claim, passage_text)
+        return match if match is not None and match.score >= self.threshold else None

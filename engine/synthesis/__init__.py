@@ -1,0 +1,1 @@
+"""Evidence-first synthesis: retrieve -> extract quotes -> plan themes -> write (or digest) -> verify."""

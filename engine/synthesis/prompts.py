@@ -1,0 +1,67 @@
+"""Prompt files (resources/prompts/answer_*.txt) and the text that goes into them.
+
+The layout is what makes the KV cache pay: every call starts with the same system message and the
+same "question + evidence" block; the feedback and revision calls also share the draft. Only
+the task at the end differs, so llama.cpp re-evaluates just that tail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+
+from engine.synthesis.evidence import Quote
+
+# Chat-template control tokens of common model families: a PDF containing them must not be able
+# to close the user turn and speak as the system. Quotes shown to people keep them (escaped).
+_CONTROL = re.compile(r"<\|[^|<>]{0,40}\|>|</?s>|\[/?INST\]|<<SYS>>|<</SYS>>|<start_of_turn>|<end_of_turn>")
+
+
+@cache
+def prompt(name: str) -> str:
+    """The text of resources/prompts/<name>.txt."""
+    return resources.files("resources").joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8")
+
+
+def inert(text: str) -> str:
+    """Passage text made safe to place inside a prompt: control tokens removed, whitespace collapsed."""
+    return " ".join(_CONTROL.sub(" ", text).split())
+
+
+def evidence_block(quotes: Sequence[Quote], titles: Mapping[int, str], quote_chars: int = 320) -> str:
+    """``[n] Title: "quote" … "quote"`` lines, numbers ascending."""
+    by_number: dict[int, list[str]] = {}
+    for quote in sorted(quotes, key=lambda q: (q.n, q.start)):
+        by_number.setdefault(quote.n, []).append(f"\"{inert(quote.text)[:quote_chars]}\"")
+    lines = []
+    for n, texts in sorted(by_number.items()):
+        title = inert(titles.get(n, ""))[:90]
+        lines.append(f"[{n}] {title + ': ' if title else ''}{' … '.join(texts)}")
+    return "\n".join(lines)
+
+
+def prefix(question: str, quotes: Sequence[Quote], titles: Mapping[int, str], quote_chars: int = 320) -> str:
+    """The shared head of every user message."""
+    return prompt("answer_evidence").format(question=inert(question),
+                                            evidence=evidence_block(quotes, titles, quote_chars))
+
+
+def draft_task(theme: str, numbers: Sequence[int], sentences: int) -> str:
+    return prompt("answer_draft").format(theme=inert(theme), numbers=", ".join(f"[{n}]" for n in numbers),
+                                         sentences=sentences)
+
+
+def draft_block(draft: str) -> str:
+    return prompt("answer_feedback").format(draft=draft)
+
+
+def feedback_task() -> str:
+    return prompt("answer_feedback_task")
+
+
+def revise_task(feedback: str, new_evidence: str, theme: str, sentences: int) -> str:
+    block = f"New evidence:\n{new_evidence}\n" if new_evidence else ""
+    return prompt("answer_revise").format(feedback=inert(feedback), new_evidence=block, theme=inert(theme),
+                                          sentences=sentences)
