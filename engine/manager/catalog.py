@@ -53,6 +53,8 @@ class CatalogModel:
     n_layers: int = 0
     n_kv_heads: int = 0
     head_dim: int = 0
+    n_heads: int = 0
+    vocab_size: int = 0
     min_ram_gb: float = 0.0
     dimensions: int = 0
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)

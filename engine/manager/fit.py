@@ -1,9 +1,10 @@
 """Will a model fit? Memory estimates from GGUF metadata, and a recommendation for this machine.
 
 llama.cpp needs, beside the weights (about the GGUF's size, memory-mapped), a KV cache of
-``2 (K and V) × layers × context × KV heads × head size × 2 bytes (f16)`` and a compute buffer
-that grows with context × attention heads. The KV formula is exact (a test checks it against the
-size llama.cpp itself reports); the compute buffer is an estimate on the safe side.
+``layers × context × KV heads × (K + V head size) × 2 bytes (f16)`` and a compute buffer: the
+largest intermediate of one 512-token micro-batch, which is either the attention scores
+(micro-batch × context × heads, f32) or the logits (micro-batch × vocabulary, f32) - the graph
+allocator reuses memory between them. Tests check both against the sizes llama.cpp reports.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class ModelShape:
     head_dim_v: int
     n_heads: int
     context_length: int  # trained context, 0 if unknown
+    n_vocab: int = 0
 
 
 @dataclass(frozen=True)
@@ -81,16 +83,20 @@ def shape_from_gguf(info: GGUFInfo) -> ModelShape:
 
     n_heads = number("attention.head_count", 1) or 1
     embedding = number("embedding_length")
+    tokens = metadata.get("tokenizer.ggml.tokens")
+    listed = len(tokens) if isinstance(tokens, list) else int(getattr(tokens, "length", 0))
+    n_vocab = number("vocab_size") or listed
     head_k = number("attention.key_length", embedding // n_heads)
     head_v = number("attention.value_length", head_k)
     return ModelShape(n_layers=number("block_count"), n_kv_heads=number("attention.head_count_kv", n_heads),
                       head_dim_k=head_k, head_dim_v=head_v, n_heads=n_heads,
-                      context_length=number("context_length"))
+                      context_length=number("context_length"), n_vocab=n_vocab)
 
 
 def shape_from_catalog(entry: CatalogModel) -> ModelShape:
     return ModelShape(n_layers=entry.n_layers, n_kv_heads=entry.n_kv_heads, head_dim_k=entry.head_dim,
-                      head_dim_v=entry.head_dim, n_heads=entry.n_kv_heads, context_length=entry.context_length)
+                      head_dim_v=entry.head_dim, n_heads=entry.n_heads or entry.n_kv_heads,
+                      context_length=entry.context_length, n_vocab=entry.vocab_size)
 
 
 def kv_cache_bytes(shape: ModelShape, context_size: int, bytes_per_value: int = KV_BYTES_PER_VALUE) -> int:
@@ -99,8 +105,11 @@ def kv_cache_bytes(shape: ModelShape, context_size: int, bytes_per_value: int = 
 
 
 def compute_buffer_bytes(shape: ModelShape, context_size: int) -> int:
-    """Rough size of the compute buffer: attention scores of one micro-batch against the context (f32)."""
-    return UBATCH * context_size * max(shape.n_heads, shape.n_kv_heads) * 4 // 2
+    """The compute buffer: the larger of a micro-batch's attention scores and its logits (f32), plus 5 %."""
+    ubatch = min(UBATCH, context_size)
+    attention = ubatch * context_size * max(shape.n_heads, shape.n_kv_heads) * 4
+    logits = ubatch * shape.n_vocab * 4
+    return int(max(attention, logits) * 1.05)
 
 
 def estimate_memory(weights_bytes: int, shape: ModelShape, context_size: int) -> MemoryEstimate:
