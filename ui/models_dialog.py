@@ -1,0 +1,327 @@
+"""Models & Datastores: what is installed, what can be downloaded, and what this machine can run.
+
+Every engine call goes through :class:`~ui.engine_client.EngineClient` (one worker thread);
+download progress is relayed back by a signal, so the dialog never blocks and Cancel stops a
+download between chunks (the partial file is kept, and the next download resumes it). Errors
+reach the user through the client's ``error`` signal, like every other engine failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.manager.download import human_size
+from engine.progress import CancelToken, Progress
+
+MODELS_JOB = "models"
+DOWNLOAD_JOB = "download"
+ROW = Qt.ItemDataRole.UserRole
+
+
+class _ProgressRelay(QObject):
+    """Emitted on the worker thread, delivered (queued) on the UI thread."""
+
+    progress = Signal(object)
+
+
+def _snapshot(engine: Any) -> dict[str, Any]:
+    """Runs on the worker: everything the dialog shows, gathered in one call."""
+    return {"catalog": engine.model_catalog(), "installed": engine.installed_models(),
+            "datastores": engine.datastores(), "report": engine.hardware_report(),
+            "current_model": engine.settings.generation.model, "current_embedder": engine.settings.retrieval.embedder}
+
+
+class ModelsDialog(QDialog):
+    """The Models & Datastores dialog: ``ModelsDialog(client, parent=None)``."""
+
+    def __init__(self, client: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Models & Datastores")
+        self.setAccessibleName("Models and datastores")
+        self.resize(820, 620)
+        self._client = client
+        self._cancel: CancelToken | None = None
+        self._relay = _ProgressRelay(self)
+        self._relay.progress.connect(self._on_progress)
+        self.snapshot: dict[str, Any] = {}
+
+        self.hardware_label = QLabel("Checking this machine…", self)
+        self.hardware_label.setWordWrap(True)
+        self.hardware_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.recommendation_label = QLabel("", self)
+        self.recommendation_label.setWordWrap(True)
+        hardware_box = QGroupBox("This machine", self)
+        hardware_layout = QVBoxLayout(hardware_box)
+        hardware_layout.addWidget(self.hardware_label)
+        hardware_layout.addWidget(self.recommendation_label)
+
+        self.models_tree = self._tree(["Model", "Kind", "Size", "Licence", "Verified by", "Status"], "Models")
+        self.models_tree.itemSelectionChanged.connect(self._update_buttons)
+        self.download_button = QPushButton("Download", self)
+        self.download_button.setToolTip("Download, verify and install the selected model (needs the network)")
+        self.download_button.clicked.connect(self.download_selected)
+        self.use_button = QPushButton("Use", self)
+        self.use_button.setToolTip("Make the selected installed model the one Quire uses")
+        self.use_button.clicked.connect(self.use_selected)
+        models_box = self._box("Models", self.models_tree, [self.download_button, self.use_button])
+
+        self.datastores_tree = self._tree(["Datastore", "Papers", "Passages", "Size", "Embedder"], "Datastores")
+        self.install_pack_button = QPushButton("Install pack…", self)
+        self.install_pack_button.setToolTip("Install a prebuilt datastore pack from a file or a URL")
+        self.install_pack_button.clicked.connect(lambda: self.install_pack())
+        datastores_box = self._box("Datastores", self.datastores_tree, [self.install_pack_button])
+
+        self.progress_label = QLabel("", self)
+        self.progress_bar = QProgressBar(self)
+        self.progress_bar.setAccessibleName("Download progress")
+        self.cancel_button = QPushButton("Cancel download", self)
+        self.cancel_button.clicked.connect(self.cancel_download)
+        progress_row = QHBoxLayout()
+        progress_row.addWidget(self.progress_label, 2)
+        progress_row.addWidget(self.progress_bar, 3)
+        progress_row.addWidget(self.cancel_button)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(hardware_box)
+        layout.addWidget(models_box, 3)
+        layout.addWidget(datastores_box, 2)
+        layout.addLayout(progress_row)
+        layout.addWidget(buttons)
+        self._set_busy(False)
+        self.refresh()
+
+    # --- building ---------------------------------------------------------------------------
+
+    def _tree(self, headers: list[str], name: str) -> QTreeWidget:
+        tree = QTreeWidget(self)
+        tree.setHeaderLabels(headers)
+        tree.setRootIsDecorated(False)
+        tree.setAlternatingRowColors(True)
+        tree.setAccessibleName(name)
+        return tree
+
+    def _box(self, title: str, tree: QTreeWidget, actions: list[QPushButton]) -> QGroupBox:
+        box = QGroupBox(title, self)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        for button in actions:
+            row.addWidget(button)
+        layout = QVBoxLayout(box)
+        layout.addWidget(tree)
+        layout.addLayout(row)
+        return box
+
+    # --- loading ------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Re-read catalog, installed models, datastores and the hardware report (on the worker)."""
+        self._client.call(MODELS_JOB, _snapshot, self._show_snapshot)
+
+    @Slot(object)
+    def _show_snapshot(self, snapshot: dict[str, Any]) -> None:
+        self.snapshot = snapshot
+        self._show_hardware(snapshot["report"])
+        self._show_models(snapshot)
+        self._show_datastores(snapshot["datastores"])
+        self._update_buttons()
+
+    def _show_hardware(self, report: dict[str, Any]) -> None:
+        hardware, recommendation = report["hardware"], report["recommendation"]
+        gpus = ", ".join(f"{gpu['name']} ({human_size(gpu['vram_free_bytes'])} free)" for gpu in hardware["gpus"])
+        offload = {True: "llama.cpp can offload to the GPU", False: "llama.cpp is a CPU-only build",
+                   None: "llama.cpp not available"}[hardware["gpu_offload"]]
+        self.hardware_label.setText(
+            f"{hardware['cpu_model'] or 'CPU'}: {hardware['physical_cores']} cores · "
+            f"RAM {human_size(hardware['ram_total_bytes'])} ({human_size(hardware['ram_available_bytes'])} free) · "
+            f"GPU: {gpus or 'none found'} · {offload}")
+        fit = report.get("configured_fit")
+        warning = f"\n⚠ {fit['warning']}" if fit and fit.get("warning") else ""
+        self.recommendation_label.setText(
+            f"Recommended: {recommendation['title']} · context {recommendation['context_size']:,} tokens · "
+            f"GPU layers {recommendation['gpu_layers']} · {recommendation['threads']} threads\n"
+            + "\n".join(f"• {reason}" for reason in recommendation["reasons"]) + warning)
+
+    def _show_models(self, snapshot: dict[str, Any]) -> None:
+        selected = self._selected_name()
+        self.models_tree.clear()
+        installed = {model.name: model for model in snapshot["installed"]}
+        in_use = {snapshot["current_model"], snapshot["current_embedder"]} - {""}
+        for entry in snapshot["catalog"]:
+            model = installed.pop(entry.name, None)
+            if model is not None:
+                status = "in use" if model.path in in_use else "installed"
+                size = human_size(model.size_bytes)
+            else:
+                status = "bundled" if entry.bundled else ("available" if entry.can_download else "not downloadable")
+                approximate = "" if entry.size_bytes else "~"
+                size = approximate + human_size(entry.size_estimate) if entry.size_estimate else ""
+            self._add_model_row([entry.title, entry.kind, size, entry.license, entry.verified_by, status],
+                                {"name": entry.name, "kind": entry.kind, "installed": model is not None,
+                                 "can_download": entry.can_download and model is None, "tooltip": entry.description})
+        for model in installed.values():  # GGUF files the user put in the folder by hand
+            status = "in use" if model.path in in_use else "installed"
+            self._add_model_row([model.name, model.kind, human_size(model.size_bytes), "", model.verified_by, status],
+                                {"name": model.name, "kind": model.kind, "installed": True, "can_download": False,
+                                 "tooltip": model.path})
+        if selected:
+            self.select_model(selected)
+
+    def _add_model_row(self, columns: list[str], data: dict[str, Any]) -> None:
+        item = QTreeWidgetItem(columns)
+        item.setData(0, ROW, data)
+        item.setToolTip(0, data.get("tooltip", ""))
+        self.models_tree.addTopLevelItem(item)
+
+    def _show_datastores(self, datastores: list[Any]) -> None:
+        self.datastores_tree.clear()
+        for info in datastores:
+            self.datastores_tree.addTopLevelItem(QTreeWidgetItem([
+                info.name, f"{info.records:,}", f"{info.passages:,}", human_size(info.size_bytes),
+                info.embedding_model or "not embedded"]))
+
+    # --- selection ----------------------------------------------------------------------------
+
+    def _selected(self) -> dict[str, Any] | None:
+        items = self.models_tree.selectedItems()
+        return items[0].data(0, ROW) if items else None
+
+    def _selected_name(self) -> str:
+        row = self._selected()
+        return row["name"] if row else ""
+
+    def select_model(self, name: str) -> bool:
+        """Select the row of model ``name``; False if there is none."""
+        for index in range(self.models_tree.topLevelItemCount()):
+            item = self.models_tree.topLevelItem(index)
+            if item.data(0, ROW)["name"] == name:
+                self.models_tree.setCurrentItem(item)
+                return True
+        return False
+
+    def row_status(self, name: str) -> str:
+        for index in range(self.models_tree.topLevelItemCount()):
+            item = self.models_tree.topLevelItem(index)
+            if item.data(0, ROW)["name"] == name:
+                return item.text(5)
+        return ""
+
+    def _update_buttons(self) -> None:
+        row, busy = self._selected(), self._cancel is not None
+        self.download_button.setEnabled(bool(row and row["can_download"]) and not busy)
+        self.use_button.setEnabled(bool(row and row["installed"] and row["kind"] in ("llm", "embedder")) and not busy)
+        self.install_pack_button.setEnabled(not busy)
+
+    # --- actions ------------------------------------------------------------------------------
+
+    def download_selected(self) -> None:
+        row = self._selected()
+        if row and row["can_download"]:
+            name = row["name"]
+            self._start(f"Downloading {name}", lambda engine, progress, cancel: engine.download_model(
+                name, progress=progress, cancel=cancel))
+
+    def install_pack(self, location: str | None = None) -> None:
+        """Install a datastore pack from ``location`` (asks for a file or URL when None)."""
+        if location is None:
+            location = self._ask_pack_location()
+            if not location:
+                return
+        self._start(f"Installing {location.rsplit('/', 1)[-1]}", lambda engine, progress, cancel:
+                    engine.install_datastore(location, progress=progress, cancel=cancel))
+
+    def _ask_pack_location(self) -> str:
+        url, ok = QInputDialog.getText(self, "Install datastore pack",
+                                       "A pack URL (https://…), or leave empty to choose a file:")
+        if not ok:
+            return ""
+        if url.strip():
+            return url.strip()
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a datastore pack", "", "Quire packs (*.quirepack *.tar);;"
+                                              "All files (*)")
+        return path
+
+    def use_selected(self) -> None:
+        row = self._selected()
+        if row and row["installed"]:
+            name = row["name"]
+            self._client.call(MODELS_JOB, lambda engine: engine.use_model(name), self._used)
+
+    @Slot(object)
+    def _used(self, choice: Any) -> None:
+        self.progress_label.setText(f"Now using {choice.model.name}" + (f" — {choice.warning}" if choice.warning
+                                                                         else ""))
+        self.refresh()
+
+    def _start(self, label: str, work: Callable[[Any, Callable[[Progress], None], CancelToken], Any]) -> None:
+        token = CancelToken()
+        self._cancel = token
+        self.progress_label.setText(label + "…")
+        self.progress_bar.setRange(0, 0)  # busy until the size is known
+        self._set_busy(True)
+        emit = self._relay.progress.emit
+        self._client.call(DOWNLOAD_JOB, lambda engine: work(engine, emit, token), self._finished, self._stopped)
+
+    def cancel_download(self) -> None:
+        if self._cancel is not None:
+            self._cancel.cancel()
+            self.progress_label.setText("Cancelling… (what was downloaded is kept for next time)")
+
+    @Slot(object)
+    def _on_progress(self, progress: Progress) -> None:
+        if self._cancel is None:
+            return
+        if progress.total > 0:
+            self.progress_bar.setRange(0, 1000)
+            self.progress_bar.setValue(int(1000 * progress.fraction))
+            self.progress_label.setText(
+                f"{progress.label}: {human_size(progress.done)} of {human_size(progress.total)}")
+        else:
+            self.progress_label.setText(f"{progress.label} ({progress.stage})")
+
+    @Slot(object)
+    def _finished(self, _result: object) -> None:
+        self._cancel = None
+        self._set_busy(False)
+        self.progress_label.setText("Installed and verified.")
+        self.refresh()
+
+    def _stopped(self) -> None:
+        cancelled = self._cancel is not None and self._cancel.cancelled
+        self._cancel = None
+        self._set_busy(False)
+        self.progress_label.setText("Cancelled; the next download resumes where this one stopped." if cancelled
+                                    else "Stopped; see the message for why.")
+        self.refresh()
+
+    def _set_busy(self, busy: bool) -> None:
+        self.progress_bar.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        self._update_buttons()
+
+    @property
+    def downloading(self) -> bool:
+        return self._cancel is not None
+
+    def reject(self) -> None:
+        self.cancel_download()  # closing the dialog must not leave a download running unseen
+        super().reject()
