@@ -22,6 +22,7 @@ from engine.service import Engine
 from ui import errors
 from ui.engine_client import EngineClient
 from ui.main_window import MainWindow
+from ui.theme import apply_theme
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_dir = home / "logs" if explicit_home else Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
     configure_logging(args.verbose, log_dir)
     app = application()
+    apply_theme(app)
     try:
         library = Engine(args.home)
     except EngineError as exc:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence, QPalette
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QPainterPath, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 HEADLINE = "Drop PDFs here"
+_ICON_HEIGHT = 64
 
 
 class EmptyState(QWidget):
@@ -38,10 +39,45 @@ class EmptyState(QWidget):
         self.add_button.clicked.connect(add_action.trigger)
 
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(36, 24, 36, 24)
         layout.addStretch(2)
+        layout.addSpacing(_ICON_HEIGHT + 24)  # the painted page icon sits here
         layout.addWidget(self.headline)
         layout.addSpacing(8)
         layout.addWidget(self.hint)
         layout.addSpacing(16)
         layout.addWidget(self.add_button, 0, Qt.AlignmentFlag.AlignHCenter)
         layout.addStretch(3)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """A dashed drop zone with a page icon above the headline."""
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        zone = QRectF(self.rect()).adjusted(12, 12, -12, -12)
+        painter.setPen(QPen(QColor("#b9b7b0"), 1.5, Qt.PenStyle.DashLine))
+        painter.setBrush(QColor(255, 255, 255, 140))
+        painter.drawRoundedRect(zone, 14, 14)
+        centre_x = self.width() / 2
+        top = self.headline.geometry().top() - _ICON_HEIGHT - 20
+        width = _ICON_HEIGHT * 0.78
+        fold = width * 0.3
+        left = centre_x - width / 2
+        page = QPainterPath()
+        page.moveTo(left, top)
+        page.lineTo(left + width - fold, top)
+        page.lineTo(left + width, top + fold)
+        page.lineTo(left + width, top + _ICON_HEIGHT)
+        page.lineTo(left, top + _ICON_HEIGHT)
+        page.closeSubpath()
+        painter.setPen(QPen(QColor("#8e8c85"), 2))
+        painter.setBrush(QColor("#ffffff"))
+        painter.drawPath(page)
+        painter.drawPolyline([QPointF(left + width - fold, top), QPointF(left + width - fold, top + fold),
+                              QPointF(left + width, top + fold)])
+        painter.setPen(QPen(QColor("#2f6fde"), 2.2, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+        arrow_x, arrow_top = centre_x, top + _ICON_HEIGHT * 0.32
+        arrow_bottom = top + _ICON_HEIGHT * 0.78
+        painter.drawLine(QPointF(arrow_x, arrow_top), QPointF(arrow_x, arrow_bottom))
+        painter.drawPolyline([QPointF(arrow_x - 9, arrow_bottom - 9), QPointF(arrow_x, arrow_bottom),
+                              QPointF(arrow_x + 9, arrow_bottom - 9)])
+        painter.end()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
@@ -32,6 +34,11 @@ class IngestProgress(QWidget):
         self._bar.setTextVisible(False)
         self._bar.setFixedWidth(160)
         self._bar.setAccessibleName("Ingestion progress")
+        self._eta = QLabel(self)
+        self._eta.setTextFormat(Qt.TextFormat.PlainText)
+        self._eta.setAccessibleName("Time left")
+        self._eta.setMinimumWidth(96)
+        self._started = time.monotonic()
         self._cancel = QToolButton(self)
         self._cancel.setDefaultAction(cancel_action)
         self._cancel.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
@@ -41,6 +48,7 @@ class IngestProgress(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._label)
         layout.addWidget(self._bar)
+        layout.addWidget(self._eta)
         layout.addWidget(self._cancel)
 
         self._show_timer = QTimer(self)
@@ -53,6 +61,8 @@ class IngestProgress(QWidget):
         self._files_done = self._files_total = 0
         self._file_name = ""
         self._bar.setValue(0)
+        self._started = time.monotonic()
+        self._eta.setText("")
         self._label.setText("Looking for PDFs…")
         if self._show_timer.interval() <= 0:
             self.show()
@@ -79,8 +89,24 @@ class IngestProgress(QWidget):
             fraction = done / total if total else 0.0
             text = label
         self._bar.setValue(round(fraction * _BAR_STEPS))
+        self._eta.setText(eta_text(time.monotonic() - self._started, fraction))
         metrics = self._label.fontMetrics()
         self._label.setText(metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, _LABEL_WIDTH))
 
     def status_text(self) -> str:
         return self._label.text()
+
+    def eta(self) -> str:
+        return self._eta.text()
+
+
+def eta_text(elapsed_s: float, fraction: float) -> str:
+    """"about 2 min left" from the pace so far; nothing until the estimate means something."""
+    if fraction <= 0.02 or fraction >= 1.0 or elapsed_s < 2.0:
+        return ""
+    remaining = elapsed_s * (1.0 - fraction) / fraction
+    if remaining < 60:
+        return f"about {max(5, round(remaining / 5) * 5)} s left"
+    if remaining < 3600:
+        return f"about {round(remaining / 60)} min left"
+    return f"about {remaining / 3600:.1f} h left"

@@ -141,6 +141,7 @@ class LibraryPane(QWidget):
         has_papers = self.model.rowCount() > 0
         self.stack.setCurrentWidget(self.table if has_papers else self.empty_state)
         self.filter_box.setVisible(has_papers)
+        self.details.setVisible(has_papers)
         self._show_details()
 
     def _on_selection_changed(self) -> None:

@@ -282,6 +282,7 @@ class PdfViewer(QWidget):
         for action in (self.zoom_in_action, self.zoom_out_action, self.fit_action):
             action.setEnabled(has_page)
         self.copy_action.setEnabled(has_page)
+        self.toolbar.setVisible(has_page)
         self.zoom_label.setText(f"{round(self._zoom * 100)} %")
 
     def resizeEvent(self, event: object) -> None:  # type: ignore[override]

@@ -1,0 +1,135 @@
+"""Event-loop stall probe: how long the desktop window's event loop goes unserved while the engine
+ingests papers and while it answers a question (target: every stall <= 100 ms).
+
+A QTimer asks to fire every 10 ms on the UI thread; each late tick's delay beyond its interval is a
+stall (time in which clicks, keys and repaints would wait). The real window, real EngineClient and
+real engine run on a temporary library, exactly as in the app.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/ui_stall.py [--papers DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEventLoop, QSettings, QTimer
+
+from desktop.app import application
+from engine.service import Engine
+from ui.engine_client import EngineClient
+from ui.main_window import MainWindow
+
+TICK_MS = 10
+TARGET_MS = 100.0
+QUESTION = "How are citation graphs and paper embeddings used to represent scientific documents?"
+
+
+class StallProbe:
+    """Records how late each 10 ms tick fires while armed."""
+
+    def __init__(self) -> None:
+        self._timer = QTimer()
+        self._timer.setInterval(TICK_MS)
+        self._timer.timeout.connect(self._tick)
+        self._clock = QElapsedTimer()
+        self._last = 0
+        self.stalls_ms: list[float] = []
+
+    def start(self) -> None:
+        self.stalls_ms = []
+        self._clock.start()
+        self._last = self._clock.nsecsElapsed()
+        self._timer.start()
+
+    def stop(self) -> dict[str, float]:
+        self._timer.stop()
+        stalls = self.stalls_ms or [0.0]
+        return {"ticks": len(self.stalls_ms), "worst_ms": round(max(stalls), 1),
+                "p99_ms": round(sorted(stalls)[int(0.99 * (len(stalls) - 1))], 1),
+                "median_ms": round(statistics.median(stalls), 1),
+                "over_target": sum(stall > TARGET_MS for stall in stalls)}
+
+    def _tick(self) -> None:
+        now = self._clock.nsecsElapsed()
+        self.stalls_ms.append(max(0.0, (now - self._last) / 1e6 - TICK_MS))
+        self._last = now
+
+
+def run_until(condition: Callable[[], bool], timeout_s: float) -> float:
+    started = time.monotonic()
+    while not condition():
+        if time.monotonic() - started > timeout_s:
+            raise SystemExit(f"timed out after {timeout_s:.0f} s")
+        QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+        time.sleep(0.002)
+    return time.monotonic() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="UI event-loop stall probe")
+    parser.add_argument("--papers", type=Path, default=Path(os.environ.get("QUIRE_TEST_CORPUS", "/work/shared/corpus"))
+                        / "papers")
+    parser.add_argument("--digest", action="store_true", help="answer in digest mode instead of with the LM")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    application()
+    results: dict[str, object] = {}
+    with tempfile.TemporaryDirectory(prefix="quire-stall-") as home:
+        engine = Engine(Path(home) / "library")
+        if args.digest:
+            from dataclasses import replace
+
+            engine.save_settings(replace(engine.settings, generation=replace(engine.settings.generation, digest=True)))
+        client = EngineClient(engine)
+        window = MainWindow(client, QSettings(str(Path(home) / "w.ini"), QSettings.Format.IniFormat),
+                            progress_delay_ms=0)
+        window.resize(1440, 880)
+        window.show()
+        run_until(lambda: not client.busy, 60)
+        probe = StallProbe()
+        try:
+            probe.start()
+            window.add_paths([str(args.papers)])
+            seconds = run_until(lambda: not client.busy, 1800)  # ingest, then background embedding
+            results["ingesting"] = {**probe.stop(), "seconds": round(seconds, 1), "papers": window.model.rowCount()}
+
+            window.ask_pane.question_box.setPlainText(QUESTION)
+            probe.start()
+            window.ask_action.trigger()
+            seconds = run_until(lambda: not client.asking, 1800)
+            answer = window.ask_pane.answer
+            results["answering"] = {**probe.stop(), "seconds": round(seconds, 1),
+                                    "answered": answer is not None,
+                                    "mode": str(answer.mode) if answer is not None else ""}
+        finally:
+            window.close()
+            client.shutdown()
+    worst = max(float(phase["worst_ms"]) for phase in results.values() if isinstance(phase, dict))
+    results["worst_ms"] = worst
+    results["target_ms"] = TARGET_MS
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for phase in ("ingesting", "answering"):
+            data = results[phase]
+            assert isinstance(data, dict)
+            print(f"{phase:<10} worst {data['worst_ms']:7.1f} ms  p99 {data['p99_ms']:6.1f} ms  "
+                  f"median {data['median_ms']:5.1f} ms  ticks {data['ticks']:6d}  over {TARGET_MS:.0f} ms: "
+                  f"{data['over_target']}  ({data['seconds']} s)")
+        print(f"worst stall {worst:.1f} ms (target <= {TARGET_MS:.0f} ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

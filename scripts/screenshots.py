@@ -1,0 +1,120 @@
+"""Capture the desktop app's main states into docs/screenshots/ (run under Xvfb, or offscreen).
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshots.py
+
+States: the empty library, papers being indexed, an answer with citations, and the viewer with the
+cited passage highlighted. Everything is real: a temporary library, the shared corpus papers (or
+the bundled demo papers), the real engine answering a real question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from desktop.app import application  # noqa: E402
+from engine.demo import demo_papers  # noqa: E402
+from engine.service import Engine  # noqa: E402
+from ui.engine_client import EngineClient  # noqa: E402
+from ui.main_window import MainWindow  # noqa: E402
+from ui.theme import apply_theme  # noqa: E402
+
+CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", "/work/shared/corpus")) / "papers"
+QUESTION = "How are citation graphs and paper embeddings used to represent scientific documents?"
+SIZE = (1480, 900)
+
+
+def pump(milliseconds: int) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(milliseconds, loop.quit)
+    loop.exec()
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"screenshots: timed out waiting for {what}")
+        QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+        time.sleep(0.01)
+
+
+def save(window: MainWindow, out: Path, name: str) -> None:
+    pump(150)
+    window.grab().save(str(out / name))
+    print(f"wrote {out / name}")
+
+
+def papers() -> list[Path]:
+    """The shared corpus folder (24 papers: long enough to catch indexing in progress), else the demo papers."""
+    return [CORPUS] if CORPUS.is_dir() else demo_papers()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--digest", action="store_true", help="answer in digest mode (no language model prose)")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    app: QApplication = application()
+    apply_theme(app)
+    with tempfile.TemporaryDirectory(prefix="quire-shots-") as home:
+        engine = Engine(Path(home) / "library")
+        if args.digest:
+            from dataclasses import replace
+
+            engine.save_settings(replace(engine.settings, generation=replace(engine.settings.generation, digest=True)))
+        client = EngineClient(engine)
+        try:
+            window = MainWindow(client, QSettings(str(Path(home) / "window.ini"), QSettings.Format.IniFormat),
+                                progress_delay_ms=0)
+            window.resize(*SIZE)
+            window.show()
+            wait_until(lambda: not client.busy, 60, "the first refresh")
+            save(window, args.out, "01-empty.png")
+
+            window.add_paths([str(path) for path in papers()])
+            wait_until(lambda: window.model.rowCount() >= 4 or not client.ingesting, 300, "the first papers")
+            window.table.selectRow(1)
+            save(window, args.out, "02-indexing.png")
+            wait_until(lambda: not client.ingesting, 600, "indexing to finish")
+            wait_until(lambda: not client.busy, 600, "embedding to finish")
+
+            window.table.selectRow(0)
+            window.ask_pane.question_box.setPlainText(QUESTION)
+            window.ask_pane.scope_box.setCurrentIndex(1)  # library only
+            window.ask_action.trigger()
+            wait_until(lambda: window.ask_pane.answer is not None or not client.asking, 900, "the answer")
+            if window.ask_pane.answer is None:
+                raise SystemExit("screenshots: the question was not answered")
+            window.ask_pane.answer_view.verticalScrollBar().setValue(0)
+            save(window, args.out, "03-answer.png")
+
+            answer = window.ask_pane.answer
+            cited = next((c.n for s in answer.sentences for c in s.citations if c.rects), None)
+            cited = cited or (answer.references[0].n if answer.references else None)
+            if cited is None:
+                raise SystemExit("screenshots: the answer cites nothing")
+            sentence = next((i for i, s in enumerate(answer.sentences) if any(c.n == cited for c in s.citations)), -1)
+            window.ask_pane.citation_activated.emit(cited, sentence)
+            wait_until(lambda: bool(window.viewer.highlight_rects), 60, "the highlight")
+            save(window, args.out, "04-viewer-highlight.png")
+            window.close()
+        finally:
+            client.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
