@@ -28,7 +28,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     rewrite.add_argument("--rewrite", action="store_true", default=None,
                          help="let the language model rewrite the question into keyword queries")
     rewrite.add_argument("--no-rewrite", action="store_false", dest="rewrite", help="search with the question as is")
-    search.add_argument("--rerank", choices=RERANKERS, help="reranker (default: settings, 'auto')")
+    search.add_argument("--rerank", metavar="NAME",
+                        help=f"reranker: {', '.join(RERANKERS)} or cross-encoder:FOLDER (default: settings)")
     search.add_argument("--json", action="store_true", help="print the hits as one JSON list")
     search.set_defaults(handler=_search)
 

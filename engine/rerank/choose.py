@@ -1,4 +1,9 @@
-"""Picking a reranker by name; ``"auto"`` is what the dev-set measurement supports."""
+"""Picking a reranker by name; ``"auto"`` is what the dev-set measurement supports.
+
+Names: ``"none"``; ``"cross-encoder:/path/to/folder"`` (a saved sentence-transformers
+CrossEncoder; plain ``"cross-encoder"`` looks in ``<home>/models/cross-encoder``); ``"lm"``
+(the engine's language model grades candidates).
+"""
 
 from __future__ import annotations
 
@@ -11,12 +16,29 @@ if TYPE_CHECKING:
     from engine.service import Engine
 
 RERANKERS = ("auto", "none", "cross-encoder", "lm")
-# benchmarks/retrieval_quality.py: see the README's Retrieval section for the figures behind this.
+# What benchmarks/retrieval_quality.py supports today: no cross-encoder is installable here, and
+# the bundled SmolLM2-135M as judge lowered nDCG@10 on the dev set (README, Retrieval).
 AUTO = "none"
 
 
 def make_reranker(name: str, engine: Engine | None = None) -> Reranker:
-    chosen = AUTO if name == "auto" else name
+    chosen = AUTO if name in ("auto", "") else name
     if chosen == "none":
         return NoReranker()
-    raise EngineError(f"Unknown reranker {name!r}; choose one of {', '.join(RERANKERS)}.")
+    if chosen == "cross-encoder" or chosen.startswith("cross-encoder:"):
+        from engine.rerank.cross_encoder import CrossEncoderReranker
+
+        folder = chosen.partition(":")[2]
+        if not folder:
+            if engine is None:
+                raise EngineError("Say where the cross-encoder is: 'cross-encoder:/path/to/folder'.")
+            folder = str(engine.paths.models / "cross-encoder")
+        return CrossEncoderReranker(folder)
+    if chosen == "lm":
+        from engine.rerank.lm_judge import LMJudgeReranker
+
+        if engine is None:
+            raise EngineError("The LM judge needs an engine with a language model.")
+        return LMJudgeReranker(engine.language_model())
+    raise EngineError(f"Unknown reranker {name!r}; choose one of {', '.join(RERANKERS)} "
+                      "(or 'cross-encoder:/path/to/folder').")

@@ -19,12 +19,14 @@ def reciprocal_rank_fusion(ranked_lists: Mapping[str, Sequence[ScoredId]], k: fl
                            weights: Mapping[str, float] | None = None) -> list[ScoredId]:
     """Fuse named ranked lists: each id scores ``sum(weight / (k + rank))`` over the lists it is in.
 
+    A list named ``rewrite2`` takes the weight of ``rewrite2`` if given, else of ``rewrite``.
+
     Ties keep the order of first appearance (lists in the given order), so the result is
     deterministic. Returns (id, fused score), best first.
     """
     fused: dict[str, float] = {}
     for name, ranked in ranked_lists.items():
-        weight = 1.0 if weights is None else weights.get(name, 1.0)
+        weight = 1.0 if weights is None else weights.get(name, weights.get(name.rstrip("0123456789"), 1.0))
         if weight == 0:
             continue
         for rank, (passage_id, _) in enumerate(ranked, start=1):

