@@ -28,6 +28,9 @@ from engine.store import Library
 from engine.types import Document, Page, Passage, SearchHit
 
 if TYPE_CHECKING:
+    from engine.datastore.importer import ImportReport
+    from engine.datastore.manage import DatastoreInfo
+    from engine.datastore.manifest import Manifest
     from engine.embed import Embedder, EmbeddingCache
     from engine.generate.llama import LlamaModel
     from engine.hardware import HardwareInfo
@@ -139,11 +142,56 @@ class Engine:
     def datastore_registry(self) -> DatastoreRegistry:
         """The datastores under ``<home>/datastores``; opened lazily, closed with the engine."""
         # The embedder is looked up only when a datastore embeds or searches densely.
-        return DatastoreRegistry(self.paths.datastores, lambda: self.embedder)  # type: ignore[attr-defined]
+        return DatastoreRegistry(self.paths.datastores, lambda: self.embedder)
 
     def datastore_sources(self) -> list[PassageSource]:
         """Every installed datastore as a PassageSource (what search fans out to besides the library)."""
         return list(self.datastore_registry.sources())
+
+    def add_datastore(self, path: str | Path, name: str, *, embed: bool = True,
+                      progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> ImportReport:
+        """Import a peS2o-style JSON-lines file (.jsonl or .jsonl.gz) as datastore ``name``; a rerun resumes.
+        Then embeds its passages unless ``embed`` is False (BM25 search works either way)."""
+        from engine.datastore.manage import add_datastore
+
+        return add_datastore(self.datastore_registry, Path(path).expanduser(), name,
+                             passage_words=self.settings.ingest.passage_words, embed=embed, progress=progress,
+                             cancel=cancel)
+
+    def embed_datastore(self, name: str, progress: ProgressCallback = no_progress,
+                        cancel: CancelToken | None = None) -> int:
+        """Embed the passages of datastore ``name`` not embedded yet; returns how many."""
+        from engine.datastore.manage import embed_datastore
+
+        return embed_datastore(self.datastore_registry, name, progress, cancel)
+
+    def datastores(self) -> list[DatastoreInfo]:
+        from engine.datastore.manage import datastore_infos
+
+        return datastore_infos(self.datastore_registry)
+
+    def remove_datastore(self, name: str) -> None:
+        self.datastore_registry.remove(name)
+
+    def pack_datastore(self, name: str, out: str | Path, *, version: str | None = None,
+                       progress: ProgressCallback = no_progress,
+                       cancel: CancelToken | None = None) -> tuple[Path, Manifest]:
+        """Write datastore ``name`` as a verified pack (manifest + database + index) to ``out``."""
+        from engine.datastore.manage import pack_datastore
+
+        return pack_datastore(self.datastore_registry, name, Path(out).expanduser(), version=version,
+                              progress=progress, cancel=cancel)
+
+    def install_datastore(self, location: str | Path, *, reembed: bool = False, replace: bool = False,
+                          sha256: str | None = None, progress: ProgressCallback = no_progress,
+                          cancel: CancelToken | None = None) -> Manifest:
+        """Verify and install a datastore pack from a file, folder or URL; a pack embedded with another
+        model than the configured one is refused unless ``reembed``."""
+        from engine.datastore.manage import install_datastore
+
+        return install_datastore(self.datastore_registry, str(location),
+                                 configured_model=lambda: self.embedder.model_id, reembed=reembed,
+                                 replace=replace, sha256=sha256, progress=progress, cancel=cancel)
 
     # --- answers (synthesis issue) ------------------------------------------------------
 

@@ -19,6 +19,7 @@ from engine.service import Engine
 COMMAND_MODULES = (
     "engine.cli.library_commands",
     "engine.cli.search_commands",
+    "engine.cli.datastore_commands",
     "engine.cli.models_commands",
 )
 

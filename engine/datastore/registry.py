@@ -10,6 +10,7 @@ import logging
 import re
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -76,6 +77,17 @@ class DatastoreRegistry:
                 opened = DatastoreSource(name, self.folder(name), self._embedder)
                 self._sources[name] = opened
             return opened
+
+    def create(self, name: str) -> DatastoreSource:
+        """Open datastore ``name``, creating its folder and empty database first if it is new."""
+        from engine.datastore.store import DatastoreStore
+
+        with self._lock:
+            if not self.exists(name):
+                store = DatastoreStore(self.folder(name) / DATABASE_FILE, create=True)
+                store.set_meta(name=name, created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+                store.close()
+            return self.source(name)
 
     def sources(self) -> list[DatastoreSource]:
         """Every installed datastore, opened; one that cannot be opened is logged and left out."""

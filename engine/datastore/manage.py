@@ -1,0 +1,132 @@
+"""What the Engine does with datastores: add (import + embed), describe, pack, install, remove.
+
+Each function is one user action over a :class:`~engine.datastore.registry.DatastoreRegistry`;
+the Engine facade only forwards to them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from engine.datastore.importer import ImportReport, import_jsonl
+from engine.datastore.manifest import Manifest, PackError
+from engine.datastore.pack import build_pack, install_pack, sha256_of
+from engine.datastore.reader import DatastoreInputError, JsonLinesReader
+from engine.datastore.registry import DatastoreRegistry, check_name
+from engine.progress import CancelToken, ProgressCallback, no_progress
+
+log = logging.getLogger(__name__)
+
+_URL = re.compile(r"^https?://", re.I)
+
+
+@dataclass(frozen=True)
+class DatastoreInfo:
+    """An installed datastore at a glance."""
+
+    name: str
+    records: int
+    passages: int
+    words: int
+    embedded: int
+    embedding_model: str | None
+    size_bytes: int
+    version: str
+    created_at: str
+    imported_from: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data["imported_from"] = list(self.imported_from)
+        return data
+
+
+def add_datastore(registry: DatastoreRegistry, path: Path, name: str, *, passage_words: int = 250,
+                  embed: bool = True, progress: ProgressCallback = no_progress,
+                  cancel: CancelToken | None = None) -> ImportReport:
+    """Import ``path`` into datastore ``name`` (created if new; a rerun resumes), then embed it unless told not to."""
+    check_name(name)
+    JsonLinesReader(path)  # a missing file fails here, before an empty datastore is created
+    created = not registry.exists(name)
+    source = registry.create(name)
+    try:
+        report = import_jsonl(source.store, name, path, passage_words=passage_words, progress=progress,
+                              cancel=cancel)
+    except BaseException:
+        if created and source.store.counts()["records"] == 0:
+            registry.remove(name)
+        raise
+    if source.store.counts()["records"] == 0:
+        registry.remove(name)
+        first = "; ".join(str(p) for p in report.problems[:3]) or report.ended_early or "the file is empty"
+        raise DatastoreInputError(f"{path} holds no usable records ({report.problem_count:,} bad lines: {first}). "
+                                  "A datastore file has one JSON object per line with at least 'id' and 'text'.")
+    if embed:
+        source.embed_pending(progress, cancel)
+    return report
+
+
+def embed_datastore(registry: DatastoreRegistry, name: str, progress: ProgressCallback = no_progress,
+                    cancel: CancelToken | None = None) -> int:
+    """Embed what datastore ``name`` has not embedded yet (resumes a cancelled run)."""
+    return registry.source(name).embed_pending(progress, cancel)
+
+
+def datastore_info(registry: DatastoreRegistry, name: str) -> DatastoreInfo:
+    source = registry.source(name)
+    counts = source.store.counts()
+    meta = source.store.meta()
+    model = source.index_model()
+    embedded = len(source.index()) if model is not None and source.has_index() else 0
+    size = sum(p.stat().st_size for p in source.folder.iterdir() if p.is_file())
+    imported = tuple(row[0] for row in source.store.query("SELECT path FROM imports ORDER BY id"))
+    return DatastoreInfo(name=name, records=counts["records"], passages=counts["passages"], words=counts["words"],
+                         embedded=embedded, embedding_model=model, size_bytes=size, version=meta.get("version", ""),
+                         created_at=meta.get("created_at", ""), imported_from=imported)
+
+
+def datastore_infos(registry: DatastoreRegistry) -> list[DatastoreInfo]:
+    return [datastore_info(registry, name) for name in registry.names()]
+
+
+def pack_datastore(registry: DatastoreRegistry, name: str, out: Path, *, version: str | None = None,
+                   progress: ProgressCallback = no_progress,
+                   cancel: CancelToken | None = None) -> tuple[Path, Manifest]:
+    """Write a pack of datastore ``name`` to ``out`` (a file path, or a folder to put it in)."""
+    return build_pack(registry.source(name), out, version=version, progress=progress, cancel=cancel)
+
+
+def install_datastore(registry: DatastoreRegistry, location: str, *, configured_model: Callable[[], str],
+                      reembed: bool = False, replace: bool = False, sha256: str | None = None,
+                      progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> Manifest:
+    """Verify and install a pack from a file, an unpacked folder or an http(s) URL (downloaded first)."""
+    downloaded: Path | None = None
+    if _URL.match(location):
+        from engine.manager.download import download
+
+        downloads = registry.root / ".downloads"
+        file_name = re.sub(r"[^A-Za-z0-9._-]+", "_", location.rstrip("/").rsplit("/", 1)[-1].split("?")[0]) or "pack"
+        downloaded = download(location, downloads / file_name, sha256=sha256, progress=progress, cancel=cancel)
+        pack = downloaded
+    else:
+        pack = Path(location).expanduser()
+        if not pack.exists():
+            raise PackError(f"{pack} does not exist; give a .quirepack file, an unpacked pack folder or an "
+                            "http(s) URL.")
+        if sha256 and pack.is_file() and sha256_of(pack, cancel) != sha256.strip().lower():
+            raise PackError(f"{pack} does not match the sha256 you gave; the file is damaged or not the one meant.")
+    try:
+        manifest = install_pack(pack, registry.root, configured_model=configured_model, reembed=reembed,
+                                replace=replace, progress=progress, cancel=cancel,
+                                before_replace=registry.forget)
+    finally:
+        if downloaded is not None:
+            shutil.rmtree(downloaded.parent, ignore_errors=True)
+    source = registry.source(manifest.name)
+    source.store.set_meta(version=manifest.version)
+    return manifest

@@ -1,0 +1,267 @@
+"""One datastore as a :class:`~engine.retrieve.source.PassageSource`: FTS5 BM25 plus a FAISS index.
+
+Passage ids seen outside are ``<datastore name>:<record id>#<ordinal>``, unique across the
+library and every datastore; inside the datastore (its SQLite and its index) they are
+``<record id>#<ordinal>``, so a datastore's files do not depend on its name. Hits carry the
+record's original id as ``doc_id`` and the datastore's name as ``source``.
+
+Vectors are cached per datastore (``embeddings.db``) by content hash, so a cancelled or killed
+embedding run resumes without recomputing, and a damaged index is rebuilt from the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Collection, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from engine.datastore.registry import CACHE_FILE, DATABASE_FILE, INDEX_FILE
+from engine.datastore.store import DatastoreStore, StoredPassage
+from engine.embed import Embedder, EmbeddingCache, embed_passages
+from engine.errors import Cancelled, IndexCorruptError
+from engine.index import build_index, open_or_rebuild, read_header, save_index, should_rebuild
+from engine.index.faiss_index import FaissIndex
+from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.retrieve.fts import bm25_expression
+from engine.retrieve.source import ScoredId
+from engine.types import Passage, SearchHit
+
+log = logging.getLogger(__name__)
+
+EMBED_STEP = 256
+SAVE_EVERY_SECONDS = 30.0
+_READ_STEP = 4096
+
+
+def local_passage_id(record_id: str, ordinal: int) -> str:
+    return f"{record_id}#{ordinal}"
+
+
+class DatastoreSource:
+    """Search over one datastore folder (database, vector index, embedding cache)."""
+
+    def __init__(self, name: str, folder: Path, embedder: Callable[[], Embedder]) -> None:
+        self._name = name
+        self.folder = folder
+        self.store = DatastoreStore(folder / DATABASE_FILE)
+        self.index_path = folder / INDEX_FILE
+        self._embedder = embedder
+        self._cache: EmbeddingCache | None = None
+        self._index: FaissIndex | None = None
+        self._lock = threading.RLock()
+        self._embed_lock = threading.Lock()
+        self._prefix = f"{name}:"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def close(self) -> None:
+        with self._lock:
+            self.store.close()
+            if self._cache is not None:
+                self._cache.close()
+                self._cache = None
+            self._index = None
+
+    @property
+    def cache(self) -> EmbeddingCache:
+        with self._lock:
+            if self._cache is None:
+                self._cache = EmbeddingCache(self.folder / CACHE_FILE)
+            return self._cache
+
+    # --- ids -------------------------------------------------------------------------------
+
+    def public_id(self, local_id: str) -> str:
+        return self._prefix + local_id
+
+    def _local(self, passage_id: str) -> tuple[str, int] | None:
+        if not passage_id.startswith(self._prefix):
+            return None
+        record_id, _, ordinal = passage_id[len(self._prefix):].rpartition("#")
+        return (record_id, int(ordinal)) if record_id and ordinal.isdigit() else None
+
+    # --- lexical ---------------------------------------------------------------------------
+
+    def lexical(self, fts_query: str, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
+        """BM25 with the library's column weights, best first; ``doc_ids`` are original record ids."""
+        if k <= 0 or not fts_query:
+            return []
+        score = bm25_expression("passages_fts")
+        sql = (f"SELECT r.id, p.ordinal, -{score} FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid "
+               "JOIN records r ON r.rowid = p.record_rowid WHERE passages_fts MATCH ?")
+        params: list[object] = [fts_query]
+        if doc_ids is not None:
+            sql += " AND r.id IN (SELECT value FROM json_each(?))"
+            params.append(_json_list(doc_ids))
+        sql += f" ORDER BY {score}, p.rowid LIMIT ?"
+        params.append(int(k))
+        rows = self.store.query(sql, params)
+        return [(self.public_id(local_passage_id(record_id, ordinal)), float(value))
+                for record_id, ordinal, value in rows]
+
+    # --- dense -----------------------------------------------------------------------------
+
+    def has_index(self) -> bool:
+        return self._index is not None or self.index_path.is_file()
+
+    def index(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> FaissIndex:
+        """The vector index of the current embedder, loaded once; rebuilt from the cache when missing or stale."""
+        with self._lock:
+            embedder = self._embedder()
+            if self._index is None or self._index.model_id != embedder.model_id:
+                self._index = open_or_rebuild(self.index_path, embedder.model_id, embedder.dimension,
+                                              self._cached_vectors, progress, cancel,
+                                              expected_count=self.store.counts()["passages"])
+            return self._index
+
+    def _cached_vectors(self) -> Iterator[tuple[list[str], np.ndarray]]:
+        model_id = self._embedder().model_id
+        after = 0
+        while True:
+            chunk = self.store.passages_after(after, _READ_STEP)
+            if not chunk:
+                return
+            after = chunk[-1][0]
+            found = self.cache.get_many(model_id, (p.content_hash for _, p in chunk))
+            kept = [(local_passage_id(p.record_id, p.ordinal), found[p.content_hash])
+                    for _, p in chunk if p.content_hash in found]
+            if kept:
+                yield [pid for pid, _ in kept], np.stack([vector for _, vector in kept])
+
+    def dense(self, query_vector: np.ndarray, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
+        """Nearest embedded passages by cosine; none while the datastore has no vector index yet."""
+        if k <= 0 or not self.has_index():
+            return []
+        index = self.index()
+        vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != index.dimension or len(index) == 0:
+            return []
+        if doc_ids is None:
+            hits = index.search(vector, k)
+        else:
+            # Records are few against the whole datastore: over-fetch, then keep theirs.
+            wanted = set(doc_ids)
+            hits = [(pid, score) for pid, score in index.search(vector, min(len(index), max(200, 50 * k)))
+                    if pid.rpartition("#")[0] in wanted]
+        return [(self.public_id(pid), float(score)) for pid, score in hits[:k]]
+
+    # --- hits ------------------------------------------------------------------------------
+
+    def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
+        """The passages as SearchHits in the given order; ids of other sources or unknown ids are skipped."""
+        found: list[SearchHit] = []
+        for passage_id in passage_ids:
+            local = self._local(passage_id)
+            if local is None:
+                continue
+            rows = self.store.query(
+                "SELECT r.id, r.title, p.text, r.authors, r.year, r.doi, r.arxiv_id, r.url FROM records r "
+                "JOIN passages p ON p.record_rowid = r.rowid WHERE r.id = ? AND p.ordinal = ?", local)
+            if not rows:
+                continue
+            record_id, title, text, authors, year, doi, arxiv_id, url = rows[0]
+            found.append(SearchHit(passage_id=passage_id, doc_id=record_id, source=self._name, title=title, text=text,
+                                   authors=tuple(_json_loads_list(authors)), year=year, doi=doi, arxiv_id=arxiv_id,
+                                   url=url))
+        return found
+
+    # --- embedding -------------------------------------------------------------------------
+
+    def pending_count(self) -> int:
+        """Passages without a vector in the index (0 once fully embedded)."""
+        total = self.store.counts()["passages"]
+        if not self.has_index():
+            return total
+        return max(0, total - len(self.index()))
+
+    def embed_pending(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> int:
+        """Embed the passages not yet in the index, in steps; cancel keeps (and saves) what was done."""
+        with self._embed_lock:
+            index = self.index(progress, cancel)
+            embedder = self._embedder()
+            total = max(0, self.store.counts()["passages"] - len(index))
+            progress(Progress("embed", 0, total, f"{total:,} passages to embed"))
+            added = 0
+            dirty = not self.index_path.exists()
+            last_save = time.monotonic()
+            try:
+                for step in self._pending_steps(index):
+                    if cancel is not None:
+                        cancel.check()
+
+                    def report(inner: Progress, offset: int = added) -> None:
+                        progress(Progress("embed", min(total, offset + inner.done), total))
+
+                    result = embed_passages(embedder, self.cache, step, report, cancel)
+                    index.add([p.id for p in step], result.vectors)
+                    added += len(step)
+                    dirty = True
+                    progress(Progress("embed", added, total, f"{added:,} of {total:,} passages embedded"))
+                    if time.monotonic() - last_save > SAVE_EVERY_SECONDS:
+                        save_index(index, self.index_path)
+                        last_save, dirty = time.monotonic(), False
+            except Cancelled:
+                if dirty:
+                    save_index(index, self.index_path)
+                raise
+            if should_rebuild(index):
+                # Grown past exact search: rebuild as a compressed index from the cached vectors.
+                index = build_index(embedder.model_id, embedder.dimension, self._cached_vectors(), progress, cancel,
+                                    expected_count=len(index))
+                with self._lock:
+                    self._index = index
+                dirty = True
+            if dirty:
+                save_index(index, self.index_path)
+            self.store.set_meta(embedding_model=embedder.model_id, embedding_dimension=str(embedder.dimension))
+            return added
+
+    def _pending_steps(self, index: FaissIndex) -> Iterator[list[Passage]]:
+        after = 0
+        step: list[Passage] = []
+        while True:
+            chunk = self.store.passages_after(after, _READ_STEP)
+            if not chunk:
+                break
+            after = chunk[-1][0]
+            for _, stored in chunk:
+                local_id = local_passage_id(stored.record_id, stored.ordinal)
+                if local_id not in index:
+                    step.append(_passage(local_id, stored))
+                    if len(step) >= EMBED_STEP:
+                        yield step
+                        step = []
+        if step:
+            yield step
+
+    def index_model(self) -> str | None:
+        """The model that built the saved index, or None when there is none (or it is damaged)."""
+        try:
+            return read_header(self.index_path).model_id
+        except (FileNotFoundError, IndexCorruptError):
+            return None
+
+
+def _passage(local_id: str, stored: StoredPassage) -> Passage:
+    # Light Passages (text, title, hash; no pages or boxes): all embedding needs.
+    return Passage(id=local_id, doc_id=stored.record_id, ordinal=stored.ordinal, text=stored.text, title=stored.title,
+                   page_start=0, page_end=0, char_start=0, char_end=0, rects=(), content_hash=stored.content_hash)
+
+
+def _json_list(values: Collection[str]) -> str:
+    return json.dumps(list(values))
+
+
+def _json_loads_list(value: str) -> list[str]:
+    try:
+        loaded = json.loads(value or "[]")
+    except ValueError:
+        return []
+    return [str(item) for item in loaded] if isinstance(loaded, list) else []

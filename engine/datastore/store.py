@@ -1,0 +1,245 @@
+"""A datastore's own SQLite file: records (with their original ids), passages and an FTS5 index.
+
+The only code that touches ``datastore.db``. The FTS5 table has the library's ``(title, text)``
+columns and tokenizer, so one query builder and one bm25 weighting serve both. It is
+contentless (``content=''``): the text already lives in ``passages``, and a datastore is only
+ever appended to, never edited, so the index need not store a second copy of every word.
+
+Imports write in batches, one transaction each, recording how many lines of the input file are
+done; a killed import resumes after the last committed batch.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.datastore.reader import LineProblem, Record
+from engine.errors import StoreError
+from engine.retrieve.dedupe import normalize_title
+
+SCHEMA_VERSION = 1
+# Problems kept per import (the count is always exact): enough to fix a file, bounded for a bad one.
+MAX_STORED_PROBLEMS = 10_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS imports (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    fingerprint TEXT NOT NULL UNIQUE,
+    lines_done INTEGER NOT NULL DEFAULT 0,
+    finished INTEGER NOT NULL DEFAULT 0,
+    ended_early TEXT NOT NULL DEFAULT '',
+    problem_count INTEGER NOT NULL DEFAULT 0,
+    started_at REAL NOT NULL,
+    finished_at REAL
+);
+CREATE TABLE IF NOT EXISTS problems (
+    import_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS records (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    year INTEGER,
+    url TEXT NOT NULL DEFAULT '',
+    authors TEXT NOT NULL DEFAULT '[]',
+    doi TEXT NOT NULL DEFAULT '',
+    arxiv_id TEXT NOT NULL DEFAULT '',
+    norm_title TEXT NOT NULL DEFAULT '',
+    origin TEXT NOT NULL DEFAULT '',
+    import_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    word_count INTEGER NOT NULL,
+    passage_count INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_doi ON records(doi) WHERE doi != '';
+CREATE INDEX IF NOT EXISTS records_arxiv ON records(arxiv_id) WHERE arxiv_id != '';
+CREATE INDEX IF NOT EXISTS records_title ON records(norm_title);
+CREATE TABLE IF NOT EXISTS passages (
+    rowid INTEGER PRIMARY KEY,
+    record_rowid INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    UNIQUE (record_rowid, ordinal)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
+    title, text, content = '', tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+
+@dataclass(frozen=True)
+class StoredPassage:
+    """A passage as written: its record's id and title, its place in the record, its text and hash."""
+
+    record_id: str
+    ordinal: int
+    title: str
+    text: str
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class ImportState:
+    """Where an import of one file stands (``lines_done`` lines are committed)."""
+
+    id: int
+    path: str
+    lines_done: int
+    finished: bool
+    ended_early: str
+    problem_count: int
+
+
+class DatastoreStore:
+    """Thread-safe access to one datastore database; every write is one transaction."""
+
+    def __init__(self, path: Path, *, create: bool = False) -> None:
+        self.path = path
+        if not create and not path.is_file():
+            raise StoreError(f"No datastore database at {path}.")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._ensure_schema(conn)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"The datastore database {path} cannot be opened ({exc}); remove the datastore "
+                             "(`quire datastore remove NAME`) and add or install it again.") from None
+        self._conn = conn
+        self._lock = threading.RLock()
+
+    @staticmethod
+    def _ensure_schema(conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError("This datastore was written by a newer Quire; update Quire to use it.")
+        if version < SCHEMA_VERSION:
+            conn.executescript(_SCHEMA)
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        """Rows of a read-only query (used by the source, the packer and tests)."""
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"The datastore database {self.path} could not be read ({exc}); remove the "
+                                 "datastore and add or install it again.") from None
+
+    # --- meta ------------------------------------------------------------------------------
+
+    def meta(self) -> dict[str, str]:
+        return dict(self.query("SELECT key, value FROM meta"))
+
+    def set_meta(self, **values: str) -> None:
+        with self.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(values.items()))
+
+    def counts(self) -> dict[str, int]:
+        records, words = self.query("SELECT count(*), coalesce(sum(word_count), 0) FROM records")[0]
+        passages = self.query("SELECT count(*) FROM passages")[0][0]
+        return {"records": int(records), "passages": int(passages), "words": int(words)}
+
+    # --- imports ---------------------------------------------------------------------------
+
+    def import_state(self, fingerprint: str, path: str) -> ImportState:
+        """The import of the file with this fingerprint, created if new (a rerun resumes it)."""
+        with self.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO imports(path, fingerprint, started_at) VALUES (?, ?, ?)",
+                         (path, fingerprint, time.time()))
+            row = conn.execute("SELECT id, path, lines_done, finished, ended_early, problem_count FROM imports "
+                               "WHERE fingerprint = ?", (fingerprint,)).fetchone()
+        return ImportState(row[0], row[1], row[2], bool(row[3]), row[4], row[5])
+
+    def problems(self, import_id: int) -> list[LineProblem]:
+        rows = self.query("SELECT line, reason FROM problems WHERE import_id = ? ORDER BY line", (import_id,))
+        return [LineProblem(line, reason) for line, reason in rows]
+
+    def existing(self, record_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Which of ``record_ids`` are stored, with the (import, line) each came from."""
+        if not record_ids:
+            return {}
+        rows = self.query("SELECT id, import_id, line FROM records WHERE id IN (SELECT value FROM json_each(?))",
+                          (json.dumps(list(record_ids)),))
+        return {row[0]: (row[1], row[2]) for row in rows}
+
+    def import_path(self, import_id: int) -> str:
+        rows = self.query("SELECT path FROM imports WHERE id = ?", (import_id,))
+        return rows[0][0] if rows else "?"
+
+    def write_batch(self, import_id: int, records: Sequence[tuple[Record, list[StoredPassage]]],
+                    problems: Sequence[LineProblem], lines_done: int) -> None:
+        """Store records with their passages and FTS rows, and advance the import, in one transaction."""
+        with self.transaction() as conn:
+            for record, passages in records:
+                cursor = conn.execute(
+                    "INSERT INTO records(id, title, year, url, authors, doi, arxiv_id, norm_title, origin, import_id, "
+                    "line, word_count, passage_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (record.id, record.title, record.year, record.url, json.dumps(list(record.authors)), record.doi,
+                     record.arxiv_id, normalize_title(record.title), record.origin, import_id, record.line,
+                     len(record.text.split()), len(passages)))
+                record_rowid = cursor.lastrowid
+                for passage in passages:
+                    passage_rowid = conn.execute(
+                        "INSERT INTO passages(record_rowid, ordinal, text, content_hash) VALUES (?,?,?,?)",
+                        (record_rowid, passage.ordinal, passage.text, passage.content_hash)).lastrowid
+                    conn.execute("INSERT INTO passages_fts(rowid, title, text) VALUES (?,?,?)",
+                                 (passage_rowid, passage.title, passage.text))
+            stored = conn.execute("SELECT count(*) FROM problems WHERE import_id = ?", (import_id,)).fetchone()[0]
+            room = max(0, MAX_STORED_PROBLEMS - stored)
+            conn.executemany("INSERT INTO problems(import_id, line, reason) VALUES (?,?,?)",
+                             [(import_id, p.line, p.reason) for p in problems[:room]])
+            conn.execute("UPDATE imports SET lines_done = ?, problem_count = problem_count + ? WHERE id = ?",
+                         (lines_done, len(problems), import_id))
+
+    def finish_import(self, import_id: int, ended_early: str | None) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE imports SET finished = 1, ended_early = ?, finished_at = ? WHERE id = ?",
+                         (ended_early or "", time.time(), import_id))
+
+    # --- reading passages ------------------------------------------------------------------
+
+    def passages_after(self, after_rowid: int, limit: int) -> list[tuple[int, StoredPassage]]:
+        """Up to ``limit`` passages with rowid above ``after_rowid``, in rowid order (for embedding)."""
+        rows = self.query(
+            "SELECT p.rowid, r.id, p.ordinal, r.title, p.text, p.content_hash FROM passages p "
+            "JOIN records r ON r.rowid = p.record_rowid WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?",
+            (after_rowid, limit))
+        return [(row[0], StoredPassage(row[1], row[2], row[3], row[4], row[5])) for row in rows]
+
+    def snapshot(self, dest: Path) -> None:
+        """A consistent, compact single-file copy of the database (no WAL beside it), for packing."""
+        with self._lock:
+            try:
+                self._conn.execute("VACUUM INTO ?", (str(dest),))
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"Could not copy the datastore database to {dest} ({exc}); check free disk "
+                                 "space.") from None
