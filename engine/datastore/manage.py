@@ -6,6 +6,7 @@ the Engine facade only forwards to them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import shutil
@@ -111,7 +112,13 @@ def install_datastore(registry: DatastoreRegistry, location: str, *, configured_
 
         downloads = registry.root / ".downloads"
         file_name = re.sub(r"[^A-Za-z0-9._-]+", "_", location.rstrip("/").rsplit("/", 1)[-1].split("?")[0]) or "pack"
-        downloaded = download(location, downloads / file_name, sha256=sha256, progress=progress, cancel=cancel)
+        try:
+            downloaded = download(location, downloads / file_name, sha256=sha256, progress=progress, cancel=cancel)
+        except BaseException:
+            # A partial file stays for the next attempt to resume; an empty folder need not.
+            with contextlib.suppress(OSError):
+                downloads.rmdir()
+            raise
         pack = downloaded
     else:
         pack = Path(location).expanduser()
