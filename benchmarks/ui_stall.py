@@ -90,7 +90,8 @@ def main() -> int:
         if args.digest:
             from dataclasses import replace
 
-            engine.save_settings(replace(engine.settings, generation=replace(engine.settings.generation, digest=True)))
+            engine.save_settings(replace(engine.settings, generation=replace(engine.settings.generation, digest=True),
+                                         retrieval=replace(engine.settings.retrieval, rewrite=False)))
         client = EngineClient(engine)
         window = MainWindow(client, QSettings(str(Path(home) / "w.ini"), QSettings.Format.IniFormat),
                             progress_delay_ms=0)

@@ -64,7 +64,8 @@ def papers() -> list[Path]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
-    parser.add_argument("--digest", action="store_true", help="answer in digest mode (no language model prose)")
+    parser.add_argument("--digest", action="store_true",
+                        help="answer in digest mode (verbatim quotes by theme; no language model, no query rewriting)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     app: QApplication = application()
@@ -74,7 +75,8 @@ def main() -> int:
         if args.digest:
             from dataclasses import replace
 
-            engine.save_settings(replace(engine.settings, generation=replace(engine.settings.generation, digest=True)))
+            engine.save_settings(replace(engine.settings, generation=replace(engine.settings.generation, digest=True),
+                                         retrieval=replace(engine.settings.retrieval, rewrite=False)))
         client = EngineClient(engine)
         try:
             window = MainWindow(client, QSettings(str(Path(home) / "window.ini"), QSettings.Format.IniFormat),

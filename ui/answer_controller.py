@@ -79,15 +79,18 @@ class AnswerController(QObject):
         self.refresh_history()
 
     def refresh_history(self) -> None:
-        def listed(answers: list[Answer]) -> None:
-            self._history.update({answer.id: answer for answer in answers if answer.id})
-            self._pane.set_history(answers)
-        self._client.list_answers(listed)
+        self._client.list_answers(self._pane.set_history)
 
     def _open_past(self, answer_id: str) -> None:
-        answer = self._history.get(answer_id)
-        if answer is not None:
-            self._pane.show_answer(answer)
+        if answer_id in self._history:
+            self._pane.show_answer(self._history[answer_id])
+        else:
+            self._client.load_answer(answer_id, self._reopen)
+
+    def _reopen(self, answer: Answer) -> None:
+        self._history[answer.id] = answer
+        self._pane.show_answer(answer)
+        self._pane.tabs.setCurrentWidget(self._pane.answer_view)
 
     def open_citation(self, n: int, sentence_index: int) -> None:
         answer = self._pane.answer

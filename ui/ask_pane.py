@@ -4,7 +4,9 @@ answer with clickable citations, export and copy, and the past questions."""
 from __future__ import annotations
 
 import html
+import time
 from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import QMimeData, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QGuiApplication
@@ -183,12 +185,14 @@ class AskPane(QWidget):
     def set_cancelling(self) -> None:
         self.stage_label.setText("Stopping…")
 
-    def set_history(self, answers: Sequence[Answer]) -> None:
+    def set_history(self, answers: Sequence[Any]) -> None:
+        """Past questions (anything with ``id``, ``question`` and ``created_at``), newest first."""
         self.history.clear()
         for past in answers:
             item = QListWidgetItem(past.question)  # a plain-text item: questions are never markup
             item.setData(ANSWER_ID_ROLE, past.id)
-            item.setToolTip(f"{len(past.references)} references · double-click to reopen")
+            when = time.strftime("%d %b %Y, %H:%M", time.localtime(past.created_at)) if past.created_at else ""
+            item.setToolTip(f"Asked {when} · double-click to reopen" if when else "Double-click to reopen")
             self.history.addItem(item)
 
     def copy_rich_text(self) -> None:

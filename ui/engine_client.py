@@ -112,16 +112,16 @@ def locate_passage(engine: Engine, *, reference: Reference, citation: Citation |
 
 
 def datastore_counts(engine: Engine) -> list[tuple[str, int]]:
-    """(name, papers) for each attached datastore; [] before the engine has datastores."""
-    if not hasattr(engine, "datastores"):
-        return []
-    return [(info.name, int(info.papers)) for info in engine.datastores()]
+    """(name, papers) for each attached datastore."""
+    return [(info.name, info.records) for info in engine.datastores()]
 
 
 def render_answer(answer: Answer, kind: str) -> str:
-    from engine.render import answer_bibtex, answer_markdown
+    """Markdown with its references, or BibTeX for the cited papers (the engine's renderers)."""
+    from engine.render.bibtex import to_bibtex
+    from engine.render.markdown import to_markdown
 
-    return answer_markdown(answer) if kind == "markdown" else answer_bibtex(answer)
+    return to_markdown(answer) if kind == "markdown" else to_bibtex(answer)
 
 
 @dataclass(frozen=True)
@@ -352,9 +352,13 @@ class EngineClient(QObject):
         """Find where ``reference`` (and the quote ``citation`` relies on) sits in its PDF."""
         self.call(LOOKUP, partial(locate_passage, reference=reference, citation=citation), on_result)
 
-    def list_answers(self, on_result: Callable[[list[Answer]], None]) -> None:
-        """Past questions and their answers, newest first."""
-        self.call(LOOKUP, lambda engine: list(engine.answers()) if hasattr(engine, "answers") else [], on_result)
+    def list_answers(self, on_result: Callable[[list[Any]], None]) -> None:
+        """Past questions, newest first, as summaries (``id``, ``question``, ``created_at``, ``mode``)."""
+        self.call(LOOKUP, lambda engine: engine.answers(), on_result)
+
+    def load_answer(self, answer_id: str, on_result: Callable[[Answer], None]) -> None:
+        """A past answer, in full, as it was given."""
+        self.call(LOOKUP, lambda engine: engine.answer(answer_id), on_result)
 
     def list_datastores(self, on_result: Callable[[list[tuple[str, int]]], None]) -> None:
         """Attached datastores as (name, paper count)."""
