@@ -3,6 +3,8 @@
 Spans matter: a quote is always ``text[start:end]`` of the passage, so it is verbatim by
 construction. Abbreviations (``et al.``, ``e.g.``, ``Fig.``), decimals and initials do not end a
 sentence; citation markers after a full stop (``... shown. [2]``) stay with the sentence before.
+A line break before a capital ends a "sentence" when the line before ends in a capitalised word
+or a number: that is how titles, author lines and headings sit in extracted PDF text.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ st jr sr inc ltd co corp dept univ ref refs def thm lem prop cor alg appx app ca
 """.split())
 
 # A candidate end: . ! or ? (optionally followed by closing quotes or brackets), then whitespace.
-_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)")
+_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|(?<=[^\s,;:(\-–])(?=\n[ \t]*[A-Z0-9])")
 _LEADING_MARKERS = re.compile(r"(?:\s*\[\s*\d+(?:\s*(?:[-–—]|,|;)\s*\d+)*\s*\])+")
 
 
@@ -31,6 +33,13 @@ def split_spans(text: str, min_chars: int = 1) -> list[Span]:
     start = 0
     for match in _END.finditer(text):
         end = match.end()
+        if match.start() == end:  # a line break: a boundary only after a heading- or name-like line
+            previous_word = text[:end].rsplit(None, 1)[-1] if text[:end].strip() else ""
+            if not previous_word or previous_word[0].islower():
+                continue
+            _append(text, start, end, spans)
+            start = end
+            continue
         if _is_abbreviation(text, match.start()):
             continue
         nxt = _next_nonspace(text, end)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from engine.errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -80,8 +80,16 @@ CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
 
 Migration = Callable[[sqlite3.Connection], None]
 
+
+def _v2_answers(conn: sqlite3.Connection) -> None:
+    """Version 2: past answers (the UI reopens earlier questions); the record is the answer as JSON."""
+    conn.execute("CREATE TABLE IF NOT EXISTS answers (id TEXT PRIMARY KEY, question TEXT NOT NULL, "
+                 "created_at REAL NOT NULL, mode TEXT NOT NULL, cancelled INTEGER NOT NULL, record TEXT NOT NULL)")
+    conn.execute("CREATE INDEX IF NOT EXISTS answers_created ON answers(created_at)")
+
+
 # MIGRATIONS[n] upgrades a catalog from version n to n + 1.
-MIGRATIONS: dict[int, Migration] = {}
+MIGRATIONS: dict[int, Migration] = {1: _v2_answers}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

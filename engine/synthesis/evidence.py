@@ -16,7 +16,7 @@ from engine.types import Reference, SearchHit
 
 # Under this relevance (the best quote's score against the question) a passage is off-topic.
 # Fitted on the golden questions vs. off-topic questions (benchmarks/answers.py --fit-relevance).
-RELEVANCE_THRESHOLD = 0.42
+RELEVANCE_THRESHOLD = 0.25
 QUOTE_CHARS = 320
 
 

@@ -1,8 +1,8 @@
 """Prompt files (resources/prompts/answer_*.txt) and the text that goes into them.
 
-The layout is what makes the KV cache pay: every call starts with the same system message and the
-same "question + evidence" block; the feedback and revision calls also share the draft. Only
-the task at the end differs, so llama.cpp re-evaluates just that tail.
+The layout is what makes the KV cache pay: the system message and the "question + evidence" block
+open the first user turn, and every later call is one more turn of the same conversation, so
+llama.cpp re-evaluates just the new turn.
 """
 
 from __future__ import annotations
@@ -51,10 +51,6 @@ def prefix(question: str, quotes: Sequence[Quote], titles: Mapping[int, str], qu
 def draft_task(theme: str, numbers: Sequence[int], sentences: int) -> str:
     return prompt("answer_draft").format(theme=inert(theme), numbers=", ".join(f"[{n}]" for n in numbers),
                                          sentences=sentences)
-
-
-def draft_block(draft: str) -> str:
-    return prompt("answer_feedback").format(draft=draft)
 
 
 def feedback_task() -> str:

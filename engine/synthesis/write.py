@@ -5,7 +5,8 @@
 2. feedback: one call on the whole draft, up to 3 items, each optionally with a search query;
 3. revise: for sections a feedback item concerns, one call each; new passages found for the
    feedback's query come in with new numbers. Citations are verified afterwards, not here.
-The feedback and revision calls share "prefix + draft" so the KV cache covers most of them.
+All calls are turns of one conversation (the evidence comes once, in the first user turn), so
+each prompt extends the previous prompt plus its reply and the KV cache covers all but the new turn.
 """
 
 from __future__ import annotations
@@ -113,8 +114,11 @@ class Writer:
     def fit(self, question: str, themes: Sequence[Theme], titles: Mapping[int, str]) -> tuple[str, list[Theme], str]:
         """Drop the weakest quotes (then shorten the question) until the longest call fits the context."""
         opts = self.options
-        generated = opts.section_tokens * (len(themes) + 1) + (opts.feedback_tokens if opts.feedback else 0)
-        reserve = generated + (250 if opts.feedback else 0) + 80 + _TEMPLATE_OVERHEAD
+        # The conversation grows turn by turn: each section's task and reply, then feedback and up
+        # to MAX_FEEDBACK revisions with their new evidence; all of it must fit after the prefix.
+        reserve = len(themes) * (opts.section_tokens + 70) + _TEMPLATE_OVERHEAD
+        if opts.feedback:
+            reserve += opts.feedback_tokens + 90 + MAX_FEEDBACK * (opts.section_tokens + 90) + 250
         budget = self.lm.context_size - reserve
         quotes = sorted((q for t in themes for q in t.quotes), key=lambda q: -q.score)
         system = prompts.prompt("answer_system")
@@ -140,11 +144,14 @@ class Writer:
 
     # --- the calls ----------------------------------------------------------------------------
 
-    def _call(self, step: str, user: str, max_tokens: int, steps: list[StepCost],
+    def _call(self, step: str, messages: list[ChatMessage], user: str, max_tokens: int, steps: list[StepCost],
               on_token: TokenCallback | None = None) -> Completion:
-        messages = [ChatMessage("system", prompts.prompt("answer_system")), ChatMessage("user", user)]
+        """One more turn of the conversation: every call's prompt extends the previous prompt and its
+        reply, so llama.cpp's prefix cache leaves only the new user turn to evaluate."""
+        messages.append(ChatMessage("user", user))
         completion = self.lm.chat(messages, max_tokens=max_tokens, temperature=0.0, on_token=on_token,
                                   cancel=self.cancel)
+        messages.append(ChatMessage("assistant", completion.text))
         steps.append(StepCost(step, completion.prompt_tokens, completion.prompt_tokens_evaluated,
                               completion.completion_tokens, round(completion.seconds_to_first_token, 3),
                               round(completion.seconds_total, 3)))
@@ -152,13 +159,14 @@ class Writer:
 
     def write(self, question: str, themes: Sequence[Theme], titles: Mapping[int, str],
               more_evidence: MoreEvidence | None = None) -> WriteOutcome:
-        """Draft every theme, then (optionally) feedback and revision."""
+        """Draft every theme, then (optionally) feedback and revision, as one conversation."""
         opts = self.options
         question, fitted, note = self.fit(question, themes, titles)
         quotes = [q for t in fitted for q in t.quotes]
         head = prompts.prefix(question, quotes, titles, opts.quote_chars)
         outcome = WriteOutcome(sections=[], drafts=[], trimmed=note)
         stream = StreamFilter({q.n for q in quotes})
+        messages = [ChatMessage("system", prompts.prompt("answer_system"))]
         self.on_stage("drafting")
         for index, theme in enumerate(fitted):
             if index and self.on_token:
@@ -169,7 +177,8 @@ class Writer:
                 if self.on_token:
                     self.on_token(stream.feed(piece))
 
-            completion = self._call(f"draft {index + 1}", head + task, opts.section_tokens, outcome.steps, forward)
+            completion = self._call(f"draft {index + 1}", messages, (head if index == 0 else "") + task,
+                                    opts.section_tokens, outcome.steps, forward)
             if self.on_token:
                 self.on_token(stream.flush())
             outcome.drafts.append(clean_section(completion.text, opts.sentences_per_section + 1))
@@ -179,16 +188,14 @@ class Writer:
         outcome.sections = list(outcome.drafts)
         if outcome.cancelled or not opts.feedback or not any(outcome.drafts):
             return outcome
-        self._feedback_and_revise(question, head, fitted, titles, more_evidence, outcome)
+        self._feedback_and_revise(fitted, more_evidence, messages, outcome)
         return outcome
 
-    def _feedback_and_revise(self, question: str, head: str, themes: Sequence[Theme], titles: Mapping[int, str],
-                             more_evidence: MoreEvidence | None, outcome: WriteOutcome) -> None:
+    def _feedback_and_revise(self, themes: Sequence[Theme], more_evidence: MoreEvidence | None,
+                             messages: list[ChatMessage], outcome: WriteOutcome) -> None:
         opts = self.options
         self.on_stage("revising")
-        draft = prompts.draft_block("\n\n".join(s for s in outcome.drafts if s))
-        completion = self._call("feedback", head + draft + prompts.feedback_task(), opts.feedback_tokens,
-                                outcome.steps)
+        completion = self._call("feedback", messages, prompts.feedback_task(), opts.feedback_tokens, outcome.steps)
         if completion.cancelled:
             outcome.cancelled = True
             return
@@ -210,13 +217,19 @@ class Writer:
             if self.cancel is not None and self.cancel.cancelled:
                 outcome.cancelled = True
                 return
-            revised = self._call(f"revise {section + 1}", head + draft + task, opts.section_tokens, outcome.steps)
+            if self._tokens(messages) + self.lm.count_tokens(task) + opts.section_tokens + 16 > self.lm.context_size:
+                log.info("no room left in the context for revising section %d", section + 1)
+                break
+            revised = self._call(f"revise {section + 1}", messages, task, opts.section_tokens, outcome.steps)
             if revised.cancelled:
                 outcome.cancelled = True
                 return
             text = clean_section(revised.text, opts.sentences_per_section + 1)
             if text:
                 outcome.sections[section] = text
+
+    def _tokens(self, messages: Sequence[ChatMessage]) -> int:
+        return sum(self.lm.count_tokens(m.content) + 6 for m in messages) + _TEMPLATE_OVERHEAD
 
 
 class ContextTooSmall(Exception):

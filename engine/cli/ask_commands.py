@@ -1,0 +1,151 @@
+"""`quire ask` (streams the draft, then the verified answer and its references) and `quire answers`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from typing import Any
+
+from engine.progress import CancelToken
+from engine.render.bibtex import to_bibtex
+from engine.render.common import reference_line
+from engine.render.html import to_html
+from engine.render.markdown import to_markdown
+from engine.render.record import answer_to_dict
+from engine.service import Engine
+from engine.types import Answer, AnswerMode
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    ask = commands.add_parser("ask", help="answer a question from your papers, with verified citations")
+    ask.add_argument("question")
+    ask.add_argument("--model", metavar="PATH", help="a GGUF language model (default: settings, else SmolLM2-135M)")
+    ask.add_argument("--top-n", type=int, metavar="N", help="passages handed to the model (default 8)")
+    ask.add_argument("--no-feedback", action="store_true", help="skip self-feedback and revision")
+    ask.add_argument("--no-rewrite", action="store_true", help="search with the question as typed")
+    mode = ask.add_mutually_exclusive_group()
+    mode.add_argument("--digest", action="store_true", help="no prose: themes of verbatim quotes with references")
+    mode.add_argument("--write", action="store_true",
+                      help="keep the model's verified prose even when most of it is unsupported")
+    ask.add_argument("--doc", action="append", metavar="ID", help="only these documents (id or prefix; repeatable)")
+    ask.add_argument("--source", default="all", help='"all", "library", "datastore" or a datastore name')
+    output = ask.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the Answer as JSON")
+    output.add_argument("--markdown", action="store_true", help="print the answer as Markdown")
+    output.add_argument("--html", action="store_true", help="print the answer as HTML")
+    output.add_argument("--bibtex", action="store_true", help="print BibTeX for the cited works")
+    ask.add_argument("--no-save", action="store_true", help="do not keep this answer in the history")
+    ask.set_defaults(handler=_ask)
+
+    answers = commands.add_parser("answers", help="past answers: list, show or delete")
+    answers.add_argument("action", nargs="?", choices=("list", "show", "delete"), default="list")
+    answers.add_argument("answer_id", nargs="?", metavar="ID")
+    answers.add_argument("--json", action="store_true")
+    answers.set_defaults(handler=_answers)
+
+
+def _ask(engine: Engine, args: argparse.Namespace) -> int:
+    doc_ids = [engine.document(d).id for d in args.doc] if args.doc else None
+    streaming = not (args.json or args.markdown or args.html or args.bibtex)
+    cancel = CancelToken()
+    state: dict[str, Any] = {"streamed": False}
+
+    def on_token(piece: str) -> None:
+        if streaming and piece:
+            if not state["streamed"]:
+                print("Draft (its citations are checked next):\n", flush=True)
+                state["streamed"] = True
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+
+    def on_stage(stage: str) -> None:
+        print(f"… {stage}", file=sys.stderr, flush=True)
+
+    result: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            result["answer"] = engine.ask(
+                args.question, top_n=args.top_n, model=args.model, feedback=False if args.no_feedback else None,
+                rewrite=False if args.no_rewrite else None, mode="digest" if args.digest else "write" if args.write
+                else None, doc_ids=doc_ids, source=args.source, on_token=on_token, on_stage=on_stage,
+                cancel=cancel, save=not args.no_save)
+        except BaseException as exc:  # handed to the main thread, which reports it
+            result["error"] = exc
+
+    worker = threading.Thread(target=work, name="quire-ask", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.2)
+    except KeyboardInterrupt:
+        print("\n… cancelling (the partial answer is kept)", file=sys.stderr, flush=True)
+        cancel.cancel()
+        worker.join()
+    if "error" in result:
+        raise result["error"]
+    answer: Answer = result["answer"]
+    if args.json:
+        print(json.dumps(answer_to_dict(answer), indent=2, ensure_ascii=False))
+    elif args.markdown:
+        print(to_markdown(answer), end="")
+    elif args.html:
+        print(to_html(answer))
+    elif args.bibtex:
+        print(to_bibtex(answer), end="")
+    else:
+        if state["streamed"]:
+            print("\n\n" + "─" * 60)
+        print_answer(answer)
+    return 130 if answer.cancelled else 0
+
+
+def print_answer(answer: Answer) -> None:
+    """The verified answer for a terminal: notice, sections, flagged sentences, references with pages."""
+    if answer.notice:
+        print(f"Note: {answer.notice}\n")
+    section = -1
+    for sentence in answer.sentences:
+        if sentence.section != section:
+            if section != -1:
+                print()
+            section = sentence.section
+            if answer.sections and 0 <= section < len(answer.sections) and answer.mode != AnswerMode.NO_EVIDENCE:
+                print(f"## {answer.sections[section]}")
+        flag = "" if sentence.supported else "  (unsupported)"
+        print(f"{'- ' if answer.mode == AnswerMode.DIGEST else ''}{sentence.text}{flag}")
+    if answer.cancelled:
+        print("\n(cancelled: partial answer)")
+    if answer.references:
+        print("\nReferences")
+        for reference in answer.references:
+            print(f"  [{reference.n}] {reference_line(reference)}")
+    print(f"\n(answer {answer.id}; {dict(answer.timings).get('total', 0):.1f} s)", file=sys.stderr)
+
+
+def _answers(engine: Engine, args: argparse.Namespace) -> int:
+    if args.action in ("show", "delete") and not args.answer_id:
+        print(f"quire answers {args.action}: give an answer id (see: quire answers)", file=sys.stderr)
+        return 2
+    if args.action == "delete":
+        engine.delete_answer(args.answer_id)
+        return 0
+    if args.action == "show":
+        answer = engine.answer(args.answer_id)
+        if args.json:
+            print(json.dumps(answer_to_dict(answer), indent=2, ensure_ascii=False))
+        else:
+            print(f"Q: {answer.question}\n")
+            print_answer(answer)
+        return 0
+    summaries = engine.answers()
+    if args.json:
+        print(json.dumps([vars(s) for s in summaries], indent=2, ensure_ascii=False))
+    elif not summaries:
+        print("No answers yet. Ask with: quire ask \"your question\"")
+    for summary in summaries if not args.json else []:
+        flag = " (cancelled)" if summary.cancelled else ""
+        print(f"{summary.id}  {summary.mode:<11} {summary.question[:90]}{flag}")
+    return 0

@@ -1,0 +1,1 @@
+"""Answers as Markdown, HTML (for the UI, every piece of paper text escaped), BibTeX and JSON."""

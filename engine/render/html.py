@@ -1,0 +1,68 @@
+"""An answer as HTML for the UI: ``quire://cite/<n>?s=<sentence>`` links, everything escaped.
+
+Every string that comes from a paper or the model goes through :func:`html.escape`, so a PDF
+saying ``<script>`` or "ignore previous instructions" is shown as text, never interpreted.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from engine.cite.markers import parse_numbers
+from engine.render.common import reference_line
+from engine.types import Answer, AnswerMode
+
+_MARKER = re.compile(r"\[\s*\d+(?:\s*(?:[-–—]|,|;)\s*\d+)*\s*\]")
+
+
+def cite_url(n: int, sentence: int | None = None) -> str:
+    return f"quire://cite/{n}" + (f"?s={sentence}" if sentence is not None else "")
+
+
+def _sentence_html(text: str, index: int, known: set[int]) -> str:
+    parts: list[str] = []
+    position = 0
+    for match in _MARKER.finditer(text):
+        parts.append(html.escape(text[position:match.start()]))
+        links = [f'<a class="cite" href="{cite_url(n, index)}">{n}</a>' if n in known else str(n)
+                 for n in parse_numbers(match.group()[1:-1])]
+        parts.append(f"[{', '.join(links)}]")
+        position = match.end()
+    parts.append(html.escape(text[position:]))
+    return "".join(parts)
+
+
+def to_html(answer: Answer) -> str:
+    known = {r.n for r in answer.references}
+    out = ['<div class="answer">']
+    if answer.notice:
+        out.append(f'<p class="notice">{html.escape(answer.notice)}</p>')
+    if answer.cancelled:
+        out.append('<p class="notice cancelled">Cancelled — partial answer.</p>')
+    section = -1
+    open_block = ""
+    for index, sentence in enumerate(answer.sentences):
+        if sentence.section != section:
+            if open_block:
+                out.append(open_block)
+            section = sentence.section
+            if answer.sections and 0 <= section < len(answer.sections) and len(answer.sections) > 1:
+                out.append(f"<h3>{html.escape(answer.sections[section])}</h3>")
+            digest = answer.mode == AnswerMode.DIGEST
+            out.append("<ul>" if digest else "<p>")
+            open_block = "</ul>" if digest else "</p>"
+        classes = "sentence" + ("" if sentence.supported else " unsupported")
+        title = "" if sentence.supported else ' title="No passage supports this sentence"'
+        body = f'<span class="{classes}"{title}>{_sentence_html(sentence.text, index, known)}</span>'
+        out.append(f"<li>{body}</li>" if answer.mode == AnswerMode.DIGEST else body + " ")
+    if open_block:
+        out.append(open_block)
+    if answer.references:
+        out.append('<h3>References</h3><ol class="references">')
+        for reference in answer.references:
+            out.append(f'<li value="{reference.n}" id="ref-{reference.n}"><a href="{cite_url(reference.n)}">'
+                       f"{html.escape(reference_line(reference))}</a></li>")
+        out.append("</ol>")
+    out.append("</div>")
+    return "\n".join(out)

@@ -1,0 +1,97 @@
+"""An Answer as plain JSON data (``quire ask --json``, the answers table) and back.
+
+``citations`` lists each cited reference once with the full passage ``text`` and the ``quote``
+of its first citing sentence (verbatim in ``text``); each sentence also lists its own quotes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.types import (
+    Answer,
+    AnswerMode,
+    AnswerSentence,
+    Citation,
+    PageRect,
+    Rect,
+    Reference,
+    StepCost,
+)
+
+RECORD_VERSION = 1
+
+
+def _rects(rects: tuple[PageRect, ...]) -> list[list[float]]:
+    return [[r.page, *(round(v, 2) for v in r.rect)] for r in rects]
+
+
+def _reference(reference: Reference) -> dict[str, Any]:
+    return {"n": reference.n, "passage_id": reference.passage_id, "doc_id": reference.doc_id,
+            "source": reference.source, "title": reference.title, "page": reference.page,
+            "page_end": reference.page_end, "authors": list(reference.authors), "year": reference.year,
+            "doi": reference.doi, "arxiv_id": reference.arxiv_id, "url": reference.url, "text": reference.text}
+
+
+def _citation(citation: Citation) -> dict[str, Any]:
+    return {"n": citation.n, "passage_id": citation.passage_id, "quote": citation.quote,
+            "quote_start": citation.quote_start, "quote_end": citation.quote_end, "support": citation.support,
+            "inserted": citation.inserted, "rects": _rects(citation.rects)}
+
+
+def answer_to_dict(answer: Answer) -> dict[str, Any]:
+    first: dict[int, Citation] = {}
+    for sentence in answer.sentences:
+        for citation in sentence.citations:
+            first.setdefault(citation.n, citation)
+    citations = []
+    for reference in answer.references:
+        cited = first.get(reference.n)
+        entry = _reference(reference)
+        entry.update({"quote": cited.quote if cited else "", "rects": _rects(cited.rects) if cited else []})
+        citations.append(entry)
+    return {
+        "version": RECORD_VERSION, "id": answer.id, "question": answer.question, "answer": answer.text,
+        "mode": answer.mode.value, "notice": answer.notice, "cancelled": answer.cancelled,
+        "sections": list(answer.sections),
+        "sentences": [{"text": s.text, "citations": [c.n for c in s.citations], "supported": s.supported,
+                       "needs_citation": s.needs_citation, "section": s.section,
+                       "quotes": [_citation(c) for c in s.citations]} for s in answer.sentences],
+        "citations": citations,
+        "contexts": [_reference(r) for r in answer.contexts],
+        "timings": dict(answer.timings),
+        "steps": [dict(vars(step)) for step in answer.steps],
+        "unsupported_share": round(answer.unsupported_share, 4),
+        "model": answer.model, "settings": dict(answer.settings), "created_at": answer.created_at,
+    }
+
+
+def _ref_from(data: dict[str, Any]) -> Reference:
+    return Reference(n=data["n"], passage_id=data["passage_id"], doc_id=data["doc_id"], source=data["source"],
+                     title=data["title"], text=data["text"], page=data.get("page"), page_end=data.get("page_end"),
+                     authors=tuple(data.get("authors", ())), year=data.get("year"), doi=data.get("doi", ""),
+                     arxiv_id=data.get("arxiv_id", ""), url=data.get("url", ""))
+
+
+def _rects_from(rows: list[list[float]]) -> tuple[PageRect, ...]:
+    return tuple(PageRect(int(row[0]), Rect(*row[1:5])) for row in rows)
+
+
+def answer_from_dict(data: dict[str, Any]) -> Answer:
+    """Rebuild an Answer saved by :func:`answer_to_dict`."""
+    sentences = tuple(AnswerSentence(
+        text=s["text"], supported=s["supported"], section=s.get("section", 0),
+        needs_citation=s.get("needs_citation", True),
+        citations=tuple(Citation(n=c["n"], passage_id=c["passage_id"], quote=c["quote"], quote_start=c["quote_start"],
+                                 quote_end=c["quote_end"], support=c["support"], rects=_rects_from(c["rects"]),
+                                 inserted=c.get("inserted", False)) for c in s.get("quotes", ())))
+        for s in data["sentences"])
+    return Answer(
+        question=data["question"], text=data["answer"], sentences=sentences,
+        references=tuple(_ref_from(c) for c in data["citations"]), mode=AnswerMode(data["mode"]),
+        sections=tuple(data.get("sections", ())), contexts=tuple(_ref_from(c) for c in data.get("contexts", ())),
+        notice=data.get("notice", ""), cancelled=data.get("cancelled", False),
+        timings=tuple((k, float(v)) for k, v in data.get("timings", {}).items()),
+        steps=tuple(StepCost(**step) for step in data.get("steps", ())), model=data.get("model", ""),
+        settings=tuple((k, str(v)) for k, v in data.get("settings", {}).items()), id=data.get("id", ""),
+        created_at=data.get("created_at", 0.0))

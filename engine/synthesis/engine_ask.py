@@ -1,0 +1,88 @@
+"""The glue between the Engine facade and the pipeline: search, passages, rectangles, the model, saving.
+
+Kept here so engine/service.py stays a thin facade.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.cite.support import SupportScorer
+from engine.errors import EngineError, ModelNotFoundError
+from engine.generate.base import LanguageModel, TokenCallback
+from engine.models import default_lm_path
+from engine.progress import CancelToken, Progress
+from engine.store.answers import save_answer
+from engine.synthesis.pipeline import AskOptions, ask
+from engine.synthesis.write import StageCallback, WriterOptions
+from engine.types import Answer, PageRect, SearchHit
+
+if TYPE_CHECKING:
+    from engine.service import Engine
+
+log = logging.getLogger(__name__)
+
+
+def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model: str | Path | None = None,
+               feedback: bool | None = None, rewrite: bool | None = None, digest: bool | None = None,
+               mode: str | None = None, doc_ids: Collection[str] | None = None, source: str = "all",
+               on_token: TokenCallback | None = None, on_stage: StageCallback | None = None,
+               cancel: CancelToken | None = None, save: bool = True) -> Answer:
+    generation = engine.settings.generation
+    chosen_mode = mode or ("digest" if (digest if digest is not None else generation.digest) else "auto")
+    options = AskOptions(top_n=top_n or engine.settings.retrieval.top_n, mode=chosen_mode,
+                         feedback=generation.feedback if feedback is None else feedback,
+                         writer=WriterOptions(section_tokens=min(160, max(60, generation.max_answer_tokens // 3))))
+    stage = on_stage or (lambda _s: None)
+
+    language_model: Callable[[], LanguageModel] | None = None
+    if chosen_mode != "digest":
+        if model is not None or generation.model or default_lm_path() is not None:
+            loaded = engine.language_model(model)  # a bad --model fails here, before any work
+            language_model = lambda: loaded  # noqa: E731
+        else:
+            log.warning("no language model installed; answering with the evidence digest")
+
+    def progress(report: Progress) -> None:
+        if report.label.startswith("rerank"):
+            stage("reranking")
+
+    is_library: dict[str, bool] = {}
+
+    def retrieve(query: str, k: int) -> list[SearchHit]:
+        hits = engine.search(query, k=k, source=source, doc_ids=doc_ids, rewrite=rewrite, progress=progress,
+                             cancel=cancel)
+        is_library.update((h.passage_id, h.is_library) for h in hits)
+        return hits
+
+    def hit_text(hit: SearchHit) -> str:
+        if not hit.is_library:
+            return hit.text
+        try:
+            return engine.passage(hit.passage_id).text
+        except EngineError:
+            return hit.text
+
+    def rects_for(passage_id: str, start: int, end: int) -> tuple[PageRect, ...]:
+        if not is_library.get(passage_id, False):
+            return ()
+        try:
+            return engine.passage(passage_id).rects_for_span(start, end)
+        except EngineError:
+            return ()
+
+    answer = ask(question, retrieve=retrieve, scorer=SupportScorer(engine.embedder), language_model=language_model,
+                 options=options, hit_text=hit_text, rects_for=rects_for, on_token=on_token, on_stage=on_stage,
+                 cancel=cancel)
+    if save:
+        try:
+            save_answer(engine.library, answer)
+        except EngineError as exc:  # an answer the user has is worth more than its history entry
+            log.warning("could not save the answer: %s", exc)
+    return answer
+
+
+__all__ = ["ModelNotFoundError", "engine_ask"]
