@@ -25,9 +25,11 @@ from engine.models import default_embedder_path, default_lm_path, installed_vers
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.retrieve.source import PassageSource
 from engine.store import Library
-from engine.types import Document, Page, Passage, SearchHit
+from engine.types import Answer, Document, Page, Passage, SearchHit
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from engine.datastore.importer import ImportReport
     from engine.datastore.manage import DatastoreInfo
     from engine.datastore.manifest import Manifest
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     from engine.manager.installed import InstalledModel
     from engine.manager.setup import ModelChoice
     from engine.retrieve.library_source import LibrarySource
+    from engine.store.answers import AnswerSummary
 
 
 class Engine:
@@ -194,6 +197,40 @@ class Engine:
                                  replace=replace, sha256=sha256, progress=progress, cancel=cancel)
 
     # --- answers (synthesis issue) ------------------------------------------------------
+
+    def ask(self, question: str, *, top_n: int | None = None, model: str | Path | None = None,
+            feedback: bool | None = None, rewrite: bool | None = None, digest: bool | None = None,
+            mode: str | None = None, doc_ids: Collection[str] | None = None, source: str = "all",
+            on_token: Callable[[str], None] | None = None, on_stage: Callable[[str], None] | None = None,
+            cancel: CancelToken | None = None, save: bool = True) -> Answer:
+        """Answer a question from the library (and datastores) with verified citations, and save it.
+
+        ``on_stage`` hears "retrieving", "reranking", "drafting", "revising", "verifying"; ``on_token``
+        gets the draft as it streams; ``cancel`` stops between tokens (the partial answer is kept and
+        marked cancelled). ``mode``: "auto" (default), "write" or "digest" (same as ``digest=True``).
+        """
+        from engine.synthesis.engine_ask import engine_ask
+
+        return engine_ask(self, question, top_n=top_n, model=model, feedback=feedback, rewrite=rewrite,
+                          digest=digest, mode=mode, doc_ids=doc_ids, source=source, on_token=on_token,
+                          on_stage=on_stage, cancel=cancel, save=save)
+
+    def answers(self, limit: int = 200) -> list[AnswerSummary]:
+        """Past answers, newest first."""
+        from engine.store.answers import list_answers
+
+        return list_answers(self.library, limit)
+
+    def answer(self, answer_id: str) -> Answer:
+        """A past answer by id (or unique id prefix)."""
+        from engine.store.answers import load_answer
+
+        return load_answer(self.library, answer_id)
+
+    def delete_answer(self, answer_id: str) -> None:
+        from engine.store.answers import delete_answer
+
+        delete_answer(self.library, answer_id)
 
     # --- models and hardware (manager issue) --------------------------------------------
 

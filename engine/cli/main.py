@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "engine.cli.search_commands",
     "engine.cli.datastore_commands",
     "engine.cli.models_commands",
+    "engine.cli.ask_commands",
 )
 
 
