@@ -115,3 +115,12 @@ class StreamFilter:
         if _MARKER.fullmatch(held):
             return format_marker(n for n in parse_numbers(held[1:-1]) if n in self.valid)
         return held
+
+
+def defuse_markers(text: str) -> str:
+    """A paper's own citation markers made harmless: ``[17]`` -> ``(ref. 17)``.
+
+    Quoted passage text must never carry a bracketed number the reader (or the model) could take
+    for one of the answer's references.
+    """
+    return _MARKER.sub(lambda m: f"(ref. {m.group()[1:-1].strip()})", text)

@@ -23,7 +23,7 @@ def authors_short(reference: Reference) -> str:
 
 def reference_line(reference: Reference) -> str:
     """``Title. Authors (Year). p. 3. doi:...`` — plain text, one line."""
-    parts = [reference.title or "(untitled)"]
+    parts = [" ".join(reference.title.split()) or "(untitled)"]
     who = authors_short(reference)
     if who or reference.year:
         parts.append(f"{who}{' ' if who and reference.year else ''}{f'({reference.year})' if reference.year else ''}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engine.cite.markers import defuse_markers
 from engine.render.common import reference_line
 from engine.types import Answer, AnswerMode
 
@@ -32,6 +33,6 @@ def to_markdown(answer: Answer, quotes: bool = True) -> str:
         for reference in answer.references:
             lines.append(f"[{reference.n}] {reference_line(reference)}")
             if quotes and answer.mode != AnswerMode.DIGEST and reference.n in first_quote:
-                lines.append(f"    > “{' '.join(first_quote[reference.n].split())}”")
+                lines.append(f"    > “{defuse_markers(' '.join(first_quote[reference.n].split()))}”")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from engine.cite.markers import defuse_markers
 from engine.cite.verify import RectsFor, no_rects, quote_citation
 from engine.synthesis.plan import Theme
 from engine.types import AnswerSentence, Reference
@@ -21,7 +22,7 @@ def digest_sentences(themes: Sequence[Theme], references: Mapping[int, Reference
         for quote in sorted(theme.quotes, key=lambda q: (q.n, q.start)):
             reference = references[quote.n]
             citation = quote_citation(reference, quote.start, quote.end, 1.0, rects_for)
-            shown = " ".join(quote.text.split())
+            shown = defuse_markers(" ".join(quote.text.split()))  # the paper's own [17] is not ours
             sentences.append(AnswerSentence(text=f"“{shown}” [{quote.n}]", citations=(citation,), supported=True,
                                             section=section, needs_citation=True))
     return sentences

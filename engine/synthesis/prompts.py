@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 
+from engine.cite.markers import defuse_markers
 from engine.synthesis.evidence import Quote
 
 # Chat-template control tokens of common model families: a PDF containing them must not be able
@@ -26,8 +27,9 @@ def prompt(name: str) -> str:
 
 
 def inert(text: str) -> str:
-    """Passage text made safe to place inside a prompt: control tokens removed, whitespace collapsed."""
-    return " ".join(_CONTROL.sub(" ", text).split())
+    """Passage text made safe to place inside a prompt: control tokens removed, the paper's own
+    citation markers defused (so the model cannot copy them as ours), whitespace collapsed."""
+    return defuse_markers(" ".join(_CONTROL.sub(" ", text).split()))
 
 
 def evidence_block(quotes: Sequence[Quote], titles: Mapping[int, str], quote_chars: int = 320) -> str:

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures.models import minilm
 
 from engine.cite.support import SupportScorer, content_words, quote_windows
 from engine.cite.verify import VerifyReport, verify_sentence, verify_text
 from engine.embed import HashingEmbedder
 from engine.types import PageRect, Rect, Reference
-from fixtures.models import minilm
 
 PAIRS = [json.loads(line) for line in
          (Path(__file__).parents[1] / "data" / "support_pairs.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -55,8 +55,8 @@ def test_verify_keeps_supported_drops_invented_and_unsupported() -> None:
     citation = kept.citations[0]
     assert citation.quote == SPECTER[citation.quote_start:citation.quote_end] and citation.quote in SPECTER
     assert citation.rects == boxes("p1", citation.quote_start, citation.quote_end)
-    invented = verify_sentence("S2ORC is a large corpus of 81.1M English-language academic papers [7].", sources(), scorer,
-                               report=report)
+    invented = verify_sentence("S2ORC is a large corpus of 81.1M English-language academic papers [7].", sources(),
+                               scorer, report=report)
     assert "[7]" not in invented.text and report.invented == 1
     assert [c.n for c in invented.citations] == [2] and invented.citations[0].inserted  # re-attached to S2ORC
     wrong = verify_sentence("Quantum dots emit single photons at cryogenic temperatures [1].", sources(), scorer,

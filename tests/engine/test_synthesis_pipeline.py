@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from fixtures.scripted_lm import ScriptedLM
 
 from engine.cite.markers import cited_numbers
 from engine.cite.support import SupportScorer
@@ -18,7 +19,6 @@ from engine.render.html import to_html
 from engine.synthesis.pipeline import MAX_QUESTION_CHARS, AskOptions, ask
 from engine.synthesis.write import parse_feedback
 from engine.types import Answer, AnswerMode, SearchHit
-from fixtures.scripted_lm import ScriptedLM
 
 SPECTER = ("We propose SPECTER, a new method to generate document-level embedding of scientific documents based on "
            "pretraining a Transformer language model on citations. SPECTER can be applied to downstream "
@@ -69,7 +69,8 @@ def good_writer(messages: Sequence[ChatMessage]) -> str:
     if "feedback points" in task:
         return "Feedback: Add what S2ORC offers.\nSearch: S2ORC full text corpus\nFeedback: Be concise."
     if "Rewrite" in task:
-        return "S2ORC is a large corpus of 81.1M English-language academic papers [2]. It was manufactured by green aliens from Mars [42]."
+        return ("S2ORC is a large corpus of 81.1M English-language academic papers [2]. "
+                "It was manufactured by green aliens from Mars [42].")
     return ("SPECTER can be applied to downstream applications without task-specific fine-tuning [1]. "
             "S2ORC provides structured full text for 8.1M open access papers [2, 17].")
 
@@ -127,7 +128,8 @@ def test_feedback_query_retrieves_new_passages_with_new_numbers() -> None:
 
 def test_auto_mode_falls_back_to_the_digest_when_the_draft_fails() -> None:
     lm = ScriptedLM(lambda m: "Bananas are yellow fruits grown in tropical countries [1]. Cats sleep a lot [2].")
-    answer = ask(QUESTION, retrieve=retriever(SPECTER, S2ORC), scorer=scorer(), language_model=lambda: lm, options=opts())
+    answer = ask(QUESTION, retrieve=retriever(SPECTER, S2ORC), scorer=scorer(), language_model=lambda: lm,
+                 options=opts())
     assert answer.mode == AnswerMode.DIGEST and "did not hold up" in answer.notice
     check_guarantees(answer)
     assert all(s.supported and len(s.citations) == 1 for s in answer.sentences)
@@ -224,3 +226,13 @@ def test_parse_feedback_pairs_searches_with_their_feedback() -> None:
     items = parse_feedback("1. Feedback: add results\nSearch: results table\n- Feedback: shorter\nnoise\n"
                            "Feedback: a\nFeedback: b")
     assert [(i.text, i.query) for i in items] == [("add results", "results table"), ("shorter", ""), ("a", "")]
+
+
+def test_a_papers_own_citation_markers_never_become_ours() -> None:
+    own = ("For example, SPECTER [17] can generate paper recommendations from document-level embeddings of "
+           "scientific papers [3, 18].")
+    answer = ask(QUESTION, retrieve=retriever(own, S2ORC), scorer=scorer(), options=opts(mode="digest"))
+    check_guarantees(answer)
+    assert "(ref. 17)" in answer.text and "[17]" not in answer.text
+    quotes = [c.quote for s in answer.sentences for c in s.citations]
+    assert any("[17]" in q for q in quotes)  # the stored quote stays verbatim
