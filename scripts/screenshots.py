@@ -93,7 +93,8 @@ def main() -> int:
             wait_until(lambda: not client.ingesting, 600, "indexing to finish")
             wait_until(lambda: not client.busy, 600, "embedding to finish")
 
-            window.table.selectRow(0)
+            titles = [window.table.model().index(row, 0).data() or "" for row in range(window.table.model().rowCount())]
+            window.table.selectRow(next((row for row, title in enumerate(titles) if "SPECTER" in title), 0))
             window.ask_pane.question_box.setPlainText(QUESTION)
             window.ask_pane.scope_box.setCurrentIndex(1)  # library only
             window.ask_action.trigger()

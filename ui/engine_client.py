@@ -218,6 +218,7 @@ class EngineClient(QObject):
     answer_token = Signal(str)  # a piece of the answer being written
     answer_stage = Signal(str)  # "retrieving", "reranking", "drafting", ...
     job_finished = Signal(str)  # the kind of job that just ended, whatever happened
+    embedding_finished = Signal(bool)  # True: every passage is embedded; False: paused (it resumes later)
 
     _submit = Signal(object)
 
@@ -335,13 +336,14 @@ class EngineClient(QObject):
         self._embed_tokens.append(token)
         throttle = ProgressThrottle(self._worker.progress.emit, self._progress_interval)
 
-        def work(engine: Engine) -> int:
+        def work(engine: Engine) -> bool:
             try:
-                return engine.embed_pending(throttle, token)
+                engine.embed_pending(throttle, token)
             except Cancelled:
-                return 0  # paused, not failed: nothing to tell the user
+                return False  # paused, not failed: nothing to tell the user
+            return True
 
-        self.call(EMBED, work)
+        self.call(EMBED, work, self.embedding_finished.emit)
 
     def cancel_embedding(self) -> None:
         for token in self._embed_tokens:

@@ -64,6 +64,7 @@ class LibraryModel(QAbstractTableModel):
         super().__init__(parent)
         self._documents: list[Document] = []
         self._icons: dict[DocumentStatus, QIcon] = {}
+        self._embedding: set[str] = set()  # indexed papers whose passages are still being embedded
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -86,7 +87,7 @@ class LibraryModel(QAbstractTableModel):
         document = self._documents[index.row()]
         column = Column(index.column())
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(document, column)
+            return self.status_text(document) if column == Column.STATUS else self._display(document, column)
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(document, column)
         if role == SORT_ROLE:
@@ -98,6 +99,20 @@ class LibraryModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DecorationRole and column == Column.STATUS:
             return self._status_icon(document.status)
         return None
+
+    def set_embedding(self, doc_ids: set[str]) -> None:
+        """Papers to show as "Embedding…" (searchable by keyword already, by meaning soon)."""
+        changed = self._embedding ^ set(doc_ids)
+        self._embedding = set(doc_ids)
+        for row, document in enumerate(self._documents):
+            if document.id in changed:
+                index = self.index(row, Column.STATUS)
+                self.dataChanged.emit(index, index)
+
+    def status_text(self, document: Document) -> str:
+        if document.id in self._embedding and document.status == DocumentStatus.INDEXED:
+            return "Embedding…"
+        return _STATUS_TEXT.get(document.status, document.status.value)
 
     def document(self, row: int) -> Document:
         return self._documents[row]

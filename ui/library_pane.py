@@ -126,11 +126,13 @@ class LibraryPane(QWidget):
         table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # the engine's order (oldest first) until asked
         header = table.horizontalHeader()
         header.setHighlightSections(False)
+        header.setMinimumSectionSize(36)
         header.setSectionResizeMode(Column.TITLE, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(Column.AUTHORS, QHeaderView.ResizeMode.Interactive)
-        for column in (Column.YEAR, Column.PAGES, Column.STATUS):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.resizeSection(Column.AUTHORS, 150)
+        for column, width in ((Column.AUTHORS, 120), (Column.YEAR, 50), (Column.PAGES, 50), (Column.STATUS, 76)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(column, width)
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        table.setTextElideMode(Qt.TextElideMode.ElideRight)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         table.addAction(remove_action)
         return table

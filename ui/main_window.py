@@ -69,6 +69,7 @@ class MainWindow(QMainWindow):
         self._settings = settings
         self._background_embedding = background_embedding
         self._outcomes: Counter[str] = Counter()
+        self._embedding_docs: set[str] = set()
         self._was_cancelled = False
         self.setWindowTitle("Quire")
         self.setAcceptDrops(True)
@@ -185,6 +186,7 @@ class MainWindow(QMainWindow):
         client.cancelled.connect(self._on_cancelled)
         client.error.connect(self._on_error)
         client.job_finished.connect(self._on_job_finished)
+        client.embedding_finished.connect(self._on_embedding_finished)
 
     # --- state -------------------------------------------------------------------------------
 
@@ -192,7 +194,7 @@ class MainWindow(QMainWindow):
         geometry = self._settings.value(_GEOMETRY)
         if not (isinstance(geometry, QByteArray) and self.restoreGeometry(geometry)):
             self.resize(1440, 880)
-        self.splitter.setSizes([430, 470, 540])
+        self.splitter.setSizes([500, 440, 540])
         self.library.splitter.setSizes([560, 200])
         for key, widget in ((_STATE, self), (_SPLITTER, self.splitter), (_LIBRARY_SPLITTER, self.library.splitter),
                             (_HEADER, self.table.horizontalHeader())):
@@ -331,6 +333,14 @@ class MainWindow(QMainWindow):
 
     def _on_ingest_result(self, result: IngestResult) -> None:
         self._outcomes[result.outcome] += 1
+        if self._background_embedding and result.outcome in (Outcome.ADDED, Outcome.UPDATED) and result.doc_id:
+            self._embedding_docs.add(result.doc_id)
+            self.model.set_embedding(self._embedding_docs)
+
+    def _on_embedding_finished(self, complete: bool) -> None:
+        if complete and not self._client.ingesting:
+            self._embedding_docs.clear()
+            self.model.set_embedding(self._embedding_docs)
 
     def _on_cancelled(self, message: str) -> None:
         self._was_cancelled = True

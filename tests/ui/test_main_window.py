@@ -189,3 +189,16 @@ def test_drops_without_local_files_are_refused(window: MainWindow) -> None:
     enter = drag_enter_event(QPointF(10, 10), Qt.DropAction.CopyAction, mime)
     QApplication.sendEvent(window, enter)
     assert not enter.isAccepted()
+
+
+def test_new_papers_show_embedding_until_their_passages_are_embedded(
+        qtbot: QtBot, window: MainWindow, client: EngineClient, corpus_papers: Path) -> None:
+    window.add_paths([corpus_papers / "N18-3011.pdf"])
+    qtbot.waitUntil(lambda: window.model.rowCount() == 1, timeout=INGEST_TIMEOUT_MS)
+    status = window.table.model().index(0, Column.STATUS)
+    assert status.data() == "Embedding…"  # searchable by keyword already, by meaning once embedded
+    qtbot.waitUntil(lambda: status.data() == "Indexed", timeout=INGEST_TIMEOUT_MS)
+    wait_idle(qtbot, client)
+    with Engine(client.home) as engine:
+        assert engine.library_source.pending_count() == 0
+    assert not window.embedding_status.isVisible()
