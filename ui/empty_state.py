@@ -13,7 +13,7 @@ _ICON_HEIGHT = 64
 class EmptyState(QWidget):
     """A centred invitation to add papers, with a button for people who do not drag and drop."""
 
-    def __init__(self, add_action: QAction, parent: QWidget | None = None) -> None:
+    def __init__(self, add_action: QAction, parent: QWidget | None = None, demo_action: QAction | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Empty library")
 
@@ -47,6 +47,15 @@ class EmptyState(QWidget):
         layout.addWidget(self.hint)
         layout.addSpacing(16)
         layout.addWidget(self.add_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        if demo_action is not None:
+            self.demo_button = QPushButton("Try the demo papers", self)
+            self.demo_button.setFlat(True)
+            self.demo_button.setObjectName("demoButton")
+            self.demo_button.setAccessibleName("Try the demo papers")
+            self.demo_button.setToolTip(demo_action.toolTip())
+            self.demo_button.clicked.connect(demo_action.trigger)
+            layout.addSpacing(4)
+            layout.addWidget(self.demo_button, 0, Qt.AlignmentFlag.AlignHCenter)
         layout.addStretch(3)
 
     def paintEvent(self, event: QPaintEvent) -> None:

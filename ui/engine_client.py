@@ -36,9 +36,11 @@ ASK = "ask"
 LOOKUP = "lookup"
 SETTINGS = "settings"
 EMBED = "embed"
+DATASTORE = "datastore"
+DEMO_DATASTORE = "cs-sample"
 _DOING = {INGEST: "adding papers", REFRESH: "reading the library", REMOVE: "removing a paper",
           ASK: "answering the question", LOOKUP: "opening a passage", SETTINGS: "saving the settings",
-          EMBED: "preparing papers for meaning search"}
+          EMBED: "preparing papers for meaning search", DATASTORE: "attaching a datastore"}
 
 
 class ProgressThrottle:
@@ -369,6 +371,21 @@ class EngineClient(QObject):
     def render_answer(self, answer: Answer, kind: str, on_result: Callable[[str], None]) -> None:
         """``answer`` as Markdown (with references) or as BibTeX for the papers it cites."""
         self.call(LOOKUP, lambda _: render_answer(answer, kind), on_result)
+
+    def add_demo(self, on_datastore: Callable[[object], None] | None = None) -> None:
+        """The bundled demo: its sample papers into the library and its sample datastore attached
+        (searchable by keyword at once; it is not embedded here, which would take long on a laptop)."""
+        from engine.datastore.bundled import bundled_datastore
+        from engine.demo import demo_papers
+
+        self.add_paths(demo_papers())
+
+        def attach(engine: Engine) -> object:
+            if any(info.name == DEMO_DATASTORE for info in engine.datastores()):
+                return None
+            return engine.add_datastore(bundled_datastore(), DEMO_DATASTORE, embed=False)
+
+        self.call(DATASTORE, attach, on_datastore)
 
     def load_settings(self, on_result: Callable[[Any], None]) -> None:
         self.call(SETTINGS, lambda engine: engine.settings, on_result)

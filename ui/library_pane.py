@@ -31,7 +31,8 @@ class LibraryPane(QWidget):
     open_requested = Signal(str)  # doc id: the user wants to read this paper
     selection_changed = Signal()
 
-    def __init__(self, add_action: QAction, remove_action: QAction, parent: QWidget | None = None) -> None:
+    def __init__(self, add_action: QAction, remove_action: QAction, parent: QWidget | None = None,
+                 demo_action: QAction | None = None) -> None:
         super().__init__(parent)
         self.model = LibraryModel(self)
         self.proxy = QSortFilterProxyModel(self)
@@ -47,7 +48,7 @@ class LibraryPane(QWidget):
         self.filter_box.textChanged.connect(self.proxy.setFilterFixedString)
 
         self.table = self._create_table(remove_action)
-        self.empty_state = EmptyState(add_action, self)
+        self.empty_state = EmptyState(add_action, self, demo_action)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.empty_state)
         self.stack.addWidget(self.table)

@@ -75,7 +75,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
 
         self._create_actions()
-        self.library = LibraryPane(self.add_files_action, self.remove_action, self)
+        self.library = LibraryPane(self.add_files_action, self.remove_action, self, self.demo_action)
         self.ask_pane = AskPane(self.ask_action, self)
         self.viewer = PdfViewer(self)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -144,6 +144,9 @@ class MainWindow(QMainWindow):
         self.remove_action = self._action("&Remove from Library",
                                           "Remove the selected papers from the library; the files stay on disk",
                                           QKeySequence(QKeySequence.StandardKey.Delete), self._remove_selected)
+        self.demo_action = self._action("Add the &Demo Papers",
+                                        "Add four sample papers (CC BY 4.0) and attach the sample CS datastore",
+                                        None, self._add_demo)
         self.ask_action = self._action("&Ask", "Ask the question (Ctrl+Enter)", None, self._ask)
         self.ask_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
         self.cancel_action = self._action("Cancel", "Stop what is running (Esc); finished work is kept",
@@ -160,6 +163,7 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.add_files_action)
         file_menu.addAction(self.add_folder_action)
+        file_menu.addAction(self.demo_action)
         file_menu.addSeparator()
         file_menu.addAction(self.settings_action)
         file_menu.addSeparator()
@@ -271,6 +275,15 @@ class MainWindow(QMainWindow):
         elif doc_ids:
             self.statusBar().showMessage(f"Removing {len(doc_ids)} papers from the library…", _MESSAGE_MS)
 
+    def _add_demo(self) -> None:
+        self.embedding_status.setText("Attaching the sample datastore…")
+        self.embedding_status.show()
+
+        def attached(_: object) -> None:
+            self.embedding_status.hide()
+            self.refresh_datastores()
+        self._client.add_demo(attached)
+
     def _ask(self) -> None:
         if self.answers.ask():
             self._update_actions()
@@ -326,7 +339,7 @@ class MainWindow(QMainWindow):
             self._client.embed_pending()
 
     def _on_job_finished(self, kind: str) -> None:
-        if kind == "embed":
+        if kind in ("embed", "datastore"):
             self.embedding_status.hide()
         if kind == "ask" and self._background_embedding:
             self._client.embed_pending()  # resume what the question paused

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QMimeData, QPointF, QSettings, QSize, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QTextDocument
 from PySide6.QtWidgets import QApplication
@@ -202,3 +203,14 @@ def test_new_papers_show_embedding_until_their_passages_are_embedded(
     with Engine(client.home) as engine:
         assert engine.library_source.pending_count() == 0
     assert not window.embedding_status.isVisible()
+
+
+@pytest.mark.slow
+def test_the_demo_adds_sample_papers_and_attaches_the_sample_datastore(
+        qtbot: QtBot, window: MainWindow, client: EngineClient) -> None:
+    wait_idle(qtbot, client)
+    assert window.empty_state.demo_button.isVisible()
+    qtbot.mouseClick(window.empty_state.demo_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.model.rowCount() == 4, timeout=INGEST_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: window.library.datastores_label.isVisibleTo(window), timeout=300_000)
+    assert window.library.datastores_label.text() == "Datastores: cs-sample (3,529 papers)"
