@@ -127,7 +127,9 @@ def golden_command(args: argparse.Namespace) -> None:
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     names = {d.id: Path(d.path).name for d in engine.documents()}
     rows = []
-    questions = [q for q in golden["questions"] if args.datastore or q["source"] == "library"][: args.limit]
+    wanted = {"all": ("library", "datastore"), "library": ("library",), "datastore": ("datastore",)}[args.questions]
+    questions = [q for q in golden["questions"]
+                 if q["source"] in wanted and (args.datastore or q["source"] == "library")][: args.limit]
     for question in questions:
         started = time.perf_counter()
         answer = engine.ask(question["question"], mode=args.mode, feedback=not args.no_feedback,
@@ -145,7 +147,7 @@ def golden_command(args: argparse.Namespace) -> None:
               f"not verbatim {row['not_verbatim']} {row['seconds']:.0f}s", flush=True)
     summary = summarise(rows)
     print(json.dumps(summary, indent=2))
-    save(f"golden-{args.mode}", {"summary": summary, "questions": rows})
+    save(f"golden-{args.mode}-{args.questions}", {"summary": summary, "questions": rows})
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -241,6 +243,7 @@ def main() -> None:
         command.add_argument("--mode", default="auto", choices=("auto", "write", "digest"))
         command.add_argument("--no-feedback", action="store_true")
         command.add_argument("--datastore", action="store_true")
+        command.add_argument("--questions", default="all", choices=("all", "library", "datastore"))
         command.set_defaults(run=run)
     args = parser.parse_args()
     args.run(args)

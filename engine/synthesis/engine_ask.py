@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,12 +19,28 @@ from engine.progress import CancelToken, Progress
 from engine.store.answers import save_answer
 from engine.synthesis.pipeline import AskOptions, ask
 from engine.synthesis.write import StageCallback, WriterOptions
-from engine.types import Answer, PageRect, SearchHit
+from engine.types import Answer, AnswerMode, PageRect, SearchHit
 
 if TYPE_CHECKING:
     from engine.service import Engine
 
 log = logging.getLogger(__name__)
+
+# Measured with benchmarks/answers.py (golden set, --mode write): the bundled SmolLM2-135M
+# (~100 MB as Q4_1) leaves 60-100 % of its sentences unsupported, so every draft would be thrown
+# away by auto mode after a minute or two of CPU time. Models this small answer with the digest
+# unless the user asks for writing (--write / mode="write").
+SMALL_MODEL_BYTES = 400 * 2**20
+TOO_SMALL_NOTICE = ("The language model is too small to write answers that hold up against the sources, so "
+                    "this is the evidence itself, grouped by theme (use --write to see the model's prose anyway, "
+                    "or pick a larger model).")
+
+
+def _too_small_to_write(path: str | Path | None) -> bool:
+    try:
+        return path is not None and 0 < Path(path).expanduser().stat().st_size < SMALL_MODEL_BYTES
+    except OSError:
+        return False  # a missing file is reported when the model loads
 
 
 def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model: str | Path | None = None,
@@ -33,13 +50,17 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
                cancel: CancelToken | None = None, save: bool = True) -> Answer:
     generation = engine.settings.generation
     chosen_mode = mode or ("digest" if (digest if digest is not None else generation.digest) else "auto")
+    notice = ""
+    if mode is None and chosen_mode == "auto" and _too_small_to_write(model or generation.model or default_lm_path()):
+        chosen_mode = "digest"
+        notice = TOO_SMALL_NOTICE
     options = AskOptions(top_n=top_n or engine.settings.retrieval.top_n, mode=chosen_mode,
                          feedback=generation.feedback if feedback is None else feedback,
                          writer=WriterOptions(section_tokens=min(160, max(60, generation.max_answer_tokens // 3))))
     stage = on_stage or (lambda _s: None)
 
     language_model: Callable[[], LanguageModel] | None = None
-    if chosen_mode != "digest":
+    if chosen_mode != "digest" or model is not None:
         if model is not None or generation.model or default_lm_path() is not None:
             loaded = engine.language_model(model)  # a bad --model fails here, before any work
             language_model = lambda: loaded  # noqa: E731
@@ -77,6 +98,8 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
     answer = ask(question, retrieve=retrieve, scorer=SupportScorer(engine.embedder), language_model=language_model,
                  options=options, hit_text=hit_text, rects_for=rects_for, on_token=on_token, on_stage=on_stage,
                  cancel=cancel)
+    if notice and answer.mode == AnswerMode.DIGEST:
+        answer = replace(answer, notice=" ".join(p for p in (answer.notice, notice) if p))
     if save:
         try:
             save_answer(engine.library, answer)

@@ -18,6 +18,7 @@ from engine.types import Reference, SearchHit
 # Fitted on the golden questions vs. off-topic questions (benchmarks/answers.py --fit-relevance).
 RELEVANCE_THRESHOLD = 0.25
 QUOTE_CHARS = 320
+SECOND_QUOTE_SHARE = 0.85  # a passage's next quote must score at least this share of its best one
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
                 continue
             if any(match.start < q.end and q.start < match.end for q in chosen):
                 continue
+            if chosen and match.score < SECOND_QUOTE_SHARE * chosen[0].score:
+                break  # a much weaker second sentence dilutes the evidence more than it adds
             chosen.append(Quote(reference.n, match.start, match.end, reference.text[match.start:match.end],
                                 round(match.score, 4)))
         chosen.sort(key=lambda q: q.start)  # reading order within the passage

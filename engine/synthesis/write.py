@@ -76,6 +76,11 @@ def parse_feedback(text: str) -> list[FeedbackItem]:
             body = " ".join(line.split(":", 1)[1].split())[:300]
             if body:
                 items.append(FeedbackItem(body))
+    if not items:  # small models ignore the format: take plain lines that read like advice
+        for raw in text.splitlines():
+            line = " ".join(raw.strip().lstrip("-*0123456789. )").split())
+            if len(line.split()) >= 4 and not line.lower().startswith("search:") and not _ECHO.match(line):
+                items.append(FeedbackItem(line[:300]))
     return items[:MAX_FEEDBACK]
 
 

@@ -51,9 +51,11 @@ def test_smollm2_writes_with_feedback_and_the_cache_covers_later_steps(library: 
 
 
 def test_default_answer_is_useful_and_faithful(library: Engine) -> None:
+    """The bundled 135M model's drafts do not survive verification (benchmarks/answers.py), so by
+    default it answers with the digest, and says why."""
     answer = library.ask(QUESTION, top_n=4, rewrite=False, feedback=False)
     faithful(answer)
-    assert answer.mode in (AnswerMode.WRITTEN, AnswerMode.DIGEST) and answer.references
+    assert answer.mode == AnswerMode.DIGEST and "too small" in answer.notice and answer.references
     assert any(r.title.startswith("SPECTER") for r in answer.references)
     assert library.answer(answer.id).text == answer.text
 
