@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (a table of hand-written sentences: one pair per line reads better than wrapped strings)
 """Build tests/data/support_pairs.jsonl: hand-written (sentence, passage, label) pairs over the real corpus.
 
 The sentences and labels below were written by hand while reading each passage (label 1: the
