@@ -159,6 +159,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for row in rows:
         for step in row["steps"]:
             kind = step["step"].split()[0]
+            if kind == "draft":  # the first call evaluates the evidence; later drafts only their turn
+                kind = "draft 1" if step["step"] == "draft 1" else "draft 2+"
             steps.setdefault(kind, []).append((step["prompt_tokens_evaluated"], step["prompt_tokens"]))
     return {
         "questions": len(rows),
