@@ -171,6 +171,51 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+def pq_experiment(count: int, dimension: int = 384, queries: int = 200, m: int = 48,
+                  real_index: Path | None = None) -> dict[str, Any]:
+    """Compressed indexes for peS2o shards (IVF-PQ, ``m`` bytes a vector) against the product's IVF-SQ8 and
+    exact search: train/add time, bytes per vector, recall@10. On ``count`` synthetic clustered unit
+    vectors, or on the real MiniLM vectors of a saved flat index (``real_index``), queries held out."""
+    import faiss
+
+    rng = np.random.default_rng(1)
+    if real_index is not None:
+        from engine.index.storage import load_index
+
+        flat = load_index(real_index).faiss_index
+        inner = faiss.downcast_index(flat.index) if hasattr(flat, "index") else flat  # under the id map
+        every = inner.reconstruct_n(0, inner.ntotal).astype(np.float32)
+        order = rng.permutation(len(every))
+        probes, vectors = every[order[:queries]], every[order[queries:]]
+        count = len(vectors)
+    else:
+        centres = rng.standard_normal((256, dimension)).astype(np.float32)
+        vectors = clustered_vectors(count, dimension, rng, centres)
+        probes = clustered_vectors(queries, dimension, rng, centres)
+    dimension = vectors.shape[1]
+    exact = faiss.IndexFlatIP(dimension)
+    exact.add(vectors)
+    _, truth = exact.search(probes, 10)
+    nlist = 2 ** round(math.log2(4 * math.sqrt(count)))
+    found: dict[str, Any] = {"vectors": count, "nlist": nlist, "real": real_index is not None}
+    for name, factory in (("ivf_sq8", f"IVF{nlist},SQ8"), ("ivf_pq", f"IVF{nlist},PQ{m}")):
+        index = faiss.index_factory(dimension, factory, faiss.METRIC_INNER_PRODUCT)
+        started = time.perf_counter()
+        index.train(vectors[: min(count, 131_072)])
+        trained = time.perf_counter() - started
+        index.add(vectors)
+        added = time.perf_counter() - started - trained
+        faiss.extract_index_ivf(index).nprobe = min(64, nlist)
+        started = time.perf_counter()
+        _, got = index.search(probes, 10)
+        per_query_ms = (time.perf_counter() - started) / queries * 1000
+        recall = float(np.mean([len(set(got[i]) & set(truth[i])) / 10 for i in range(queries)]))
+        size = len(faiss.serialize_index(index))
+        found[name] = {"factory": factory, "train_s": trained, "add_s": added, "bytes": size,
+                       "bytes_per_vector": size / count, "recall_at_10": recall, "query_ms": per_query_ms}
+    return found
+
+
 def extrapolate(results: dict[str, Any]) -> dict[str, Any]:
     """Per-million-passage figures from this run, scaled to peS2o's ~236M passages on one such machine."""
     passages = results["import"]["passages"]
@@ -199,8 +244,14 @@ def main() -> None:
     parser.add_argument("--workdir", default="/tmp/quire-packbench")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument("--pq-only", type=int, metavar="N", help="only compare IVF-PQ with IVF-SQ8 on N vectors")
+    parser.add_argument("--pq-real", metavar="INDEX", help="only compare them on the real vectors of a flat index")
     args = parser.parse_args()
-    results = run(args)
+    if args.pq_only or args.pq_real:
+        real = Path(args.pq_real) if args.pq_real else None
+        results = {"pq_experiment": pq_experiment(args.pq_only or 0, real_index=real)}
+    else:
+        results = run(args)
     text = json.dumps(results, indent=2, default=str)
     print(text)
     if args.json:
