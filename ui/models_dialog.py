@@ -28,12 +28,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.manager.download import human_size
 from engine.progress import CancelToken, Progress
 
 MODELS_JOB = "models"
 DOWNLOAD_JOB = "download"
 ROW = Qt.ItemDataRole.UserRole
+
+
+def human_size(size: float) -> str:
+    """``1536`` → ``"1.5 KB"`` (binary units, as file managers show them)."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(size) < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"
 
 
 class _ProgressRelay(QObject):
