@@ -118,10 +118,14 @@ def download(url: str, dest: str | Path, *, sha256: str | None = None, expected_
                                   headers={"User-Agent": USER_AGENT})
     try:
         _fetch_with_retries(http, transfer, retries)
+        _verify_and_install(transfer)
+    except BaseException:
+        if not transfer.part.exists():  # nothing to resume: leave no bookkeeping behind either
+            _meta_path(dest).unlink(missing_ok=True)
+        raise
     finally:
         if owns_client:
             http.close()
-    _verify_and_install(transfer)
     return dest
 
 
