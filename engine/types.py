@@ -7,10 +7,11 @@ page space (origin top-left, y grows downwards), so the UI can draw them on a re
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 
 class DocumentStatus(StrEnum):
@@ -48,6 +49,82 @@ class WordBox(NamedTuple):
     end: int
     page: int
     rect: Rect
+
+
+WORD_FIELDS = 7  # start, end, page, x0, y0, x1, y1
+
+
+class WordBoxes(Sequence[WordBox]):
+    """A passage's word boxes packed as float32, seven numbers a word, read as :class:`WordBox` on demand.
+
+    Ingest makes a few hundred thousand word boxes per library; packing them avoids a Python object
+    per word and lets the catalog store the bytes as they are. float32 holds character offsets and
+    page numbers exactly up to 16 million, and coordinates to well under a thousandth of a point.
+    """
+
+    __slots__ = ("_flat",)
+
+    def __init__(self, flat: array[float] | None = None) -> None:
+        self._flat: array[float] = flat if flat is not None else array("f")
+
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> WordBoxes:
+        flat = array("f")
+        flat.frombytes(blob)
+        return cls(flat)
+
+    @classmethod
+    def of(cls, words: Sequence[WordBox]) -> WordBoxes:
+        """Pack any sequence of word boxes (a ``WordBoxes`` is returned as it is)."""
+        if isinstance(words, WordBoxes):
+            return words
+        flat = array("f")
+        for start, end, page, (x0, y0, x1, y1) in words:
+            flat.extend((start, end, page, x0, y0, x1, y1))
+        return cls(flat)
+
+    @property
+    def flat(self) -> array[float]:
+        """The packed numbers (do not modify)."""
+        return self._flat
+
+    def tobytes(self) -> bytes:
+        return self._flat.tobytes()
+
+    def __len__(self) -> int:
+        return len(self._flat) // WORD_FIELDS
+
+    @overload
+    def __getitem__(self, index: int) -> WordBox: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[WordBox, ...]: ...
+    def __getitem__(self, index: int | slice) -> WordBox | tuple[WordBox, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        count = len(self)
+        if index < 0:
+            index += count
+        if not 0 <= index < count:
+            raise IndexError("word index out of range")
+        f, i = self._flat, index * WORD_FIELDS
+        return WordBox(int(f[i]), int(f[i + 1]), int(f[i + 2]), Rect(f[i + 3], f[i + 4], f[i + 5], f[i + 6]))
+
+    def __iter__(self) -> Iterator[WordBox]:
+        f = self._flat
+        for i in range(0, len(f), WORD_FIELDS):
+            yield WordBox(int(f[i]), int(f[i + 1]), int(f[i + 2]), Rect(f[i + 3], f[i + 4], f[i + 5], f[i + 6]))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, WordBoxes):
+            return self._flat == other._flat
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"WordBoxes({len(self)} words)"
 
 
 @dataclass(frozen=True)
@@ -92,7 +169,8 @@ class Passage:
     search and embedding. ``char_start``/``char_end`` locate ``text`` in the document's
     extracted text; ``rects`` are the boxes of its words merged per line (what the UI
     highlights); ``words`` keep each word's own box so any quote inside the passage can be
-    highlighted exactly.
+    highlighted exactly (ingest and the catalog give a packed :class:`WordBoxes`; any
+    sequence of :class:`WordBox` is accepted).
     """
 
     id: str
@@ -107,7 +185,7 @@ class Passage:
     rects: tuple[PageRect, ...]
     content_hash: str
     is_reference: bool = False
-    words: tuple[WordBox, ...] = field(default=(), repr=False, compare=False)
+    words: Sequence[WordBox] = field(default=(), repr=False, compare=False)
 
     @property
     def search_text(self) -> str:
@@ -272,8 +350,9 @@ class StepCost:
 class Answer:
     """A question's answer with everything needed to check it and to show where claims come from.
 
-    ``text`` carries ``[n]`` markers that always resolve to ``references`` (numbered 1..k in the
-    order of first citation); ``contexts`` are all passages given to the model, cited or not.
+    ``text`` carries ``[n]`` markers that always resolve to ``references`` (the cited passages,
+    keeping the numbers they had in the model's prompt); ``contexts`` are all passages given to
+    the model, cited or not.
     """
 
     question: str
