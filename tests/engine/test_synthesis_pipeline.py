@@ -236,3 +236,14 @@ def test_a_papers_own_citation_markers_never_become_ours() -> None:
     assert "(ref. 17)" in answer.text and "[17]" not in answer.text
     quotes = [c.quote for s in answer.sentences for c in s.citations]
     assert any("[17]" in q for q in quotes)  # the stored quote stays verbatim
+
+
+def test_tiny_models_default_to_the_digest(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from engine.synthesis.engine_ask import SMALL_MODEL_BYTES, _too_small_to_write
+
+    small = tmp_path / "small.gguf"
+    small.write_bytes(b"GGUF" + b"\0" * 100)
+    assert _too_small_to_write(small)
+    assert not _too_small_to_write(tmp_path / "missing.gguf")  # reported when it loads, not guessed here
+    assert not _too_small_to_write(None)
+    assert SMALL_MODEL_BYTES > 110 * 2**20  # the bundled SmolLM2-135M Q4_1 is ~100 MB
