@@ -10,18 +10,22 @@ import hashlib
 import logging
 import os
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
+from typing import Protocol
 
 from engine.errors import Cancelled, IngestError
+from engine.ingest.metadata import DocumentMeta
 from engine.ingest.ocr import HOW_TO_ENABLE
 from engine.ingest.pdf import file_hash
 from engine.ingest.pipeline import IngestOptions, PdfParse
+from engine.ingest.worker import ParseJob, ParsePool, default_worker_count
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.store import FileRecord, Library
-from engine.types import Document, DocumentStatus
+from engine.types import Document, DocumentStatus, Page, Passage
 
 log = logging.getLogger(__name__)
 
@@ -68,36 +72,148 @@ def _failure_id(path: str, content: str) -> str:
     return content[:16] if content else "x" + hashlib.sha1(path.encode("utf-8")).hexdigest()[:15]
 
 
+@dataclass
+class _Plan:
+    """A file that must be parsed: what was learnt about it before parsing."""
+
+    path: Path
+    key: str
+    digest: str
+    record: FileRecord
+    replaces: str | None
+    updated: bool
+
+
+@dataclass
+class _Pending:
+    """One file of the batch between its first look and its result, in batch order."""
+
+    path: Path
+    started: float
+    result: IngestResult | None = None
+    error: IngestError | None = None
+    plan: _Plan | None = None
+    job: ParseJob | None = None
+    deferred: bool = False  # the same bytes are being parsed for an earlier file: look again then
+
+
+class _ParseSource(Protocol):
+    meta: DocumentMeta
+    page_count: int
+    file_size: int
+    pages: list[Page]
+    scanned_pages: list[int]
+    warnings: list[str]
+
+    def passages(self, progress: ProgressCallback = ..., cancel: CancelToken | None = ...) -> Iterator[Passage]: ...
+
+
 class Importer:
-    """Adds files to one library with the given options."""
+    """Adds files to one library with the given options.
+
+    Parsing runs in worker processes (see :mod:`engine.ingest.worker`): while this process
+    stores one file, the workers already read the next ones. Results still come in batch order.
+    """
 
     def __init__(self, library: Library, options: IngestOptions) -> None:
         self.library = library
         self.options = options
+        self._pool: ParsePool | None = None
 
     def add(self, paths: Iterable[str | Path], progress: ProgressCallback = no_progress,
             cancel: CancelToken | None = None) -> Iterator[IngestResult]:
         """Ingest every PDF under ``paths``, yielding each file's result as soon as it is stored."""
         files = discover_pdfs(paths)
-        for index, path in enumerate(files):
-            if cancel is not None:
-                cancel.check()
-            progress(Progress("ingest", index, len(files), path.name))
-            started = time.perf_counter()
-            try:
-                result = self._add_one(path, progress, cancel)
-            except Cancelled:
-                raise
-            except IngestError as exc:
-                result = self._record_failure(path, exc.reason)
-            except Exception as exc:  # a parser bug must cost one file, never the batch
-                log.exception("Unexpected error ingesting %s", path)
-                result = self._record_failure(path, f"unexpected error ({type(exc).__name__}: {exc}); "
-                                                    "please report this file")
-            yield _with_time(result, time.perf_counter() - started)
+        workers = self.options.parse_workers
+        workers = min(default_worker_count() if workers is None else workers, len(files))
+        self._pool = ParsePool(workers, self.options.page_timeout) if workers > 0 else None
+        clean = False
+        try:
+            yield from self._add_all(files, progress, cancel)
+            clean = True
+        finally:
+            if self._pool is not None:
+                self._pool.close(kill=not clean)  # cancelled or abandoned: stop parsing at once
+                self._pool = None
+
+    def _add_all(self, files: list[Path], progress: ProgressCallback,
+                 cancel: CancelToken | None) -> Iterator[IngestResult]:
+        pending: deque[_Pending] = deque()
+        in_flight: set[str] = set()  # hashes being parsed
+        index = 0
+        while index < len(files) or pending:
+            # Look ahead while a worker is free, so parsing overlaps storing.
+            while index < len(files) and (not pending or self._can_look_ahead(len(pending))):
+                if cancel is not None:
+                    cancel.check()
+                path = files[index]
+                progress(Progress("ingest", index, len(files), path.name))
+                pending.append(self._first_look(path, in_flight))
+                index += 1
+            item = pending.popleft()
+            result = self._finish(item, progress, cancel)
+            if item.plan is not None:
+                in_flight.discard(item.plan.digest)
+            yield _with_time(result, time.perf_counter() - item.started)
         progress(Progress("ingest", len(files), len(files), "done"))
 
-    def _add_one(self, path: Path, progress: ProgressCallback, cancel: CancelToken | None) -> IngestResult:
+    def _can_look_ahead(self, pending: int) -> bool:
+        return self._pool is not None and self._pool.free > 0 and pending < 4 * self._pool.size
+
+    def _first_look(self, path: Path, in_flight: set[str]) -> _Pending:
+        """Decide what a file needs; start parsing it in a worker when it is new or changed."""
+        item = _Pending(path, time.perf_counter())
+        try:
+            planned = self._plan(path)
+        except IngestError as exc:
+            item.error = exc
+            return item
+        except Exception as exc:
+            log.exception("Unexpected error looking at %s", path)
+            item.error = IngestError(str(path), f"unexpected error ({type(exc).__name__}: {exc}); "
+                                                "please report this file")
+            return item
+        if isinstance(planned, IngestResult):
+            item.result = planned
+            return item
+        if planned.digest in in_flight:
+            item.deferred = True
+            return item
+        item.plan = planned
+        in_flight.add(planned.digest)
+        if self._pool is not None:
+            try:
+                item.job = self._pool.submit(path, self.options, planned.digest)
+            except OSError as exc:  # no processes to be had (limits, a frozen build): parse here
+                log.warning("Parse workers unavailable (%s); parsing in this process", exc)
+                self._pool.close(kill=True)
+                self._pool = None
+        return item
+
+    def _finish(self, item: _Pending, progress: ProgressCallback, cancel: CancelToken | None) -> IngestResult:
+        try:
+            if item.error is not None:
+                raise item.error
+            if item.result is not None:
+                return item.result
+            if item.deferred:
+                planned = self._plan(item.path)  # the earlier copy is stored now (or failed)
+                if isinstance(planned, IngestResult):
+                    return planned
+                item.plan = planned
+            assert item.plan is not None
+            return self._parse_and_store(item.plan, item.job, progress, cancel)
+        except Cancelled:
+            raise
+        except IngestError as exc:
+            return self._record_failure(item.path, exc.reason)
+        except Exception as exc:  # a parser bug must cost one file, never the batch
+            log.exception("Unexpected error ingesting %s", item.path)
+            return self._record_failure(item.path, f"unexpected error ({type(exc).__name__}: {exc}); "
+                                                   "please report this file")
+
+    def _plan(self, path: Path) -> IngestResult | _Plan:
+        """What a file needs: nothing (a result), or parsing (a plan)."""
         key = str(path.resolve())
         if not _storable(key):
             raise IngestError(str(path), "the file name is not valid UTF-8 (it was made on a system with another "
@@ -126,10 +242,7 @@ class Importer:
                                 existing.title, existing.page_count, existing.passage_count, note)
         replaces = known.doc_id if known and known.doc_id != record.doc_id else None
         updated = replaces is not None and not self._is_failure(replaces)
-        stored, warnings = self._parse_and_store(path, key, digest, record, replaces, progress, cancel)
-        outcome = Outcome.UPDATED if updated else Outcome.ADDED
-        return IngestResult(str(path), outcome, stored.id, stored.title, stored.page_count,
-                            stored.passage_count, "; ".join(warnings))
+        return _Plan(path, key, digest, record, replaces, updated)
 
     def _is_failure(self, doc_id: str) -> bool:
         try:
@@ -137,32 +250,43 @@ class Importer:
         except Exception:
             return True
 
-    def _parse_and_store(self, path: Path, key: str, digest: str, record: FileRecord, replaces: str | None,
-                         progress: ProgressCallback, cancel: CancelToken | None) -> tuple[Document, list[str]]:
-        with PdfParse(path, self.options, content_hash=digest) as parse:
-            meta = parse.meta
-            draft = Document(id=parse.doc_id, content_hash=digest, path=key, title=meta.title,
-                             authors=meta.authors, year=meta.year, doi=meta.doi, arxiv_id=meta.arxiv_id,
-                             abstract=meta.abstract, file_size=parse.file_size)
-            warnings: list[str] = []
+    def _parse_and_store(self, plan: _Plan, job: ParseJob | None, progress: ProgressCallback,
+                         cancel: CancelToken | None) -> IngestResult:
+        if job is not None:
+            job.wait_meta(cancel)
+            stored, warnings = self._store(plan, job, progress, cancel)
+        else:
+            with PdfParse(plan.path, self.options, content_hash=plan.digest) as parse:
+                stored, warnings = self._store(plan, parse, progress, cancel)
+        outcome = Outcome.UPDATED if plan.updated else Outcome.ADDED
+        return IngestResult(str(plan.path), outcome, stored.id, stored.title, stored.page_count,
+                            stored.passage_count, "; ".join(warnings))
 
-            def final_status() -> tuple[DocumentStatus, str]:
-                # Called inside the write transaction once every page has been read.
-                warnings.extend(parse.warnings)
-                if parse.scanned_pages:
-                    where = f"pages {_page_list(parse.scanned_pages)} of {parse.page_count}"
-                    note = (f"{where} have no text layer and OCR is switched off; switch it on in the settings "
-                            "([ingest] ocr = true) and add the file again"
-                            if not self.options.ocr else f"{where} have no text layer; {HOW_TO_ENABLE}")
-                    warnings.append(note)
-                    return DocumentStatus.SCANNED, note
-                return DocumentStatus.INDEXED, ""
+    def _store(self, plan: _Plan, parse: _ParseSource, progress: ProgressCallback,
+               cancel: CancelToken | None) -> tuple[Document, list[str]]:
+        meta = parse.meta
+        draft = Document(id=plan.record.doc_id, content_hash=plan.digest, path=plan.key, title=meta.title,
+                         authors=meta.authors, year=meta.year, doi=meta.doi, arxiv_id=meta.arxiv_id,
+                         abstract=meta.abstract, file_size=parse.file_size)
+        warnings: list[str] = []
 
-            stored = self.library.write_document(draft, parse.passages(progress, cancel), parse.pages,
-                                                 record, replaces, final_status)
-            if stored.passage_count == 0 and not parse.scanned_pages:
-                warnings.append("no text found in this PDF (it holds only images or drawings)")
-            return stored, warnings
+        def final_status() -> tuple[DocumentStatus, str]:
+            # Called inside the write transaction once every page has been read.
+            warnings.extend(parse.warnings)
+            if parse.scanned_pages:
+                where = f"pages {_page_list(parse.scanned_pages)} of {parse.page_count}"
+                note = (f"{where} have no text layer and OCR is switched off; switch it on in the settings "
+                        "([ingest] ocr = true) and add the file again"
+                        if not self.options.ocr else f"{where} have no text layer; {HOW_TO_ENABLE}")
+                warnings.append(note)
+                return DocumentStatus.SCANNED, note
+            return DocumentStatus.INDEXED, ""
+
+        stored = self.library.write_document(draft, parse.passages(progress, cancel), parse.pages,
+                                             plan.record, plan.replaces, final_status)
+        if stored.passage_count == 0 and not parse.scanned_pages:
+            warnings.append("no text found in this PDF (it holds only images or drawings)")
+        return stored, warnings
 
     def _record_failure(self, path: Path, reason: str) -> IngestResult:
         key = str(path.resolve())

@@ -9,10 +9,12 @@ line waiting to learn whether its last word continues on the next line, are held
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from engine.types import PageRect, Passage, Rect, WordBox, content_hash, passage_id
+from engine.ingest.layout import TEXT, Word
+from engine.types import WORD_FIELDS, PageRect, Passage, Rect, WordBoxes, content_hash, passage_id
 
 # Words that end in a period without ending a sentence.
 _ABBREVIATIONS = frozenset(
@@ -58,14 +60,16 @@ class _Draft:
 
     start: int = 0  # char offset of its first word in the document text
     parts: list[str] = field(default_factory=list)
-    words: list[WordBox] = field(default_factory=list)  # spans relative to ``start``
+    # Its words' boxes packed as in WordBoxes (spans relative to ``start``): no object per word.
+    boxes: array[float] = field(default_factory=lambda: array("f"))
+    count: int = 0  # words
     rects: list[PageRect] = field(default_factory=list)  # one per line (part)
     length: int = 0
 
 
 @dataclass
 class _Line:
-    words: list[tuple[str, Rect]]
+    words: list[Word]
     page: int
     rect: Rect
     new_block: bool
@@ -90,15 +94,18 @@ class Chunker:
 
     # --- input ---------------------------------------------------------------------------
 
-    def add_line(self, words: list[tuple[str, Rect]], page: int, rect: Rect, *, new_block: bool) -> None:
-        """Add the next text line; ``new_block`` marks the start of a paragraph or heading."""
+    def add_line(self, words: list[Word], page: int, rect: Rect, *, new_block: bool) -> None:
+        """Add the next text line; ``new_block`` marks the start of a paragraph or heading.
+
+        ``words`` are (x0, y0, x1, y1, text, ...) tuples, as PyMuPDF gives them.
+        """
         if not words:
             return
         waiting = self._waiting
         if waiting is not None:
             # A hyphenated word is joined even across a block boundary: text broken by a figure,
             # a column end or a producer that puts each line in its own block still continues.
-            before, after = waiting.words[-1][0], words[0][0]
+            before, after = waiting.words[-1][TEXT], words[0][TEXT]
             joined = is_split_word(before, after)
             self._place_line(waiting, trim_last_hyphen=joined and not is_split_compound(before, after))
             if joined:
@@ -115,7 +122,7 @@ class Chunker:
     @property
     def at_sentence_end(self) -> bool:
         """True when the text added so far ends a sentence (a good place to insert a footnote)."""
-        last = self._waiting.words[-1][0] if self._waiting is not None else self._previous_word
+        last = self._waiting.words[-1][TEXT] if self._waiting is not None else self._previous_word
         return ends_sentence(last)
 
     def passages(self) -> Iterator[Passage]:
@@ -136,8 +143,8 @@ class Chunker:
         """Close the passage being built; a short tail joins the passage before it (same section)."""
         self._flush_waiting()
         tail, held = self._draft, self._held
-        if (held is not None and tail.words and len(tail.words) < self.target_words // 4
-                and len(held.words) + len(tail.words) <= self.max_words):
+        if (held is not None and tail.count and tail.count < self.target_words // 4
+                and len(held.words) + tail.count <= self.max_words):
             self._held = None
             self._ordinal -= 1
             self._draft = self._reopen(held)
@@ -151,30 +158,36 @@ class Chunker:
             self._waiting = None
 
     def _place_line(self, line: _Line, *, trim_last_hyphen: bool) -> None:
-        draft = self._draft
-        target, max_words = self.target_words, self.max_words
         glued = self._glue_next
         self._glue_next = False
-        first_in_draft = len(draft.words)
+        if self._draft.count + len(line.words) <= self.target_words:
+            # Most lines: no passage can close inside this one, so it is placed in one go.
+            self._place_whole_line(line, glued, trim_last_hyphen)
+            return
+        draft = self._draft
+        target, max_words = self.target_words, self.max_words
+        line_first = 0  # the first of this line's words in the current draft
         previous = self._previous_word
         last_index = len(line.words) - 1
-        for index, (text, rect) in enumerate(line.words):
+        page = line.page
+        for index, word in enumerate(line.words):
+            text = word[TEXT]
             sep = ("" if glued else "\n" if line.new_block else " ") if index == 0 else " "
-            count = len(draft.words)
+            count = draft.count
             # Close at a sentence end: before a capitalised word or a new block (a heading, a
             # paragraph); only a passage grown to ``max_words`` is cut mid-sentence.
             if count >= target and not glued and (
                     count >= max_words
                     or (ends_sentence(previous) and (starts_sentence(text) or (index == 0 and line.new_block)))):
-                self._end_line_part(line, first_in_draft)
+                self._end_line_part(line, line_first, index)
                 self._close()
                 draft = self._draft
-                first_in_draft = 0
+                line_first = index
             glued = False
             previous = text
             if index == last_index and trim_last_hyphen:
                 text = text[:-1]
-            if not draft.words:
+            if not draft.count:
                 if self._offset:
                     self._offset += 1  # the separator between passages in the document text
                 draft.start = self._offset
@@ -182,29 +195,58 @@ class Chunker:
             start = draft.length + len(sep)
             draft.parts.append(sep + text)
             draft.length = start + len(text)
-            draft.words.append(WordBox(start, draft.length, line.page, rect))
+            draft.count += 1
+            draft.boxes.extend((start, draft.length, page, word[0], word[1], word[2], word[3]))
         self._offset = draft.start + draft.length
         self._previous_word = previous
-        self._end_line_part(line, first_in_draft)
+        self._end_line_part(line, line_first, len(line.words))
 
-    def _end_line_part(self, line: _Line, first_in_draft: int) -> None:
-        """Record the box of this line's words in the current draft: the whole line or a part."""
+    def _place_whole_line(self, line: _Line, glued: bool, trim_last_hyphen: bool) -> None:
+        """The fast path of :meth:`_place_line`, for a line the current passage takes whole."""
         draft = self._draft
-        placed = draft.words[first_in_draft:]
-        if not placed:
+        words = line.words
+        texts = [word[TEXT] for word in words]
+        previous = texts[-1]
+        if trim_last_hyphen:
+            texts[-1] = previous[:-1]
+        sep = "" if glued else "\n" if line.new_block else " "
+        if not draft.count:
+            if self._offset:
+                self._offset += 1  # the separator between passages in the document text
+            draft.start = self._offset
+            sep = ""
+        position = draft.length + len(sep)
+        page = line.page
+        extend = draft.boxes.extend
+        for word, text in zip(words, texts, strict=True):
+            end = position + len(text)
+            extend((position, end, page, word[0], word[1], word[2], word[3]))
+            position = end + 1
+        draft.parts.append(sep + " ".join(texts))
+        draft.length = position - 1
+        draft.count += len(words)
+        draft.rects.append(PageRect(page, line.rect))
+        self._offset = draft.start + draft.length
+        self._previous_word = previous
+
+    def _end_line_part(self, line: _Line, first: int, end: int) -> None:
+        """Record the box of ``line.words[first:end]`` (placed in the current draft): the line's, or a part's."""
+        if end <= first:
             return
-        if len(placed) == len(line.words):
-            draft.rects.append(PageRect(line.page, line.rect))
+        if end - first == len(line.words):
+            self._draft.rects.append(PageRect(line.page, line.rect))
             return
-        x0 = min(w.rect.x0 for w in placed)
-        y0 = min(w.rect.y0 for w in placed)
-        x1 = max(w.rect.x1 for w in placed)
-        y1 = max(w.rect.y1 for w in placed)
-        draft.rects.append(PageRect(line.page, Rect(x0, y0, x1, y1)))
+        placed = line.words[first:end]
+        x0 = min(w[0] for w in placed)
+        y0 = min(w[1] for w in placed)
+        x1 = max(w[2] for w in placed)
+        y1 = max(w[3] for w in placed)
+        self._draft.rects.append(PageRect(line.page, Rect(x0, y0, x1, y1)))
 
     @staticmethod
     def _reopen(passage: Passage) -> _Draft:
-        return _Draft(passage.char_start, [passage.text], list(passage.words), list(passage.rects),
+        boxes = array("f", WordBoxes.of(passage.words).flat)
+        return _Draft(passage.char_start, [passage.text], boxes, len(boxes) // WORD_FIELDS, list(passage.rects),
                       len(passage.text))
 
     def _append_draft(self, tail: _Draft) -> None:
@@ -213,23 +255,27 @@ class Chunker:
         shift = draft.length + 1
         draft.parts.append("\n")
         draft.parts.extend(tail.parts)
-        draft.words.extend(WordBox(w.start + shift, w.end + shift, w.page, w.rect) for w in tail.words)
+        moved = array("f", tail.boxes)
+        for i in range(0, len(moved), WORD_FIELDS):
+            moved[i] += shift
+            moved[i + 1] += shift
+        draft.boxes.extend(moved)
+        draft.count += tail.count
         draft.rects.extend(tail.rects)
         draft.length = shift + tail.length
 
     def _close(self) -> None:
         draft = self._draft
-        if not draft.words:
+        if not draft.count:
             return
         text = "".join(draft.parts)
-        words = tuple(draft.words)
+        pages = draft.boxes[2::WORD_FIELDS]
         passage = Passage(
             id=passage_id(self.doc_id, self._ordinal), doc_id=self.doc_id, ordinal=self._ordinal,
-            text=text, title=self.title, page_start=min(w.page for w in words),
-            page_end=max(w.page for w in words),
+            text=text, title=self.title, page_start=int(min(pages)), page_end=int(max(pages)),
             char_start=draft.start, char_end=draft.start + len(text), rects=tuple(draft.rects),
             content_hash=content_hash(f"{self.title}\n{text}"), is_reference=self.is_reference,
-            words=words)
+            words=WordBoxes(draft.boxes))
         self._ordinal += 1
         # A passage may close mid-line: the next one starts after it, not after the line before.
         self._offset = passage.char_end

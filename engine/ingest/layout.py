@@ -12,27 +12,33 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import Any
 
 from engine.types import Rect
 
 # Words arrive as PyMuPDF tuples: (x0, y0, x1, y1, text, block_no, line_no, word_no).
 RawWord = tuple[float, float, float, float, str, int, int, int]
+# Lines keep those tuples as they are; only a word whose text or box is repaired becomes a new
+# (x0, y0, x1, y1, text) tuple. Either way a word's box is ``word[:4]`` and its text ``word[4]``:
+# no Python object is made per word on the way from PyMuPDF to the stored passage.
+Word = tuple[Any, ...]
+TEXT = 4  # index of a word's text in its tuple
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl",
                             "ﬅ": "st", "ﬆ": "st", "\u00ad": "", "\u200b": ""})
 
 
-@dataclass
+@dataclass(slots=True)
 class Line:
-    """One text line: its words as (text, box) pairs, its box, and PyMuPDF's block number."""
+    """One text line: its words (see ``Word``), its box, PyMuPDF's block number and its text."""
 
-    words: list[tuple[str, Rect]]
+    words: list[Word]
     rect: Rect
     block_no: int
+    text: str = field(init=False)
 
-    @property
-    def text(self) -> str:
-        return " ".join(text for text, _ in self.words)
+    def __post_init__(self) -> None:
+        self.text = " ".join([word[TEXT] for word in self.words])
 
 
 @dataclass
@@ -78,12 +84,13 @@ def build_lines(raw_words: list[RawWord]) -> list[Line]:
     """Group words into lines by PyMuPDF's (block, line) numbers; skip rotated text."""
     lines: list[Line] = []
     current_key: tuple[int, int] | None = None
-    words: list[tuple[str, Rect]] = []
+    words: list[Word] = []
     lx0 = ly0 = lx1 = ly1 = 0.0
     block_of_line = 0
     typical_height = _median_height(raw_words)
     seen: set[tuple[str, int, int]] = set()
-    for x0, y0, x1, y1, text, block_no, line_no, _ in raw_words:
+    for word in raw_words:
+        x0, y0, x1, y1, text, block_no, line_no, _ = word
         # Some producers draw text twice (fake bold, figure labels): keep one copy of each word.
         position = (text, round(x0), round(y1))
         if position in seen:
@@ -93,14 +100,18 @@ def build_lines(raw_words: list[RawWord]) -> list[Line]:
         # long as their text.
         if 2.5 * (x1 - x0) < (y1 - y0) <= len(text) * (x1 - x0) and len(text) > 2:
             continue
+        repaired = False
         # Words in a font with a broken size matrix (MuPDF reads 0.1pt type, scaled up) get boxes
         # ten times too tall; their bottom is still right, so keep them at the page's usual height.
         if y1 - y0 > 3 * typical_height > 0:
             y0 = y1 - typical_height
+            repaired = True
         if not text.isascii():
-            text = clean_word(text)
-            if not text.strip():
+            cleaned = clean_word(text)
+            if not cleaned.strip():
                 continue
+            repaired = repaired or cleaned != text
+            text = cleaned
         key = (block_no, line_no)
         if key != current_key:
             if words and not _is_vertical(words, lx0, ly0, lx1, ly1):
@@ -118,7 +129,7 @@ def build_lines(raw_words: list[RawWord]) -> list[Line]:
                 lx1 = x1
             if y1 > ly1:
                 ly1 = y1
-        words.append((text, Rect(x0, y0, x1, y1)))
+        words.append((x0, y0, x1, y1, text) if repaired else word)
     if words and not _is_vertical(words, lx0, ly0, lx1, ly1):
         lines.append(Line(words, Rect(lx0, ly0, lx1, ly1), block_of_line))
     return lines
@@ -129,7 +140,7 @@ def _median_height(raw_words: list[RawWord]) -> float:
     return heights[len(heights) // 2] if heights else 0.0
 
 
-def _is_vertical(words: list[tuple[str, Rect]], x0: float, y0: float, x1: float, y1: float) -> bool:
+def _is_vertical(words: list[Word], x0: float, y0: float, x1: float, y1: float) -> bool:
     """A line of words stacked top to bottom: rotated text such as arXiv's side stamp.
 
     Short rotated words ("28", "Feb") slip through the per-word test, but together they make a

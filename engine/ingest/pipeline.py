@@ -17,7 +17,7 @@ from typing import Any
 from engine.errors import IngestError
 from engine.ingest import ocr
 from engine.ingest.chunk import Chunker
-from engine.ingest.layout import Line, PageLayout, in_margin, is_page_furniture, layout_page, margin_signature
+from engine.ingest.layout import TEXT, Line, PageLayout, in_margin, is_page_furniture, layout_page, margin_signature
 from engine.ingest.metadata import DocumentMeta, extract_metadata
 from engine.ingest.pdf import TEXT_FLAGS, file_hash, open_pdf
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
@@ -45,6 +45,10 @@ class IngestOptions:
     ocr: bool = True  # OCR pages with no text layer when Tesseract is installed
     ocr_language: str = "eng"
     header_window: int = 3  # pages either side searched for a repeating header/footer
+    # Worker processes that parse while the caller stores (0: parse in the caller's process, with
+    # no time limit). None: QUIRE_PARSE_WORKERS, else up to 2.
+    parse_workers: int | None = None
+    page_timeout: float = 60.0  # seconds a worker may spend on one page before the file is given up
 
 
 @dataclass
@@ -191,7 +195,7 @@ class PdfParse:
             if footnotes and new_block and chunker.at_sentence_end:
                 _release(chunker, footnotes)
             # Only short lines can be headings; a list without one starts with "[1]".
-            if len(line.words) <= 12 or line.words[0][0].startswith("[1]"):
+            if len(line.words) <= 12 or line.words[0][TEXT].startswith("[1]"):
                 following = layout.lines[index + 1].text if index + 1 < len(layout.lines) else ""
                 # After the list has ended, a second one needs entries to show for it (a table
                 # cell reading "Bibliography" in an appendix is not one).

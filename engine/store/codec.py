@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-from array import array
+from collections.abc import Sequence
 
-from engine.types import Rect, WordBox
-
-_FIELDS = 7  # start, end, page, x0, y0, x1, y1
+from engine.types import WordBox, WordBoxes
 
 
-def encode_words(words: tuple[WordBox, ...] | list[WordBox]) -> bytes:
-    """Pack word boxes into 28 bytes each; float32 keeps offsets exact up to 16 million."""
-    flat = array("f")
-    for start, end, page, (x0, y0, x1, y1) in words:
-        flat.extend((start, end, page, x0, y0, x1, y1))
-    return flat.tobytes()
+def encode_words(words: Sequence[WordBox]) -> bytes:
+    """Pack word boxes into 28 bytes each; float32 keeps offsets exact up to 16 million.
+
+    Ingest already holds them packed (:class:`WordBoxes`), so storing them copies bytes only.
+    """
+    return WordBoxes.of(words).tobytes()
 
 
-def decode_words(blob: bytes) -> tuple[WordBox, ...]:
-    flat = array("f")
-    flat.frombytes(blob)
-    return tuple(
-        WordBox(int(flat[i]), int(flat[i + 1]), int(flat[i + 2]),
-                Rect(flat[i + 3], flat[i + 4], flat[i + 5], flat[i + 6]))
-        for i in range(0, len(flat), _FIELDS))
+def decode_words(blob: bytes) -> WordBoxes:
+    """The stored boxes, unpacked into :class:`WordBox` objects only when they are read."""
+    return WordBoxes.from_bytes(blob)

@@ -25,7 +25,8 @@ def as_lines(words: Sequence[str], per_line: int = WORDS_PER_LINE) -> list[list[
 
 def add(chunker: Chunker, line: Sequence[str], row: int, page: int = 1, *, new_block: bool = False) -> None:
     """Add one line at ``row`` on ``page``: words 40pt apart, rows 12pt apart."""
-    boxes = [(word, Rect(10 + 40 * i, 12 * row, 40 + 40 * i, 12 * row + 10)) for i, word in enumerate(line)]
+    # Words as PyMuPDF gives them: (x0, y0, x1, y1, text, block, line, word).
+    boxes = [(10 + 40 * i, 12 * row, 40 + 40 * i, 12 * row + 10, word, 0, row, i) for i, word in enumerate(line)]
     chunker.add_line(boxes, page, Rect(10, 12 * row, 40 + 40 * (len(line) - 1), 12 * row + 10), new_block=new_block)
 
 

@@ -54,7 +54,7 @@ def test_words_group_into_lines_with_their_boxes() -> None:
     lines = build_lines(paragraph(["Two words", "and three more"], 50, 100, block=0))
     assert texts(lines) == ["Two words", "and three more"]
     assert lines[0].rect == Rect(50, 100, 50 + 15 + 4 + 25, 110)
-    assert lines[1].words[0] == ("and", Rect(50, 112, 65, 122))
+    assert lines[1].words[0][:5] == (50, 112, 65, 122, "and")
 
 
 @pytest.mark.parametrize(("raw", "clean"), [
