@@ -38,7 +38,9 @@ QUESTION = "How are citation graphs and paper embeddings used to represent scien
 class StallProbe:
     """Records how late each 10 ms tick fires while armed."""
 
-    def __init__(self) -> None:
+    def __init__(self, trace: bool = False) -> None:
+        self.trace = trace
+        self.events: list[tuple[float, str]] = []  # (ms since start, what happened), with --trace
         self._timer = QTimer()
         self._timer.setInterval(TICK_MS)
         self._timer.timeout.connect(self._tick)
@@ -62,8 +64,15 @@ class StallProbe:
 
     def _tick(self) -> None:
         now = self._clock.nsecsElapsed()
-        self.stalls_ms.append(max(0.0, (now - self._last) / 1e6 - TICK_MS))
+        stall = max(0.0, (now - self._last) / 1e6 - TICK_MS)
+        self.stalls_ms.append(stall)
+        if self.trace and stall > TARGET_MS:
+            self.note(f"STALL {stall:.0f} ms")
         self._last = now
+
+    def note(self, what: str) -> None:
+        if self.trace:
+            self.events.append((self._clock.nsecsElapsed() / 1e6, what))
 
 
 def run_until(condition: Callable[[], bool], timeout_s: float) -> float:
@@ -82,6 +91,7 @@ def main() -> int:
                         / "papers")
     parser.add_argument("--digest", action="store_true", help="answer in digest mode instead of with the LM")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--trace", action="store_true", help="print each stall beside the engine reports around it")
     args = parser.parse_args()
     application()
     results: dict[str, object] = {}
@@ -98,7 +108,11 @@ def main() -> int:
         window.resize(1440, 880)
         window.show()
         run_until(lambda: not client.busy, 60)
-        probe = StallProbe()
+        probe = StallProbe(args.trace)
+        client.progress.connect(lambda stage, done, total, label: probe.note(f"{stage} {done}/{total} {label}"))
+        client.answer_stage.connect(lambda stage: probe.note(f"stage {stage}"))
+        client.documents_changed.connect(lambda documents: probe.note(f"documents {len(documents)}"))
+        client.job_finished.connect(lambda kind: probe.note(f"finished {kind}"))
         try:
             probe.start()
             window.add_paths([str(args.papers)])
@@ -119,6 +133,9 @@ def main() -> int:
     worst = max(float(phase["worst_ms"]) for phase in results.values() if isinstance(phase, dict))
     results["worst_ms"] = worst
     results["target_ms"] = TARGET_MS
+    if args.trace:
+        for at, what in probe.events:
+            print(f"{at:10.0f} ms  {what}", file=sys.stderr)
     if args.json:
         print(json.dumps(results, indent=2))
     else:

@@ -58,7 +58,8 @@ def _ingest_and_wait(client: EngineClient, window: MainWindow, paths: list[str],
     deadline = QTimer()
     deadline.setSingleShot(True)
     deadline.timeout.connect(loop.quit)
-    client.ingesting_changed.connect(lambda ingesting: None if ingesting else loop.quit())
+    # Wait for the background embedding too: a paper counts as done once search by meaning finds it.
+    client.busy_changed.connect(lambda busy: None if busy else loop.quit())
     deadline.start(int(timeout_s * 1000))
     window.add_paths(paths)
     loop.exec()

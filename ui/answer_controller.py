@@ -100,6 +100,8 @@ class AnswerController(QObject):
             reference = answer.reference(n)
         except KeyError:
             return
+        if self._client.busy:
+            self._status(f"Opening [{n}] once the engine finishes what it is doing…")
         self._client.locate(reference, citation_for(answer, n, sentence_index), self._show_location)
 
     def _show_location(self, location: PassageLocation) -> None:

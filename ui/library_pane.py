@@ -129,7 +129,7 @@ class LibraryPane(QWidget):
         header.setHighlightSections(False)
         header.setMinimumSectionSize(36)
         header.setSectionResizeMode(Column.TITLE, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((Column.AUTHORS, 120), (Column.YEAR, 50), (Column.PAGES, 50), (Column.STATUS, 76)):
+        for column, width in ((Column.AUTHORS, 112), (Column.YEAR, 52), (Column.PAGES, 56), (Column.STATUS, 92)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, width)
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

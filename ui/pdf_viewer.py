@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pymupdf
-from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QImage, QKeySequence
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QImage, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QLabel,
     QScrollArea,
@@ -73,6 +73,10 @@ class PdfViewer(QWidget):
         for page in (self.placeholder, self.scroll, self.record_view):
             self.stack.addWidget(page)
 
+        self._refit = QTimer(self)
+        self._refit.setSingleShot(True)
+        self._refit.setInterval(80)
+        self._refit.timeout.connect(self._fit_now)
         self.toolbar = self._create_toolbar()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -285,11 +289,16 @@ class PdfViewer(QWidget):
         self.toolbar.setVisible(has_page)
         self.zoom_label.setText(f"{round(self._zoom * 100)} %")
 
-    def resizeEvent(self, event: object) -> None:  # type: ignore[override]
-        super().resizeEvent(event)  # type: ignore[arg-type]
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._fit_width and self._document is not None and self._page:
+            self._refit.start()  # once the splitter stops moving, not on every pixel of a drag
+
+    def _fit_now(self) -> None:
         if self._fit_width and self._document is not None and self._page:
             self._render()
             self._paint_highlights()
+            self._update_controls()
 
     # --- selection -------------------------------------------------------------------------
 

@@ -187,3 +187,21 @@ def _citation(answer, href: str):
     if sentence is None or not 0 <= sentence < len(answer.sentences):
         return None
     return next((c for c in answer.sentences[sentence].citations if c.n == n), None)
+
+
+def test_esc_cancels_a_question_and_the_pane_is_ready_again(qtbot: QtBot, app_window: MainWindow,
+                                                           fast_client: EngineClient, corpus_papers: Path,
+                                                           shown_errors: list[str]) -> None:
+    window = app_window
+    window.add_paths([corpus_papers / PAPERS[1]])
+    ask(qtbot, window, QUESTION)  # queued behind the paper being added
+    assert fast_client.asking and window.cancel_action.isEnabled()
+    assert window.ask_pane.stage_label.text() == "Retrieving passages…"
+
+    qtbot.keyClick(window.ask_pane.question_box, Qt.Key.Key_Escape)
+
+    qtbot.waitUntil(lambda: not fast_client.busy, timeout=TIMEOUT_MS)
+    answer = window.ask_pane.answer
+    assert answer is None or answer.cancelled
+    assert not window.ask_pane.stage_row.isVisible() and window.ask_pane.ask_button.isEnabled()
+    assert not window.cancel_action.isEnabled()

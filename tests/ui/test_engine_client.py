@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -128,3 +131,14 @@ def test_shutdown_cancels_a_running_batch_and_is_idempotent(qtbot: QtBot, client
     client.shutdown()
     client.refresh()  # ignored after shutdown rather than queued on a dead thread
     assert not client.busy and not client.ingesting
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
+def test_engine_work_runs_at_a_lower_priority_than_the_ui(qtbot: QtBot, client: EngineClient) -> None:
+    def niceness(_engine: object) -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    seen: list[int] = []
+    client.call("probe", niceness, seen.append)
+    qtbot.waitUntil(lambda: bool(seen), timeout=TIMEOUT_MS)
+    assert seen[0] > os.getpriority(os.PRIO_PROCESS, threading.get_native_id())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, QSettings, QSize, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QTextDocument
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from engine.service import Engine
@@ -176,6 +176,11 @@ def test_window_geometry_is_remembered(qtbot: QtBot, client: EngineClient, windo
 
 
 def test_controls_have_accessible_names(window: MainWindow) -> None:
+    named = {widget.accessibleName() for widget in window.findChildren(QWidget) if widget.accessibleName()}
+    assert {"Library", "Filter papers", "Paper details", "Question", "Scope", "Ask", "Answer", "Past questions",
+            "Cancel the answer", "PDF viewer", "Page number", "Zoom level"} <= named
+    assert window.ask_action.shortcuts() == [QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")]
+    assert window.cancel_action.shortcut() == QKeySequence(Qt.Key.Key_Escape)
     assert window.table.accessibleName() == "Library"
     assert window.empty_state.add_button.accessibleName() == "Add PDFs"
     progress = window.ingest_progress
@@ -214,3 +219,24 @@ def test_the_demo_adds_sample_papers_and_attaches_the_sample_datastore(
     qtbot.waitUntil(lambda: window.model.rowCount() == 4, timeout=INGEST_TIMEOUT_MS)
     qtbot.waitUntil(lambda: window.library.datastores_label.isVisibleTo(window), timeout=300_000)
     assert window.library.datastores_label.text() == "Datastores: cs-sample (3,529 papers)"
+
+
+def test_the_filter_narrows_the_library_and_the_layout_is_remembered(
+        qtbot: QtBot, window: MainWindow, client: EngineClient, window_settings: QSettings,
+        titled_pdf: Callable[[str], Path]) -> None:
+    window.add_paths([titled_pdf("Dense retrieval for science"), titled_pdf("Sparse indexes at scale")])
+    qtbot.waitUntil(lambda: window.model.rowCount() == 2, timeout=INGEST_TIMEOUT_MS)
+    window.library.filter_box.setText("DENSE")
+    assert shown_titles(window) == ["Dense retrieval for science"]
+    window.library.filter_box.clear()
+    assert len(shown_titles(window)) == 2
+
+    window.resize(780, 560)  # within the offscreen screen, so the geometry is restored as it was
+    window.splitter.setSizes([200, 250, 320])
+    sizes = window.splitter.sizes()
+    window.close()
+    again = MainWindow(client, window_settings)
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitExposed(again)
+    assert again.splitter.sizes() == sizes
