@@ -82,8 +82,8 @@ def datastore_info(registry: DatastoreRegistry, name: str) -> DatastoreInfo:
     source = registry.source(name)
     counts = source.store.counts()
     meta = source.store.meta()
-    model = source.index_model()
-    embedded = len(source.index()) if model is not None and source.has_index() else 0
+    header = source.index_header()  # not the index itself: listing must not load a model
+    model, embedded = (header.model_id, header.count) if header is not None else (None, 0)
     size = sum(p.stat().st_size for p in source.folder.iterdir() if p.is_file())
     imported = tuple(row[0] for row in source.store.query("SELECT path FROM imports ORDER BY id"))
     return DatastoreInfo(name=name, records=counts["records"], passages=counts["passages"], words=counts["words"],

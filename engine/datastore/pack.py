@@ -82,12 +82,13 @@ def build_pack(source: DatastoreSource, out: Path, *, version: str | None = None
         model: str | None = None
         dimension: int | None = None
         embedded = 0
-        model = source.index_model()
-        if model is not None:
-            index = source.index()
-            model, dimension, embedded = index.model_id, index.dimension, len(index)
-            shutil.copyfile(source.index_path, staging / INDEX_FILE)
-            names.append(INDEX_FILE)
+        with source.embedding():  # no embedding run may rewrite the index while it is copied
+            header = source.index_header()
+            if header is not None:
+                # The header says which model built the index: no need to load the model itself.
+                model, dimension, embedded = header.model_id, header.dimension, header.count
+                shutil.copyfile(source.index_path, staging / INDEX_FILE)
+                names.append(INDEX_FILE)
         progress(Progress("pack", 1, 3, "hashing"))
         files = tuple(PackFile(name, (staging / name).stat().st_size, sha256_of(staging / name, cancel))
                       for name in names)

@@ -24,7 +24,7 @@ from engine.datastore.registry import CACHE_FILE, DATABASE_FILE, INDEX_FILE
 from engine.datastore.store import DatastoreStore, StoredPassage
 from engine.embed import Embedder, EmbeddingCache, embed_passages
 from engine.errors import Cancelled, IndexCorruptError
-from engine.index import build_index, open_or_rebuild, read_header, save_index, should_rebuild
+from engine.index import IndexHeader, build_index, open_or_rebuild, read_header, save_index, should_rebuild
 from engine.index.faiss_index import FaissIndex
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.retrieve.fts import bm25_expression
@@ -241,12 +241,21 @@ class DatastoreSource:
         if step:
             yield step
 
-    def index_model(self) -> str | None:
-        """The model that built the saved index, or None when there is none (or it is damaged)."""
+    def index_header(self) -> IndexHeader | None:
+        """What the saved index says about itself, or None when there is none (or it is damaged)."""
         try:
-            return read_header(self.index_path).model_id
+            return read_header(self.index_path)
         except (FileNotFoundError, IndexCorruptError):
             return None
+
+    def index_model(self) -> str | None:
+        """The model that built the saved index, or None when there is none (or it is damaged)."""
+        header = self.index_header()
+        return header.model_id if header is not None else None
+
+    def embedding(self) -> threading.Lock:
+        """Held while embedding; hold it to read the index file without a run rewriting it."""
+        return self._embed_lock
 
 
 def _passage(local_id: str, stored: StoredPassage) -> Passage:
