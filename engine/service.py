@@ -18,9 +18,7 @@ from typing import TYPE_CHECKING, Any
 import engine
 from engine.config import Paths, Settings, load_settings, resolve_paths, save_settings
 from engine.datastore.registry import DatastoreRegistry
-from engine.importer import Importer, IngestResult
 from engine.ingest.ocr import tesseract_available
-from engine.ingest.pipeline import IngestOptions
 from engine.models import default_embedder_path, default_lm_path, installed_version
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.retrieve.source import PassageSource
@@ -36,6 +34,7 @@ if TYPE_CHECKING:
     from engine.embed import Embedder, EmbeddingCache
     from engine.generate.llama import LlamaModel
     from engine.hardware import HardwareInfo
+    from engine.importer import IngestResult
     from engine.manager.catalog import CatalogModel
     from engine.manager.installed import InstalledModel
     from engine.manager.setup import ModelChoice
@@ -79,6 +78,10 @@ class Engine:
                       cancel: CancelToken | None = None, password: str | None = None) -> Iterator[IngestResult]:
         """Ingest PDFs (files or folders, recursively); yields each file's result when it is stored."""
         ingest = self.settings.ingest
+        # Imported here: PyMuPDF takes a second to import, and commands that do not ingest skip it.
+        from engine.importer import Importer
+        from engine.ingest.pipeline import IngestOptions
+
         options = IngestOptions(passage_words=ingest.passage_words, password=password, ocr=ingest.ocr,
                                 ocr_language=ingest.ocr_language)
         return Importer(self.library, options).add(paths, progress, cancel)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli.progress_bar import ProgressBar
-from engine.importer import Outcome
 from engine.progress import CancelToken
 from engine.service import Engine
 from engine.types import Document, Passage
@@ -68,6 +67,8 @@ def _remove(engine: Engine, doc_id: str, as_json: bool) -> int:
 
 
 def _ingest(engine: Engine, paths: list[str], password: str | None, as_json: bool) -> int:
+    from engine.importer import Outcome  # loads PyMuPDF: only the commands that ingest pay for it
+
     bar = ProgressBar()
     cancel = CancelToken()
     results = []

@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import logging
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pymupdf
+if TYPE_CHECKING:
+    import pymupdf
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +21,8 @@ def tesseract_available() -> bool:
     """True when the tesseract program and its language data can be found."""
     if shutil.which("tesseract") is None:
         return False
+    import pymupdf  # only when tesseract exists: `quire doctor` need not load PyMuPDF otherwise
+
     try:
         pymupdf.get_tessdata()
     except Exception:  # PyMuPDF raises a plain RuntimeError when no tessdata folder exists

@@ -14,15 +14,17 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import DocumentNotFoundError, StoreError
 from engine.store.codec import decode_words, encode_words
 from engine.store.schema import ensure_schema
 from engine.types import Document, DocumentStatus, Page, PageRect, Passage, Rect
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 
 @dataclass(frozen=True)
@@ -50,9 +52,15 @@ class Library:
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"The library database {path} cannot be opened ({exc}). If the file is "
                              "damaged, move it aside and ingest your PDFs again.") from None
-        self.db = sqlite_utils.Database(conn)
         self._conn = conn
         self._lock = threading.RLock()
+
+    @cached_property
+    def db(self) -> sqlite_utils.Database:
+        """sqlite-utils over the same connection (loaded on first use: most commands never need it)."""
+        import sqlite_utils
+
+        return sqlite_utils.Database(self._conn)
 
     def close(self) -> None:
         with self._lock:
