@@ -199,3 +199,15 @@ def test_a_large_file_is_streamed_in_bounded_memory(tmp_path: Path) -> None:
     assert uncompressed > 60_000_000
     assert peak < 8_000_000, f"peak Python memory {peak / 1e6:.1f} MB while reading {uncompressed / 1e6:.0f} MB"
 
+
+
+def test_the_bundled_demo_datastore_ships_with_its_notice() -> None:
+    from engine.datastore.bundled import bundled_datastore
+
+    path = bundled_datastore()
+    notice = (path.parent / "NOTICE.md").read_text(encoding="utf-8")
+    assert "SciREX" in notice and "SciTLDR" in notice and "Allen Institute for AI" in notice and "Apache" in notice
+    reader = JsonLinesReader(path)
+    first = next(iter(reader.lines()))
+    parsed = parse_line(*first)
+    assert isinstance(parsed, Record) and parsed.id.startswith(("scirex:", "scitldr:"))
