@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sqlite3
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -17,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from engine.errors import Cancelled, IngestError
+from engine.errors import Cancelled, IngestError, StoreError
 from engine.ingest.metadata import DocumentMeta
 from engine.ingest.ocr import HOW_TO_ENABLE
 from engine.ingest.pdf import file_hash
@@ -207,6 +208,13 @@ class Importer:
             raise
         except IngestError as exc:
             return self._record_failure(item.path, exc.reason)
+        except sqlite3.Error as exc:
+            # The library cannot be written (a full disk, a file size limit, a failing drive):
+            # nothing after this file could be stored either, so the batch stops here, cleanly.
+            raise StoreError(
+                f"Quire could not write to the library at {self.library.path} ({exc}); the disk may be full. "
+                "Free some space and run the same command again: everything stored before is kept and "
+                "the rest resumes.") from None
         except Exception as exc:  # a parser bug must cost one file, never the batch
             log.exception("Unexpected error ingesting %s", item.path)
             return self._record_failure(item.path, f"unexpected error ({type(exc).__name__}: {exc}); "

@@ -74,9 +74,16 @@ class Library:
             try:
                 yield self._conn
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                # After a failed write (disk full) SQLite may already have rolled back on its own.
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            try:
+                self._conn.execute("COMMIT")
+            except sqlite3.Error:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
 
     # --- files ---------------------------------------------------------------------------
 
