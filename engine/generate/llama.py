@@ -243,7 +243,7 @@ class LlamaModel:
                         break
                     if first_token_at is None:
                         first_token_at = time.perf_counter()
-                    if llama_cpp.llama_token_is_eog(self._vocab, token):
+                    if llama_cpp.llama_vocab_is_eog(self._vocab, token):
                         finish = "stop"
                         break
                     produced += 1
