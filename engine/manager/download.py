@@ -31,7 +31,9 @@ CHUNK_BYTES = 1 << 20
 SPACE_RESERVE_BYTES = 64 << 20  # leave this much free after the download, so the OS and SQLite can breathe
 PROGRESS_INTERVAL_S = 0.1
 HF_DEFAULT_ENDPOINT = "https://huggingface.co"
-OFFLINE_VARIABLES = ("QUIRE_OFFLINE", "HF_HUB_OFFLINE")
+# Only Quire's own switch: the embedder sets HF_HUB_OFFLINE for the whole process once it loads
+# (so sentence-transformers never reaches for the hub), which must not block downloads the user asked for.
+OFFLINE_VARIABLES = ("QUIRE_OFFLINE",)
 USER_AGENT = "quire-downloader/1"
 _HTML_STARTS = (b"<!doctype html", b"<html", b"<head", b"<?xml")
 

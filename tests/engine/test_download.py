@@ -149,6 +149,13 @@ def test_an_installed_file_is_not_fetched_again(server: FileServer, tmp_path: Pa
     assert server.requests == []
 
 
+def test_hugging_face_offline_mode_set_by_the_embedder_does_not_block_asked_downloads(
+        server: FileServer, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # what loading the embedder does to the whole process
+    server.add("/model.gguf", DATA)
+    assert download(server.url("/model.gguf"), tmp_path / "model.gguf", sha256=SHA).exists()
+
+
 def test_offline_mode_refuses_to_download(server: FileServer, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("QUIRE_OFFLINE", "1")
     server.add("/model.gguf", DATA)
