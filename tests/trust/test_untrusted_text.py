@@ -1,0 +1,95 @@
+"""Untrusted text: what comes from PDFs, datastore records and the model is shown as text, names
+taken from data never become paths outside their folder, and no shell ever sees user data."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from engine.datastore.manifest import is_safe_member_name
+from engine.datastore.registry import check_name
+from engine.errors import EngineError
+from engine.render.html import to_html
+from engine.types import Answer, AnswerMode, AnswerSentence, Citation, Document, Reference
+
+REPO = Path(__file__).resolve().parents[2]
+HOSTILE = ['<script>alert("x")</script>', '<img src=x onerror=alert(1)>', '"><a href="javascript:alert(1)">go</a>',
+           "<style>body{display:none}</style>"]
+# What must never appear in rendered HTML if the hostile strings were escaped.
+LIVE_MARKUP = ["<script", "<img", "<style", 'href="javascript:', "<a href=\"javascript"]
+
+
+def hostile_answer(payload: str) -> Answer:
+    reference = Reference(n=1, passage_id="d-0000", doc_id="d", source="library", title=f"Title {payload}",
+                          text=f"Passage text {payload} with a claim.", page=1, authors=(payload,), url=payload)
+    sentence = AnswerSentence(text=f"A claim {payload} [1].", supported=True,
+                              citations=(Citation(1, "d-0000", payload, 0, len(payload), 0.9),))
+    return Answer(question=f"Why {payload}?", text=sentence.text, sentences=(sentence,), references=(reference,),
+                  mode=AnswerMode.WRITTEN, sections=(payload,), contexts=(reference,), notice=payload)
+
+
+def assert_inert(html_text: str) -> None:
+    lowered = html_text.lower()
+    for live in LIVE_MARKUP:
+        assert live not in lowered, (live, html_text[:400])
+
+
+@pytest.mark.parametrize("payload", HOSTILE)
+def test_engine_answer_html_escapes_paper_model_and_record_text(payload: str) -> None:
+    rendered = to_html(hostile_answer(payload))
+    assert_inert(rendered)
+    assert "&lt;" in rendered  # the text is still there, as text
+
+
+@pytest.mark.parametrize("payload", HOSTILE)
+def test_ui_answer_and_details_html_escape_untrusted_text(payload: str) -> None:
+    pytest.importorskip("PySide6")
+    from ui.answer_html import answer_html, streaming_html
+    from ui.document_details import details_html
+
+    assert_inert(answer_html(hostile_answer(payload)))
+    assert_inert(streaming_html(f"streamed {payload}", payload))
+    document = Document(id="abcd", content_hash="abcd", path=f"/papers/{payload}.pdf", title=payload,
+                        authors=(payload,), abstract=payload, doi=payload, arxiv_id=payload, error=payload)
+    assert_inert(details_html([document]))
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/b", "..", ".", "", "/etc", "x\\y", "library", "C:evil", "a" * 65,
+                                  "-rf", "name with space", "naïve"])
+def test_datastore_names_cannot_leave_their_folder(name: str) -> None:
+    with pytest.raises(EngineError):
+        check_name(name)
+
+
+@pytest.mark.parametrize("name", ["../x.jsonl", "/etc/passwd", "a/b.jsonl", "..", "c:\\x", "x\\..\\y", ""])
+def test_pack_member_names_cannot_escape_the_pack(name: str) -> None:
+    assert not is_safe_member_name(name)
+
+
+def _shell_calls(path: Path) -> list[str]:
+    """Calls that hand a command line to a shell: os.system/popen, any subprocess call with
+    shell=True, or a subprocess call whose command is a single string (built, maybe, from data)."""
+    found = []
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = ast.unparse(node.func)
+        where = f"{path.relative_to(REPO)}:{node.lineno}: {name}"
+        if name in ("os.system", "os.popen", "os.execl", "os.spawnl", "commands.getoutput"):
+            found.append(where)
+        if name.startswith("subprocess.") or name in ("Popen", "run", "check_output", "check_call", "call"):
+            if any(k.arg == "shell" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+                   for k in node.keywords):
+                found.append(where + " shell=")
+            if name.startswith("subprocess.") and node.args and isinstance(node.args[0], (ast.JoinedStr, ast.BinOp)):
+                found.append(where + " command built as one string")
+    return found
+
+
+def test_no_shell_calls_with_user_data_in_engine_ui_or_desktop() -> None:
+    calls = [call for package in ("engine", "ui", "desktop") for path in sorted((REPO / package).rglob("*.py"))
+             for call in _shell_calls(path)]
+    assert calls == []
