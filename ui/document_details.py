@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -19,8 +19,9 @@ def _row(label: str, value: str) -> str:
             f"<td>{html.escape(value)}</td></tr>")
 
 
-def details_html(documents: Sequence[Document]) -> str:
-    """What the details panel shows for a selection: one paper in full, or a count."""
+def details_html(documents: Sequence[Document], status: Callable[[Document], str] | None = None) -> str:
+    """What the details panel shows for a selection: one paper in full, or a count. ``status`` words the
+    status as the library table does (it knows which papers are still being embedded)."""
     if not documents:
         return '<p style="color:#888">Select a paper to see its details. Double-click it to read it.</p>'
     if len(documents) > 1:
@@ -31,7 +32,7 @@ def details_html(documents: Sequence[Document]) -> str:
     rows = [_row("Authors", ", ".join(document.authors) or "unknown"),
             _row("Year", str(document.year) if document.year else "unknown"),
             _row("Pages", str(document.page_count)),
-            _row("Status", _STATUS.get(document.status, document.status.value))]
+            _row("Status", status(document) if status else _STATUS.get(document.status, document.status.value))]
     if document.error:
         rows.append(_row("Why", document.error))
     if document.doi:
@@ -52,5 +53,5 @@ class DocumentDetails(QTextBrowser):
         self.setOpenLinks(False)
         self.show_documents([])
 
-    def show_documents(self, documents: Sequence[Document]) -> None:
-        self.setHtml(details_html(documents))
+    def show_documents(self, documents: Sequence[Document], status: Callable[[Document], str] | None = None) -> None:
+        self.setHtml(details_html(documents, status))

@@ -129,7 +129,7 @@ class LibraryPane(QWidget):
         header.setHighlightSections(False)
         header.setMinimumSectionSize(36)
         header.setSectionResizeMode(Column.TITLE, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((Column.AUTHORS, 112), (Column.YEAR, 52), (Column.PAGES, 56), (Column.STATUS, 92)):
+        for column, width in ((Column.AUTHORS, 104), (Column.YEAR, 50), (Column.PAGES, 54), (Column.STATUS, 104)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, width)
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -152,7 +152,7 @@ class LibraryPane(QWidget):
         self.selection_changed.emit()
 
     def _show_details(self) -> None:
-        self.details.show_documents(self.selected_documents())
+        self.details.show_documents(self.selected_documents(), self.model.status_text)
 
     def _on_double_click(self, index: QModelIndex) -> None:
         doc_id = index.siblingAtColumn(Column.TITLE).data(DOC_ID_ROLE)
