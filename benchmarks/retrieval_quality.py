@@ -42,6 +42,7 @@ from engine.rerank.base import Reranker
 from engine.retrieve.fts import TITLE_WEIGHT
 from engine.retrieve.retriever import RetrievalOptions, Retriever
 from engine.retrieve.rewrite import FixedRewriter, QueryRewriter
+from engine.types import content_hash
 
 K = 10
 
@@ -108,9 +109,16 @@ def main() -> None:
     print(f"{len(questions)} questions, {len(snippets)} cited snippets + {len(records) - len(snippets)} distractor "
           "passages", flush=True)
     embedder: Any = None
+    if args.embedded_only:
+        # One consistent, smaller corpus: both retrievers see only the passages embedded so far.
+        embedder = SentenceTransformerEmbedder()
+        with EmbeddingCache(args.cache / "embeddings.db") as cache:
+            found = cache.get_many(embedder.model_id, (content_hash(r.search_text) for r in records))
+        records = [r for r in records if content_hash(r.search_text) in found]
+        print(f"--embedded-only: corpus cut to {len(records)} passages", flush=True)
     source = BenchSource("bench", records)
     if not args.lexical_only:
-        embedder = SentenceTransformerEmbedder()
+        embedder = embedder or SentenceTransformerEmbedder()
         started = time.perf_counter()
         with EmbeddingCache(args.cache / "embeddings.db") as cache:
             source.embed(embedder, cache, embedded_only=args.embedded_only, first=[r.passage_id for r in snippets])
@@ -147,6 +155,10 @@ def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
             rewrite = True
         elif extra == "prf":
             options = replace(options, feedback_passages=5)
+        elif extra == "prf1":  # feedback list weighted like the question's own BM25 list
+            options = replace(options, feedback_passages=5, weights={**options.weights, "feedback": 1.0})
+        elif extra == "noprf":
+            options = replace(options, feedback_passages=0)
         elif extra.startswith("title"):
             title_weight = float(extra[5:])
         elif extra == "nocap":
