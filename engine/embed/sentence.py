@@ -132,6 +132,11 @@ class SentenceTransformerEmbedder:
                 raise ModelNotFoundError(f"sentence-transformers is not installed ({exc}); install Quire's "
                                          "embedding extras (pip install sentence-transformers torch).") from None
             try:
+                # transformers draws a "Loading weights" bar on stderr; in the CLI it would sit among
+                # Quire's own progress and JSON users would read it as output.
+                from transformers.utils import logging as transformers_logging
+
+                transformers_logging.disable_progress_bar()
                 model = SentenceTransformer(self._source, device=self._device, local_files_only=self._local,
                                             trust_remote_code=False)
             except Exception as exc:  # torch, transformers and the hub each raise their own types
