@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 .PHONY: setup demo app test lint bench
 setup: $(STAMP)
 
-demo: $(STAMP)  ## ingest the bundled papers headless and show what was extracted
+demo: $(STAMP)  ## ingest the bundled papers headless, show what was extracted, answer a question
 	$(VENV)/bin/quire --home "$${QUIRE_HOME:-$$HOME/.quire-demo}" demo
 
 app: $(STAMP)  ## open the desktop window

@@ -182,6 +182,19 @@ def _demo(engine: Engine, as_json: bool) -> int:
             first = engine.passages(documents[0].id)[0]
             print(f"\nA passage of {documents[0].title!r}, page {first.page_start}, "
                   f"highlighted by {len(first.rects)} rectangles:\n  {first.text[:300]}...")
+            _demo_question(engine)
     return code
+
+
+DEMO_QUESTION = "How is SPECTER trained, and what data does it learn from?"
+
+
+def _demo_question(engine: Engine) -> None:
+    """Ask one question of the demo papers: the evidence digest, every quote verified and located."""
+    from engine.cli.ask_commands import print_answer
+
+    print(f"\nAsking the demo papers: {DEMO_QUESTION}\n", file=sys.stderr)
+    answer = engine.ask(DEMO_QUESTION, digest=True, rewrite=False, feedback=False, source="library", save=False)
+    print_answer(answer)
 
 
