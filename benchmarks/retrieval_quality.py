@@ -93,7 +93,7 @@ def cached_rewrites(questions: Sequence[Question], cache_dir: Path) -> dict[str,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--configs", nargs="*", default=["bm25", "dense", "hybrid", "hybrid+rewrite"])
+    parser.add_argument("--configs", nargs="*", default=["bm25", "dense", "hybrid", "hybrid+prf", "hybrid+prf+rewrite"])
     parser.add_argument("--sweep", action="store_true", help="also sweep title weight, RRF k and weights")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--distractors", type=int, default=None, help="use only the first N datastore papers")
@@ -139,9 +139,13 @@ def main() -> None:
 
 
 def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
-    """``bm25``, ``dense`` or ``hybrid``, then optional ``+prf``, ``+rewrite``, ``+title2`` (title weight 2)..."""
+    """``bm25``, ``dense`` or ``hybrid``, then optional ``+prf``, ``+rewrite``, ``+title2`` (title weight 2)...
+
+    The base names are the plain parts (no pseudo-relevance feedback); ``+prf`` adds the product's
+    default feedback, so ``hybrid+prf`` is what ``quire search --no-rewrite`` runs.
+    """
     base, *extras = name.split("+")
-    options = RetrievalOptions()
+    options = replace(RetrievalOptions(), feedback_passages=0)
     if base == "bm25":
         options = replace(options, dense=False)
     elif base == "dense":
@@ -154,11 +158,9 @@ def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
         if extra == "rewrite":
             rewrite = True
         elif extra == "prf":
-            options = replace(options, feedback_passages=5)
+            options = replace(options, feedback_passages=RetrievalOptions().feedback_passages)
         elif extra == "prf1":  # feedback list weighted like the question's own BM25 list
             options = replace(options, feedback_passages=5, weights={**options.weights, "feedback": 1.0})
-        elif extra == "noprf":
-            options = replace(options, feedback_passages=0)
         elif extra.startswith("title"):
             title_weight = float(extra[5:])
         elif extra == "nocap":
@@ -171,7 +173,7 @@ def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
 def sweep(source: BenchSource, embedder: Any, halves: dict[str, Sequence[Question]],
           lexical_only: bool = False) -> list[dict[str, Any]]:
     results = []
-    base = RetrievalOptions()
+    base = replace(RetrievalOptions(), feedback_passages=0)
     for title_weight in (0.5, 1.0, 2.0, 4.0):
         source.title_weight = title_weight
         results.append(report(f"bm25 title x{title_weight:g}", halves,

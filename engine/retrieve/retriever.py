@@ -52,7 +52,9 @@ class RetrievalOptions:
     rerank_depth: int = 30  # fused candidates the reranker sees
     lexical: bool = True
     dense: bool = True
-    feedback_passages: int = 0  # pseudo-relevance feedback from this many first-round passages (0: off)
+    # Pseudo-relevance feedback from this many first-round passages (0: off). On the dev set it
+    # lifted hybrid nDCG@10 from 0.570 to 0.591, on the tuning half and the held-out half alike.
+    feedback_passages: int = 5
     feedback_terms: int = 10
 
 
