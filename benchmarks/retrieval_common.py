@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.embed import Embedder, EmbeddingCache, embed_passages
 from engine.index import FlatIndex
 from engine.progress import Progress
-from engine.retrieve.fts import TEXT_WEIGHT, TITLE_WEIGHT, bm25_expression
+from engine.retrieve.fts import TEXT_WEIGHT, TITLE_WEIGHT, CommonTerms, bm25_expression, vocabulary_table_sql
 from engine.retrieve.source import ScoredId
 from engine.types import Passage, SearchHit, content_hash
 
@@ -115,6 +115,8 @@ class BenchSource:
                               [(r.title, r.text, r.passage_id, r.doc_id) for r in records])
         self.index: FlatIndex | None = None
         self.vectors: dict[str, np.ndarray] = {}
+        self.conn.execute(vocabulary_table_sql())
+        self.common_terms = CommonTerms(lambda sql, params: self.conn.execute(sql, params).fetchall())
 
     @property
     def name(self) -> str:
@@ -155,7 +157,7 @@ class BenchSource:
     def lexical(self, fts_query: str, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
         score = bm25_expression("passages_fts", self.title_weight, self.text_weight)
         rows = self.conn.execute(f"SELECT pid, -{score} FROM passages_fts WHERE passages_fts MATCH ? "
-                                 f"ORDER BY {score}, rowid LIMIT ?", (fts_query, k)).fetchall()
+                                 f"ORDER BY {score}, rowid LIMIT ?", (self.common_terms.prune(fts_query), k)).fetchall()
         return [(pid, float(value)) for pid, value in rows]
 
     def dense(self, query_vector: np.ndarray, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:

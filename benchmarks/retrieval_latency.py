@@ -37,7 +37,7 @@ from retrieval_common import load_distractors, load_questions
 
 from engine.embed import SentenceTransformerEmbedder
 from engine.index import build_index, save_index
-from engine.retrieve.fts import bm25_expression, build_fts_query
+from engine.retrieve.fts import CommonTerms, bm25_expression, build_fts_query, vocabulary_table_sql
 from engine.retrieve.retriever import Retriever
 from engine.retrieve.source import ScoredId
 from engine.types import SearchHit
@@ -51,6 +51,8 @@ class DiskSource:
     def __init__(self, db: Path, index: Any) -> None:
         self.conn = sqlite3.connect(str(db))
         self.index = index
+        self.conn.execute(vocabulary_table_sql())
+        self.common_terms = CommonTerms(lambda sql, params: self.conn.execute(sql, params).fetchall())
 
     @property
     def name(self) -> str:
@@ -59,7 +61,7 @@ class DiskSource:
     def lexical(self, fts_query: str, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
         score = bm25_expression("passages_fts")
         rows = self.conn.execute(f"SELECT rowid, -{score} FROM passages_fts WHERE passages_fts MATCH ? "
-                                 f"ORDER BY {score} LIMIT ?", (fts_query, k)).fetchall()
+                                 f"ORDER BY {score} LIMIT ?", (self.common_terms.prune(fts_query), k)).fetchall()
         return [(str(rowid), float(value)) for rowid, value in rows]
 
     def dense(self, query_vector: np.ndarray, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:

@@ -44,3 +44,17 @@ def installed_version(distribution: str) -> str | None:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return None
+
+
+# Models this small (the bundled SmolLM2-135M is ~100 MB as Q4_1) neither write answers that hold
+# up against their sources (benchmarks/answers.py: 60-100 % of sentences unsupported) nor rewrite
+# queries usefully (benchmarks/retrieval_quality.py: hybrid nDCG@10 0.592 without, 0.581 with).
+SMALL_MODEL_BYTES = 400 * 2**20
+
+
+def is_small_model(path: str | Path | None) -> bool:
+    """Whether the GGUF at ``path`` is under :data:`SMALL_MODEL_BYTES` (False when it cannot be read)."""
+    try:
+        return path is not None and 0 < Path(path).expanduser().stat().st_size < SMALL_MODEL_BYTES
+    except OSError:
+        return False  # a missing file is reported when the model loads

@@ -27,7 +27,7 @@ from engine.errors import Cancelled, IndexCorruptError
 from engine.index import IndexHeader, build_index, open_or_rebuild, read_header, save_index, should_rebuild
 from engine.index.faiss_index import FaissIndex
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
-from engine.retrieve.fts import bm25_expression
+from engine.retrieve.fts import CommonTerms, bm25_expression, vocabulary_table_sql
 from engine.retrieve.source import ScoredId
 from engine.types import Passage, SearchHit
 
@@ -56,6 +56,8 @@ class DatastoreSource:
         self._lock = threading.RLock()
         self._embed_lock = threading.Lock()
         self._prefix = f"{name}:"
+        self.store.query(vocabulary_table_sql())
+        self._common_terms = CommonTerms(self.store.query)
 
     @property
     def name(self) -> str:
@@ -96,7 +98,7 @@ class DatastoreSource:
         score = bm25_expression("passages_fts")
         sql = (f"SELECT r.id, p.ordinal, -{score} FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid "
                "JOIN records r ON r.rowid = p.record_rowid WHERE passages_fts MATCH ?")
-        params: list[object] = [fts_query]
+        params: list[object] = [self._common_terms.prune(fts_query)]
         if doc_ids is not None:
             sql += " AND r.id IN (SELECT value FROM json_each(?))"
             params.append(_json_list(doc_ids))

@@ -27,7 +27,7 @@ from engine.errors import IndexCorruptError, StoreError
 from engine.index import load_index, open_or_rebuild, save_index
 from engine.index.faiss_index import FaissIndex
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
-from engine.retrieve.fts import bm25_expression
+from engine.retrieve.fts import CommonTerms, bm25_expression, vocabulary_table_sql
 from engine.retrieve.source import ScoredId
 from engine.types import LIBRARY_SOURCE, Passage, SearchHit
 
@@ -50,11 +50,13 @@ class LibrarySource:
         self.embedder = embedder
         try:
             conn = sqlite3.connect(str(catalog_path), check_same_thread=False, timeout=30, isolation_level=None)
+            conn.execute(vocabulary_table_sql())
             conn.execute("PRAGMA query_only=ON")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"The library database {catalog_path} cannot be opened for search ({exc}).") from None
         self._conn = conn
         self._lock = threading.RLock()
+        self._common_terms = CommonTerms(self._read)
         self._index: FaissIndex | None = None
         self._embed_lock = threading.Lock()
 
@@ -75,6 +77,10 @@ class LibrarySource:
         score = bm25_expression("passages_fts")
         sql = (f"SELECT p.id, -{score} FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid "
                "WHERE passages_fts MATCH ? AND p.is_reference = 0")
+        try:
+            fts_query = self._common_terms.prune(fts_query)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"The library's search index could not be read ({exc}); run `quire doctor`.") from None
         params: list[object] = [fts_query]
         if doc_ids is not None:
             sql += " AND p.doc_id IN (SELECT value FROM json_each(?))"
@@ -88,6 +94,10 @@ class LibrarySource:
             # The query builder makes only quoted terms; this is damage, not user input.
             raise StoreError(f"The library's search index could not be read ({exc}); run `quire doctor`.") from None
         return [(passage_id, float(value)) for passage_id, value in rows]
+
+    def _read(self, sql: str, params: Sequence[object]) -> list[tuple]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
 
     # --- dense --------------------------------------------------------------------------
 

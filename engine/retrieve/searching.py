@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from engine.embed import Embedder
 from engine.errors import EngineError
+from engine.models import default_lm_path, is_small_model
 from engine.rerank.choose import make_reranker
 from engine.retrieve.retriever import RetrievalOptions, Retriever
 from engine.retrieve.rewrite import LMQueryRewriter, QueryRewriter
@@ -47,6 +48,10 @@ def make_rewriter(engine: Engine, rewrite: bool | None) -> QueryRewriter | None:
     """The LM rewriter when rewriting is on and a language model can be loaded; otherwise None."""
     wanted = engine.settings.retrieval.rewrite if rewrite is None else rewrite
     if not wanted:
+        return None
+    if rewrite is None and is_small_model(engine.settings.generation.model or default_lm_path()):
+        log.info("query rewriting skipped: the language model is too small to rewrite usefully "
+                 "(ask for it with rewrite=True / --rewrite)")
         return None
     language_model = getattr(engine, "language_model", None)
     if language_model is None:

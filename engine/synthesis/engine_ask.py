@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from engine.cite.support import SupportScorer
 from engine.errors import EngineError, ModelNotFoundError
 from engine.generate.base import LanguageModel, TokenCallback
-from engine.models import default_lm_path
+from engine.models import default_lm_path, is_small_model
 from engine.progress import CancelToken, Progress
 from engine.store.answers import save_answer
 from engine.synthesis.pipeline import AskOptions, ask
@@ -28,19 +28,15 @@ log = logging.getLogger(__name__)
 
 # Measured with benchmarks/answers.py (golden set, --mode write): the bundled SmolLM2-135M
 # (~100 MB as Q4_1) leaves 60-100 % of its sentences unsupported, so every draft would be thrown
-# away by auto mode after a minute or two of CPU time. Models this small answer with the digest
-# unless the user asks for writing (--write / mode="write").
-SMALL_MODEL_BYTES = 400 * 2**20
+# away by auto mode after a minute or two of CPU time. Models this small (engine.models.is_small_model)
+# answer with the digest unless the user asks for writing (--write / mode="write").
 TOO_SMALL_NOTICE = ("The language model is too small to write answers that hold up against the sources, so "
                     "this is the evidence itself, grouped by theme (use --write to see the model's prose anyway, "
                     "or pick a larger model).")
 
 
 def _too_small_to_write(path: str | Path | None) -> bool:
-    try:
-        return path is not None and 0 < Path(path).expanduser().stat().st_size < SMALL_MODEL_BYTES
-    except OSError:
-        return False  # a missing file is reported when the model loads
+    return is_small_model(path)
 
 
 def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model: str | Path | None = None,

