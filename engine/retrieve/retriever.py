@@ -128,8 +128,11 @@ class Retriever:
                 for number, rewrite in enumerate(rewrites, start=1):
                     _check(cancel)
                     lists[f"rewrite{number}"] = self._lexical(build_fts_query(rewrite), n, scope)
-        finally:
-            vectors = embedding.result() if embedding is not None else None
+        except BaseException:
+            if embedding is not None:
+                embedding.cancel()  # the BM25 error (or Cancelled) is the one to report
+            raise
+        vectors = embedding.result() if embedding is not None else None
         if vectors is not None:
             _check(cancel)
             lists["dense"] = self._dense(vectors[0], n, scope)
