@@ -70,3 +70,11 @@ def test_quotes_inside_words_survive_the_round_trip(conn: sqlite3.Connection) ->
     # Two tokens in one word: stems cannot be matched to words, so nothing is wrongly dropped.
     assert pruned == query
     conn.execute("SELECT count(*) FROM passages_fts WHERE passages_fts MATCH ?", (pruned,)).fetchone()
+
+
+def test_every_passages_table_is_built_with_the_tokenizer_used_for_stemming() -> None:
+    from engine.datastore import store as datastore_store
+    from engine.store import schema as library_schema
+
+    assert f"tokenize = '{TOKENIZER}'" in library_schema._V1
+    assert f"tokenize = '{TOKENIZER}'" in datastore_store._SCHEMA
