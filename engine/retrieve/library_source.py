@@ -77,27 +77,22 @@ class LibrarySource:
         score = bm25_expression("passages_fts")
         sql = (f"SELECT p.id, -{score} FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid "
                "WHERE passages_fts MATCH ? AND p.is_reference = 0")
-        try:
-            fts_query = self._common_terms.prune(fts_query)
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"The library's search index could not be read ({exc}); run `quire doctor`.") from None
-        params: list[object] = [fts_query]
+        params: list[object] = [self._common_terms.prune(fts_query)]
         if doc_ids is not None:
             sql += " AND p.doc_id IN (SELECT value FROM json_each(?))"
             params.append(json.dumps(list(doc_ids)))
         sql += f" ORDER BY {score}, p.rowid LIMIT ?"
         params.append(int(k))
-        try:
-            with self._lock:
-                rows = self._conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError as exc:
-            # The query builder makes only quoted terms; this is damage, not user input.
-            raise StoreError(f"The library's search index could not be read ({exc}); run `quire doctor`.") from None
-        return [(passage_id, float(value)) for passage_id, value in rows]
+        return [(passage_id, float(value)) for passage_id, value in self._read(sql, params)]
 
     def _read(self, sql: str, params: Sequence[object]) -> list[tuple]:
-        with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+        """Rows of one search query; SQLite errors become a StoreError saying what to do."""
+        try:
+            with self._lock:
+                return self._conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            # The query builder makes only quoted terms; this is damage, not user input.
+            raise StoreError(f"The library's search index could not be read ({exc}); run `quire doctor`.") from None
 
     # --- dense --------------------------------------------------------------------------
 

@@ -35,10 +35,6 @@ TOO_SMALL_NOTICE = ("The language model is too small to write answers that hold 
                     "or pick a larger model).")
 
 
-def _too_small_to_write(path: str | Path | None) -> bool:
-    return is_small_model(path)
-
-
 def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model: str | Path | None = None,
                feedback: bool | None = None, rewrite: bool | None = None, digest: bool | None = None,
                mode: str | None = None, doc_ids: Collection[str] | None = None, source: str = "all",
@@ -47,7 +43,7 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
     generation = engine.settings.generation
     chosen_mode = mode or ("digest" if (digest if digest is not None else generation.digest) else "auto")
     notice = ""
-    if mode is None and chosen_mode == "auto" and _too_small_to_write(model or generation.model or default_lm_path()):
+    if mode is None and chosen_mode == "auto" and is_small_model(model or generation.model or default_lm_path()):
         chosen_mode = "digest"
         notice = TOO_SMALL_NOTICE
     options = AskOptions(top_n=top_n or engine.settings.retrieval.top_n, mode=chosen_mode,

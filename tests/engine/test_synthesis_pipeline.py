@@ -239,12 +239,11 @@ def test_a_papers_own_citation_markers_never_become_ours() -> None:
 
 
 def test_tiny_models_default_to_the_digest(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from engine.models import SMALL_MODEL_BYTES
-    from engine.synthesis.engine_ask import _too_small_to_write
+    from engine.models import SMALL_MODEL_BYTES, is_small_model
 
     small = tmp_path / "small.gguf"
     small.write_bytes(b"GGUF" + b"\0" * 100)
-    assert _too_small_to_write(small)
-    assert not _too_small_to_write(tmp_path / "missing.gguf")  # reported when it loads, not guessed here
-    assert not _too_small_to_write(None)
+    assert is_small_model(small)
+    assert not is_small_model(tmp_path / "missing.gguf")  # reported when it loads, not guessed here
+    assert not is_small_model(None)
     assert SMALL_MODEL_BYTES > 110 * 2**20  # the bundled SmolLM2-135M Q4_1 is ~100 MB
