@@ -3,9 +3,12 @@
 Passages are real text: the sample datastore cut into ~250-word passages, repeated (each copy
 with its words shuffled, so posting lists grow like a real collection's) until the size is
 reached; they live in an on-disk SQLite FTS5 table with the catalog's tokenizer and ranking.
+Lexical search is timed both ways a datastore can run it: FTS5 ``ORDER BY bm25`` and the
+precomputed postings (engine/retrieve/postings.py) that imports now build; hybrid uses the
+postings, as a datastore does.
 Vectors are synthetic (clustered 384-d, as in index_speed.py) and indexed the way the product
 indexes them (exact up to FLAT_LIMIT, IVF-SQ8 above). Queries are ScholarQA-Multi questions;
-hybrid includes embedding the question with the bundled MiniLM, BM25, dense search, RRF,
+hybrid includes embedding the question with the bundled MiniLM (int8 as by default; --fp32), BM25, dense search, RRF,
 fetching the hits and dedupe. Reported: p50/p95 per query, build time, RSS and sizes on disk.
 
     python benchmarks/retrieval_latency.py [--sizes 10000 100000 1000000] [--queries 50] [--json OUT]
@@ -37,7 +40,16 @@ from retrieval_common import load_distractors, load_questions
 
 from engine.embed import SentenceTransformerEmbedder
 from engine.index import build_index, save_index
-from engine.retrieve.fts import CommonTerms, bm25_expression, build_fts_query, vocabulary_table_sql
+from engine.retrieve.fts import (
+    CommonTerms,
+    FtsStemmer,
+    bm25_expression,
+    build_fts_query,
+    quoted_words,
+    uncommon_words,
+    vocabulary_table_sql,
+)
+from engine.retrieve.postings import Bm25Postings, PostingsStamp, build_postings
 from engine.retrieve.retriever import Retriever
 from engine.retrieve.source import ScoredId
 from engine.types import SearchHit
@@ -48,17 +60,23 @@ DIMENSION = 384
 class DiskSource:
     """A PassageSource over an on-disk FTS5 table and a vector index (what a datastore holds)."""
 
-    def __init__(self, db: Path, index: Any) -> None:
+    def __init__(self, db: Path, index: Any, postings: Bm25Postings | None = None) -> None:
         self.conn = sqlite3.connect(str(db))
         self.index = index
+        self.postings = postings
         self.conn.execute(vocabulary_table_sql())
         self.common_terms = CommonTerms(lambda sql, params: self.conn.execute(sql, params).fetchall())
+        self.stemmer = FtsStemmer()
 
     @property
     def name(self) -> str:
         return "bench"
 
     def lexical(self, fts_query: str, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
+        if self.postings is not None:  # what DatastoreSource._lexical_from_postings does
+            stems = self.stemmer.stems(quoted_words(fts_query)) or []
+            kept = uncommon_words(stems, stems, self.postings.frequency, self.postings.rows)
+            return [(str(rowid), score) for rowid, score in self.postings.search(kept, k)]
         score = bm25_expression("passages_fts")
         rows = self.conn.execute(f"SELECT rowid, -{score} FROM passages_fts WHERE passages_fts MATCH ? "
                                  f"ORDER BY {score} LIMIT ?", (self.common_terms.prune(fts_query), k)).fetchall()
@@ -143,19 +161,38 @@ def measure(size: int, texts: Sequence[tuple[str, str]], queries: Sequence[str],
         del vectors
         index_file = Path(folder) / "vectors.index"
         save_index(index, index_file)
-        source = DiskSource(db, index)
+        index_rss = process.memory_info().rss - rss_before
+        started = time.perf_counter()
+        postings_folder = Path(folder) / "bm25"
+        build_postings(db, postings_folder, PostingsStamp(size, size - 1))
+        postings_seconds = time.perf_counter() - started
+        postings_mb = sum(p.stat().st_size for p in postings_folder.iterdir()) / 2**20
+        fts_source = DiskSource(db, index)
+        rss_before = process.memory_info().rss
+        source = DiskSource(db, index, Bm25Postings(postings_folder))
         query_vector = embedder.embed([queries[0]])[0]
+        lexical_fts5 = timings(lambda q: fts_source.lexical(build_fts_query(q), 100), queries)
         lexical = timings(lambda q: source.lexical(build_fts_query(q), 100), queries)
         dense = timings(lambda q: source.dense(query_vector, 100), queries)
         retriever = Retriever([source], embedder)
         hybrid = timings(lambda q: retriever.search(q, k=10), queries)
+        hybrid_fts5 = timings(lambda q: Retriever([fts_source], embedder).search(q, k=10), queries)
         row = {"passages": size, "index_kind": index.kind, "fts_build_s": round(fts_seconds, 1),
                "index_build_s": round(index_seconds, 1), "fts_mb": round(db.stat().st_size / 2**20, 1),
                "index_mb": round(index_file.stat().st_size / 2**20, 1),
-               "index_rss_mb": round((process.memory_info().rss - rss_before) / 2**20, 1),
-               "lexical": lexical, "dense": dense, "hybrid": hybrid}
+               "index_rss_mb": round(index_rss / 2**20, 1),
+               "postings_build_s": round(postings_seconds, 1), "postings_mb": round(postings_mb, 1),
+               # The postings are memory-mapped: what the queries touched, as resident pages.
+               "postings_rss_mb": round((process.memory_info().rss - rss_before) / 2**20, 1),
+               "lexical_fts5": lexical_fts5, "lexical": lexical, "dense": dense, "hybrid": hybrid,
+               "hybrid_fts5": hybrid_fts5, "load_average": os.getloadavg()}
         source.conn.close()
+        fts_source.conn.close()
         return row
+
+
+def _ms(timing: dict[str, float]) -> str:
+    return f"{timing['p50_ms']:.1f}/{timing['p95_ms']:.1f} ms"
 
 
 def main() -> None:
@@ -163,21 +200,23 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--fp32", action="store_true", help="embed questions with the fp32 model, not the int8 default")
     args = parser.parse_args()
     questions, _ = load_questions()
     queries = [q.text for q in questions[: args.queries]]
     texts = [(r.title, r.text) for r in load_distractors()]
-    embedder = SentenceTransformerEmbedder()
+    embedder = SentenceTransformerEmbedder(quantize=not args.fp32)  # the product's default is int8
     embed = timings(lambda q: embedder.embed([q]), queries)
-    print(f"query embedding (MiniLM, CPU): p50 {embed['p50_ms']:.1f} ms, p95 {embed['p95_ms']:.1f} ms", flush=True)
-    results: list[dict[str, Any]] = [{"what": "query embedding", **embed}]
+    print(f"query embedding ({embedder.model_id}, CPU): p50/p95 {_ms(embed)}", flush=True)
+    results: list[dict[str, Any]] = [{"what": "query embedding", "model": embedder.model_id, **embed}]
     for size in args.sizes:
         row = measure(size, texts, queries, embedder)
         results.append(row)
-        print(f"{size:>9,} passages ({row['index_kind']}): lexical p50 {row['lexical']['p50_ms']:.1f} / p95 "
-              f"{row['lexical']['p95_ms']:.1f} ms; dense {row['dense']['p50_ms']:.1f} / {row['dense']['p95_ms']:.1f} "
-              f"ms; hybrid {row['hybrid']['p50_ms']:.1f} / {row['hybrid']['p95_ms']:.1f} ms; FTS {row['fts_mb']} MB "
-              f"built in {row['fts_build_s']} s; index {row['index_mb']} MB on disk, +{row['index_rss_mb']} MB RSS",
+        print(f"{size:>9,} passages ({row['index_kind']}): lexical p50/p95 FTS5 {_ms(row['lexical_fts5'])}, "
+              f"postings {_ms(row['lexical'])}; dense {_ms(row['dense'])}; hybrid {_ms(row['hybrid'])} "
+              f"(with FTS5: {_ms(row['hybrid_fts5'])}); FTS {row['fts_mb']} MB built in {row['fts_build_s']} s; "
+              f"postings {row['postings_mb']} MB built in {row['postings_build_s']} s, +{row['postings_rss_mb']} MB "
+              f"RSS; index {row['index_mb']} MB on disk, +{row['index_rss_mb']} MB RSS; load {row['load_average']}",
               flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

@@ -55,6 +55,7 @@ def add_datastore(registry: DatastoreRegistry, path: Path, name: str, *, passage
     JsonLinesReader(path)  # a missing file fails here, before an empty datastore is created
     created = not registry.exists(name)
     source = registry.create(name)
+    source.forget_postings()  # they describe the passages before this import
     try:
         report = import_jsonl(source.store, name, path, passage_words=passage_words, progress=progress,
                               cancel=cancel)
@@ -67,6 +68,7 @@ def add_datastore(registry: DatastoreRegistry, path: Path, name: str, *, passage
         first = "; ".join(str(p) for p in report.problems[:3]) or report.ended_early or "the file is empty"
         raise DatastoreInputError(f"{path} holds no usable records ({report.problem_count:,} bad lines: {first}). "
                                   "A datastore file has one JSON object per line with at least 'id' and 'text'.")
+    source.build_postings(progress, cancel)
     if embed:
         source.embed_pending(progress, cancel)
     return report
@@ -74,8 +76,13 @@ def add_datastore(registry: DatastoreRegistry, path: Path, name: str, *, passage
 
 def embed_datastore(registry: DatastoreRegistry, name: str, progress: ProgressCallback = no_progress,
                     cancel: CancelToken | None = None) -> int:
-    """Embed what datastore ``name`` has not embedded yet (resumes a cancelled run)."""
-    return registry.source(name).embed_pending(progress, cancel)
+    """Embed what datastore ``name`` has not embedded yet (resumes a cancelled run).
+
+    Also builds its BM25 postings if missing (a datastore from an older Quire, or a cancelled build).
+    """
+    source = registry.source(name)
+    source.build_postings(progress, cancel)
+    return source.embed_pending(progress, cancel)
 
 
 def datastore_info(registry: DatastoreRegistry, name: str) -> DatastoreInfo:
@@ -84,7 +91,7 @@ def datastore_info(registry: DatastoreRegistry, name: str) -> DatastoreInfo:
     meta = source.store.meta()
     header = source.index_header()  # not the index itself: listing must not load a model
     model, embedded = (header.model_id, header.count) if header is not None else (None, 0)
-    size = sum(p.stat().st_size for p in source.folder.iterdir() if p.is_file())
+    size = sum(p.stat().st_size for p in source.folder.rglob("*") if p.is_file())
     imported = tuple(row[0] for row in source.store.query("SELECT path FROM imports ORDER BY id"))
     return DatastoreInfo(name=name, records=counts["records"], passages=counts["passages"], words=counts["words"],
                          embedded=embedded, embedding_model=model, size_bytes=size, version=meta.get("version", ""),
@@ -136,4 +143,5 @@ def install_datastore(registry: DatastoreRegistry, location: str, *, configured_
             shutil.rmtree(downloaded.parent, ignore_errors=True)
     source = registry.source(manifest.name)
     source.store.set_meta(version=manifest.version)
+    source.build_postings(progress, cancel)
     return manifest

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 DATABASE_FILE = "datastore.db"
 INDEX_FILE = "vectors.index"
 CACHE_FILE = "embeddings.db"
+POSTINGS_FOLDER = "bm25"  # precomputed BM25 (engine.retrieve.postings)
 # Names become folder names and parts of passage ids: keep them portable and unambiguous.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 

@@ -7,6 +7,9 @@ record's original id as ``doc_id`` and the datastore's name as ``source``.
 
 Vectors are cached per datastore (``embeddings.db``) by content hash, so a cancelled or killed
 embedding run resumes without recomputing, and a damaged index is rebuilt from the cache.
+
+BM25 runs on precomputed postings (:mod:`engine.retrieve.postings`, built after each import) when
+they match the stored passages, and on FTS5 otherwise (the same ranking, only slower).
 """
 
 from __future__ import annotations
@@ -20,14 +23,22 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.datastore.registry import CACHE_FILE, DATABASE_FILE, INDEX_FILE
+from engine.datastore.registry import CACHE_FILE, DATABASE_FILE, INDEX_FILE, POSTINGS_FOLDER
 from engine.datastore.store import DatastoreStore, StoredPassage
 from engine.embed import Embedder, EmbeddingCache, embed_passages
 from engine.errors import Cancelled, IndexCorruptError
 from engine.index import IndexHeader, build_index, open_or_rebuild, read_header, save_index, should_rebuild
 from engine.index.faiss_index import FaissIndex
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
-from engine.retrieve.fts import CommonTerms, bm25_expression, vocabulary_table_sql
+from engine.retrieve.fts import (
+    CommonTerms,
+    FtsStemmer,
+    bm25_expression,
+    quoted_words,
+    uncommon_words,
+    vocabulary_table_sql,
+)
+from engine.retrieve.postings import Bm25Postings, PostingsError, PostingsStamp, build_postings
 from engine.retrieve.source import ScoredId
 from engine.types import Passage, SearchHit
 
@@ -58,6 +69,10 @@ class DatastoreSource:
         self._prefix = f"{name}:"
         self.store.query(vocabulary_table_sql())
         self._common_terms = CommonTerms(self.store.query)
+        self._stemmer = FtsStemmer()
+        self._postings: Bm25Postings | None = None
+        self._postings_loaded = False
+        self._postings_lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -95,6 +110,10 @@ class DatastoreSource:
         """BM25 with the library's column weights, best first; ``doc_ids`` are original record ids."""
         if k <= 0 or not fts_query:
             return []
+        if doc_ids is None:
+            found = self._lexical_from_postings(fts_query, k)
+            if found is not None:
+                return found
         score = bm25_expression("passages_fts")
         sql = (f"SELECT r.id, p.ordinal, -{score} FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid "
                "JOIN records r ON r.rowid = p.record_rowid WHERE passages_fts MATCH ?")
@@ -107,6 +126,70 @@ class DatastoreSource:
         rows = self.store.query(sql, params)
         return [(self.public_id(local_passage_id(record_id, ordinal)), float(value))
                 for record_id, ordinal, value in rows]
+
+    def _lexical_from_postings(self, fts_query: str, k: int) -> list[ScoredId] | None:
+        """The FTS5 query's result from the precomputed postings; None when they cannot answer it."""
+        postings = self.postings()
+        if postings is None or " AND " in fts_query:
+            return None
+        words = quoted_words(fts_query)
+        stems = self._stemmer.stems(words) if words else None
+        if not stems:
+            return None
+        # The same common-word pruning as the FTS5 path, so both give the same ranking.
+        found = postings.search(uncommon_words(stems, stems, postings.frequency, postings.rows), k)
+        if not found:
+            return []
+        rows = self.store.query("SELECT p.rowid, r.id, p.ordinal FROM passages p JOIN records r ON r.rowid = "
+                                "p.record_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))",
+                                (json.dumps([rowid for rowid, _ in found]),))
+        ids = {rowid: local_passage_id(record_id, ordinal) for rowid, record_id, ordinal in rows}
+        return [(self.public_id(ids[rowid]), score) for rowid, score in found if rowid in ids]
+
+    # --- BM25 postings -----------------------------------------------------------------------
+
+    def postings(self) -> Bm25Postings | None:
+        """The precomputed BM25 postings, when they exist and match the stored passages."""
+        with self._postings_lock:
+            if not self._postings_loaded:
+                self._postings_loaded = True
+                try:
+                    postings = Bm25Postings(self.folder / POSTINGS_FOLDER)
+                except PostingsError as exc:
+                    log.info("datastore %s: BM25 by FTS5 (%s)", self._name, exc)
+                    return None
+                if postings.stamp != self._stamp():
+                    log.info("datastore %s: BM25 by FTS5 until its postings are rebuilt (passages changed)",
+                             self._name)
+                    return None
+                self._postings = postings
+            return self._postings
+
+    def forget_postings(self) -> None:
+        """Stop using the postings (before passages are added); :meth:`build_postings` makes new ones."""
+        with self._postings_lock:
+            self._postings, self._postings_loaded = None, True
+
+    def build_postings(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> bool:
+        """Precompute BM25 postings unless current ones exist; True when it built them."""
+        stamp = self._stamp()
+        with self._postings_lock:
+            try:
+                if Bm25Postings(self.folder / POSTINGS_FOLDER).stamp == stamp:
+                    self._postings_loaded = False  # load them on the next search
+                    return False
+            except PostingsError:
+                pass
+            self._postings = None
+        postings = build_postings(self.store.path, self.folder / POSTINGS_FOLDER, stamp, progress=progress,
+                                  cancel=cancel)
+        with self._postings_lock:
+            self._postings, self._postings_loaded = postings, True
+        return True
+
+    def _stamp(self) -> PostingsStamp:
+        count, last = self.store.query("SELECT count(*), coalesce(max(rowid), 0) FROM passages")[0]
+        return PostingsStamp(int(count), int(last))
 
     # --- dense -----------------------------------------------------------------------------
 

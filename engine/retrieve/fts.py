@@ -130,13 +130,52 @@ def vocabulary_table_sql(table: str = "passages_fts") -> str:
     return f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_vocab USING fts5vocab(main, {table}, 'row')"
 
 
+def quoted_words(fts_query: str) -> list[str]:
+    """The words of an OR query :func:`build_fts_query` made, unquoted, in order."""
+    return [match.replace('""', '"') for match in _QUOTED.findall(fts_query)]
+
+
+def uncommon_words(words: Sequence[str], stems: Sequence[str], frequency: Callable[[str], int], rows: int,
+                   share: float = COMMON_TERM_SHARE) -> list[str]:
+    """``words`` without those whose stem more than ``share`` of ``rows`` passages hold.
+
+    All of them when the table is small (cheap to score whole), when fewer than two words are
+    given, or when every word is common (a query of common words still searches for them).
+    """
+    if share <= 0 or rows < 1000 or len(words) < 2:
+        return list(words)
+    kept = [w for w, stem in zip(words, stems, strict=True) if frequency(stem) <= share * rows]
+    return kept or list(words)
+
+
+class FtsStemmer:
+    """Words as a ``passages_fts`` table indexes them (lower-cased, diacritics folded, Porter-stemmed).
+
+    It asks FTS5 itself, through a tiny in-memory table with the same tokenizer, so a stem always
+    matches the table's vocabulary exactly.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self._conn.execute(f"CREATE VIRTUAL TABLE words USING fts5(text, tokenize = '{TOKENIZER}')")
+        self._conn.execute("CREATE VIRTUAL TABLE words_vocab USING fts5vocab(words, 'instance')")
+
+    def stems(self, words: Sequence[str]) -> list[str] | None:
+        """One stem per word, in order; None when some word is not exactly one token."""
+        with self._lock:
+            self._conn.execute("DELETE FROM words")
+            self._conn.execute("INSERT INTO words(text) VALUES (?)", (" ".join(words),))
+            tokens = [row[0] for row in self._conn.execute("SELECT term FROM words_vocab ORDER BY offset")]
+        return tokens if len(tokens) == len(words) else None
+
+
 class CommonTerms:
     """Drops the words most passages of one FTS5 table contain from that table's BM25 queries.
 
     ``execute(sql, params)`` runs a read query on the connection that holds ``passages_fts``,
     on which :func:`vocabulary_table_sql` has been run once; the document frequency of each word
-    comes from that ``fts5vocab`` table, the word stemmed the way the table stems it (by a tiny
-    in-memory FTS5 table with the same tokenizer).
+    comes from that ``fts5vocab`` table, the word stemmed by :class:`FtsStemmer`.
     """
 
     def __init__(self, execute: Callable[[str, Sequence[object]], list[tuple]], share: float = COMMON_TERM_SHARE,
@@ -147,9 +186,7 @@ class CommonTerms:
         self._share = share
         self._table = table
         self._lock = threading.Lock()
-        self._stemmer = sqlite3.connect(":memory:", check_same_thread=False)
-        self._stemmer.execute(f"CREATE VIRTUAL TABLE words USING fts5(text, tokenize = '{TOKENIZER}')")
-        self._stemmer.execute("CREATE VIRTUAL TABLE words_vocab USING fts5vocab(words, 'instance')")
+        self._stemmer = FtsStemmer()
         self._frequencies: dict[str, int] = {}
         self._rows = 0
         self._fresh_until = 0.0
@@ -158,17 +195,16 @@ class CommonTerms:
         """``fts_query`` (quoted words joined by OR) without its common words; unchanged when all are."""
         if self._share <= 0 or " AND " in fts_query:
             return fts_query
-        words = [match.replace('""', '"') for match in _QUOTED.findall(fts_query)]
+        words = quoted_words(fts_query)
         if len(words) < 2:
             return fts_query
         with self._lock:
             self._refresh()
             if self._rows < 1000:  # a small table is cheap to score whole
                 return fts_query
-            stems = self._stems(words)
-            kept = [w for w, stem in zip(words, stems, strict=True)
-                    if self._frequency(stem) <= self._share * self._rows]
-        return " OR ".join(quote(w) for w in kept) if kept else fts_query
+            stems = self._stemmer.stems(words) or list(words)
+            kept = uncommon_words(words, stems, self._frequency, self._rows, self._share)
+        return " OR ".join(quote(w) for w in kept)
 
     def _refresh(self) -> None:
         now = time.monotonic()
@@ -177,13 +213,6 @@ class CommonTerms:
         self._rows = int(self._execute(f"SELECT count(*) FROM {self._table}", ())[0][0])
         self._frequencies.clear()
         self._fresh_until = now + _TERM_CACHE_SECONDS
-
-    def _stems(self, words: Sequence[str]) -> list[str]:
-        """Each word as the table's tokenizer indexes it (one token per word: the query builder's words)."""
-        self._stemmer.execute("DELETE FROM words")
-        self._stemmer.execute("INSERT INTO words(text) VALUES (?)", (" ".join(words),))
-        tokens = [row[0] for row in self._stemmer.execute("SELECT term FROM words_vocab ORDER BY offset")]
-        return tokens if len(tokens) == len(words) else list(words)
 
     def _frequency(self, stem: str) -> int:
         if stem not in self._frequencies:
