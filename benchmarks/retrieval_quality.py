@@ -156,7 +156,8 @@ def lm_judge() -> Reranker:
 
 
 def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
-    """``bm25``, ``dense`` or ``hybrid``, then optional ``+prf``, ``+rewrite``, ``+title2`` (title weight 2)...
+    """``bm25``, ``dense`` or ``hybrid``, then optional ``+prf``, ``+rewrite``, ``+title2`` (title weight 2),
+    ``+rrf`` / ``+zscore`` / ``+minmax`` (fusion), ``+fbw0.5`` (feedback weight)...
 
     The base names are the plain parts (no pseudo-relevance feedback); ``+prf`` adds the product's
     default feedback, so ``hybrid+prf`` is what ``quire search --no-rewrite`` runs.
@@ -178,6 +179,14 @@ def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
             options = replace(options, feedback_passages=RetrievalOptions().feedback_passages)
         elif extra == "prf1":  # feedback list weighted like the question's own BM25 list
             options = replace(options, feedback_passages=5, weights={**options.weights, "feedback": 1.0})
+        elif extra in ("zscore", "minmax", "rrf"):  # the fusion (engine.retrieve.fusion)
+            options = replace(options, fusion=extra)
+        elif extra.startswith("fbw"):  # the feedback list's weight
+            options = replace(options, weights={**options.weights, "feedback": float(extra[3:])})
+        elif extra.startswith("dw"):  # the dense list's weight
+            options = replace(options, weights={**options.weights, "dense": float(extra[2:])})
+        elif extra.startswith("c") and extra[1:].isdigit():  # candidates per retriever
+            options = replace(options, candidates=int(extra[1:]))
         elif extra.startswith("title"):
             title_weight = float(extra[5:])
         elif extra == "nocap":

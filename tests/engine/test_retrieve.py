@@ -31,7 +31,7 @@ from engine.retrieve.dedupe import (
     prefer_library,
 )
 from engine.retrieve.fts import MAX_TERMS, build_fts_query, query_terms
-from engine.retrieve.fusion import merge_by_score, reciprocal_rank_fusion
+from engine.retrieve.fusion import merge_by_score, reciprocal_rank_fusion, score_fusion
 from engine.retrieve.retriever import Retriever
 from engine.retrieve.source import ScoredId
 from engine.service import Engine
@@ -118,6 +118,33 @@ def test_reciprocal_rank_fusion_matches_the_formula() -> None:
     assert [pid for pid, _ in reciprocal_rank_fusion(lists, k=60)] == ["b", "a", "c"]
     weighted = reciprocal_rank_fusion(lists, k=60, weights={"bm25": 2.0, "dense": 0.0})
     assert [pid for pid, _ in weighted] == ["a", "b"]
+
+
+def test_zscore_fusion_matches_the_formula_and_keeps_a_clear_lead() -> None:
+    # BM25 finds "a" far ahead of the rest; dense ranks "b" first by a hair. RRF would put "b"
+    # (in both lists) first; score fusion keeps a's lead, since it sees how far ahead "a" is.
+    lists = {"bm25": [("a", 20.0), ("b", 5.0), ("c", 4.0), ("d", 3.0)],
+             "dense": [("b", 0.62), ("c", 0.615), ("a", 0.61), ("d", 0.29)]}
+    bm25 = np.array([20.0, 5.0, 4.0, 3.0])
+    dense = np.array([0.62, 0.615, 0.61, 0.29])
+    z_bm25 = (bm25 - bm25.mean()) / bm25.std()
+    z_dense = (dense - dense.mean()) / dense.std()
+    fused = dict(score_fusion(lists, {"bm25": 1.0, "dense": 0.5}))
+    assert fused["a"] == pytest.approx(z_bm25[0] + 0.5 * z_dense[2])
+    assert fused["b"] == pytest.approx(z_bm25[1] + 0.5 * z_dense[0])
+    assert next(pid for pid, _ in score_fusion(lists)) == "a"
+    assert next(pid for pid, _ in reciprocal_rank_fusion(lists)) == "b"
+    minmax = dict(score_fusion(lists, normalization="minmax"))
+    assert minmax["a"] == pytest.approx(1.0 + (0.61 - 0.29) / (0.62 - 0.29))
+
+
+def test_score_fusion_handles_single_and_tied_scores_and_zero_weights() -> None:
+    lists = {"bm25": [("a", 3.0)], "dense": [("b", 0.5), ("c", 0.5)], "feedback": [("d", 9.0), ("e", 1.0)]}
+    fused = dict(score_fusion(lists, {"feedback": 0.0}))
+    assert fused == {"a": 1.0, "b": 1.0, "c": 1.0}  # no spread to normalise: each counts as a top score
+    assert [pid for pid, _ in score_fusion(lists, {"feedback": 0.0})] == ["a", "b", "c"]  # ties: first seen
+    with pytest.raises(ValueError):
+        score_fusion(lists, normalization="softmax")
 
 
 def test_merge_by_score_keeps_the_best_score_of_each_id() -> None:
