@@ -151,9 +151,9 @@ def measure(size: int, texts: Sequence[tuple[str, str]], queries: Sequence[str],
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "fts.db"
         fts_seconds = build_fts(db, size, texts)
+        rss_before = process.memory_info().rss  # before the vectors: they are freed once indexed
         vectors = clustered_vectors(size)
         started = time.perf_counter()
-        rss_before = process.memory_info().rss
         index = build_index("synthetic-384", DIMENSION,
                             (([str(i) for i in range(s, min(s + 50_000, size))], vectors[s:s + 50_000])
                              for s in range(0, size, 50_000)), expected_count=size)

@@ -183,6 +183,10 @@ def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
             options = replace(options, fusion=extra)
         elif extra.startswith("fbw"):  # the feedback list's weight
             options = replace(options, weights={**options.weights, "feedback": float(extra[3:])})
+        elif extra.startswith("fbp") and extra[3:].isdigit():  # feedback passages
+            options = replace(options, feedback_passages=int(extra[3:]))
+        elif extra.startswith("fbt") and extra[3:].isdigit():  # feedback terms
+            options = replace(options, feedback_terms=int(extra[3:]))
         elif extra.startswith("dw"):  # the dense list's weight
             options = replace(options, weights={**options.weights, "dense": float(extra[2:])})
         elif extra.startswith("c") and extra[1:].isdigit():  # candidates per retriever
