@@ -101,6 +101,7 @@ def main() -> None:
                         help="dense search over the passages already in the cache; embed nothing (quick iterations)")
     parser.add_argument("--lexical-only", action="store_true", help="skip embedding (BM25 configurations only)")
     parser.add_argument("--questions", type=int, default=0, help="only an evenly spaced sample of N questions")
+    parser.add_argument("--int8", action="store_true", help="the int8 embedder (the default) instead of fp32")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -121,7 +122,8 @@ def main() -> None:
         print(f"--embedded-only: corpus cut to {len(records)} passages", flush=True)
     source = BenchSource("bench", records)
     if not args.lexical_only:
-        embedder = embedder or SentenceTransformerEmbedder()
+        embedder = embedder or SentenceTransformerEmbedder(quantize=args.int8)
+        print(f"embedder {embedder.model_id}", flush=True)
         started = time.perf_counter()
         with EmbeddingCache(args.cache / "embeddings.db") as cache:
             source.embed(embedder, cache, embedded_only=args.embedded_only, first=[r.passage_id for r in snippets])

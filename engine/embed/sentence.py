@@ -17,8 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import platformdirs
 
 from engine.embed.base import length_order, normalize_rows
+from engine.embed.onnx_int8 import (
+    MODEL_FILE,
+    OnnxInt8Encoder,
+    export_int8,
+    onnx_int8_supported,
+    onnx_runtime_available,
+)
 from engine.errors import ModelNotFoundError
 from engine.models import default_embedder_path
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
@@ -76,10 +84,12 @@ class SentenceTransformerEmbedder:
     """
 
     def __init__(self, model: str | Path | None = None, *, allow_download: bool = False, device: str = "cpu",
-                 max_seq_length: int | None = None, quantize: bool = False) -> None:
+                 max_seq_length: int | None = None, quantize: bool = False, onnx_folder: Path | None = None) -> None:
         self._device = device
         # Dynamic int8 quantisation is a CPU technique; on a GPU the fp32 model is already fast.
         self._quantize = quantize and device == "cpu"
+        self._onnx_folder = onnx_folder
+        self._onnx: OnnxInt8Encoder | None = None
         self._max_seq_length = max_seq_length
         self._lock = threading.RLock()
         self._model: Any = None
@@ -104,8 +114,12 @@ class SentenceTransformerEmbedder:
             self._model_id = str(model)
         if max_seq_length is not None:
             self._model_id += f"/max{max_seq_length}"
+        # int8 through ONNX Runtime where the model allows it (closer to fp32), else torch's.
+        self._use_onnx = self._quantize and self._local and onnx_runtime_available() and onnx_int8_supported(
+            Path(self._source))
         if self._quantize:
-            self._model_id += "+int8"  # other vectors: the cache and indexes must not mix them with fp32 ones
+            # Other vectors: the cache and indexes must not mix them with fp32 (or each other's) ones.
+            self._model_id += "+onnx-int8" if self._use_onnx else "+int8"
 
     @property
     def model_id(self) -> str:
@@ -118,6 +132,11 @@ class SentenceTransformerEmbedder:
         model: str | Path = Path(self._source) if self._local else self._source
         return SentenceTransformerEmbedder(model, allow_download=not self._local, device=self._device,
                                            max_seq_length=self._max_seq_length)
+
+    @property
+    def backend(self) -> str:
+        """``torch`` (fp32), ``torch-int8`` or ``onnx-int8``."""
+        return "onnx-int8" if self._use_onnx else "torch-int8" if self._quantize else "torch"
 
     @property
     def source(self) -> str:
@@ -155,10 +174,12 @@ class SentenceTransformerEmbedder:
             except Exception as exc:  # torch, transformers and the hub each raise their own types
                 raise ModelNotFoundError(f"The embedding model at {self._source} could not be loaded ({exc}); "
                                          f"{_HOW_TO_FIX}.") from None
-            if self._quantize:
-                model = _quantized(model)
             if self._max_seq_length is not None:
                 model.max_seq_length = self._max_seq_length
+            if self._use_onnx:
+                self._onnx = self._onnx_encoder(model)
+            elif self._quantize:
+                model = _quantized(model)
             dimension = model.get_embedding_dimension()
             if not dimension:
                 raise ModelNotFoundError(f"The model at {self._source} does not say its embedding size; {_HOW_TO_FIX}.")
@@ -181,12 +202,34 @@ class SentenceTransformerEmbedder:
             # The lock is taken per batch, so a search's one-line query can slip in between the
             # batches of a long background run instead of waiting for all of it.
             with self._lock:
-                encoded = model.encode([texts[row] for row in rows], batch_size=batch_size, convert_to_numpy=True,
-                                       normalize_embeddings=True, show_progress_bar=False)
+                if self._onnx is not None:
+                    encoded = self._onnx.encode([texts[row] for row in rows])
+                else:
+                    encoded = model.encode([texts[row] for row in rows], batch_size=batch_size,
+                                           convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
             vectors[rows] = encoded
             progress(Progress("embed", start + len(rows), len(texts)))
         # encode already normalised; this only guards against models whose last module undoes it.
         return normalize_rows(vectors)
+
+
+    def _onnx_encoder(self, model: Any) -> OnnxInt8Encoder:
+        """The ONNX int8 copy of ``model`` (fp32, loaded), exported on first use into the ONNX folder."""
+        folder = (self._onnx_folder or Path(platformdirs.user_cache_dir("quire", appauthor=False)) / "onnx") / \
+            hashlib.sha256(self._model_id.encode()).hexdigest()[:16]
+        try:
+            try:
+                return OnnxInt8Encoder(export_int8(model, folder), model.tokenizer, model.max_seq_length)
+            except Exception:
+                if not (folder / MODEL_FILE).is_file():
+                    raise
+                log.warning("the cached int8 ONNX embedder in %s is damaged; exporting it again", folder)
+                (folder / MODEL_FILE).unlink()
+                return OnnxInt8Encoder(export_int8(model, folder), model.tokenizer, model.max_seq_length)
+        except Exception as exc:  # torch's exporter, onnx and ONNX Runtime each raise their own types
+            raise ModelNotFoundError(f"Could not make or load the int8 ONNX copy of the embedding model in {folder} "
+                                     f"({exc}); free some disk space, or switch int8 embedding off "
+                                     "(retrieval.embedder_int8 = false).") from None
 
 
 def _quantized(model: Any) -> Any:
