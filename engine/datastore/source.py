@@ -31,6 +31,8 @@ from engine.index import IndexHeader, build_index, open_or_rebuild, read_header,
 from engine.index.faiss_index import FaissIndex
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.retrieve.fts import (
+    TEXT_WEIGHT,
+    TITLE_WEIGHT,
     CommonTerms,
     FtsStemmer,
     bm25_expression,
@@ -130,7 +132,8 @@ class DatastoreSource:
     def _lexical_from_postings(self, fts_query: str, k: int) -> list[ScoredId] | None:
         """The FTS5 query's result from the precomputed postings; None when they cannot answer it."""
         postings = self.postings()
-        if postings is None or " AND " in fts_query:
+        # The postings count a word alike in title and text, as FTS5 does with equal column weights.
+        if postings is None or " AND " in fts_query or TITLE_WEIGHT != TEXT_WEIGHT:
             return None
         words = quoted_words(fts_query)
         stems = self._stemmer.stems(words) if words else None

@@ -27,7 +27,7 @@ table three total two type types value values various
 def expansion_terms(texts: Sequence[str], query_terms: Iterable[str], count: int = 10) -> list[str]:
     """Up to ``count`` feedback words from ``texts`` that are not in the query, best first."""
     known = set(query_terms)
-    weights: Counter[str] = Counter()
+    weights: dict[str, float] = {}
     documents: Counter[str] = Counter()
     for text in texts:
         words = [w.lower() for w in _WORD.findall(text)]
@@ -36,7 +36,7 @@ def expansion_terms(texts: Sequence[str], query_terms: Iterable[str], count: int
         counts = Counter(w for w in words if w not in STOP_WORDS and w not in QUESTION_WORDS
                          and w not in SCIENCE_STOP_WORDS and w not in known)
         for word, n in counts.items():
-            weights[word] += n / len(words)
+            weights[word] = weights.get(word, 0.0) + n / len(words)
             documents[word] += 1
     shared = 1 if len(texts) == 1 else 2  # one passage's own jargon is not evidence
     scored = {word: weight * documents[word] for word, weight in weights.items() if documents[word] >= shared}

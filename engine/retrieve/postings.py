@@ -7,8 +7,9 @@ passages that hold it and the word's BM25 contribution to each ("impact"). A que
 few memory-mapped slices with NumPy and takes the top k (a few ms at 100k passages).
 
 The postings are read out of the FTS5 table itself (``fts5vocab``), so words, stems and counts
-are exactly FTS5's, and the impacts follow FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, column weights
-1, IDF floored at 1e-6): scores match ``-bm25(passages_fts)`` to float32 precision.
+are exactly FTS5's, and the impacts follow FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, IDF floored
+at 1e-6) with equal column weights (a word counts the same in the title and the text): scores
+match ``-bm25(passages_fts, 1, 1)`` to float32 precision.
 
 Files, in one folder that is replaced whole (build beside it, then rename), so a crash leaves
 either the old folder, the new one or none; ``meta.json`` records what the postings were built
@@ -25,9 +26,10 @@ import math
 import os
 import shutil
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -245,8 +247,8 @@ def _write_postings(conn: sqlite3.Connection, table: str, out: Path, progress: P
             "terms": int(term_starts[-1]), "postings_docs": postings, "postings_impacts": postings}
 
 
-def _write_runs(files: dict, terms: np.ndarray, docs: np.ndarray, counts: np.ndarray, per_term: np.ndarray,
-                lengths: np.ndarray) -> int:
+def _write_runs(files: Mapping[str, BinaryIO], terms: np.ndarray, docs: np.ndarray, counts: np.ndarray,
+                per_term: np.ndarray, lengths: np.ndarray) -> int:
     docs.astype(np.int32).tofile(files["docs"])
     terms.astype(np.int32).tofile(files["terms"])
     counts.astype(np.float32).tofile(files["counts"])

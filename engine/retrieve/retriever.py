@@ -189,8 +189,8 @@ class Retriever:
         """SearchHits for fused keys, in fused order, with their fused score and per-retriever ranks."""
         wanted: dict[str, list[str]] = {}
         for key, _ in fused:
-            source, passage_id = _split(key)
-            wanted.setdefault(source, []).append(passage_id)
+            source_name, passage_id = _split(key)
+            wanted.setdefault(source_name, []).append(passage_id)
         found: dict[str, SearchHit] = {}
         for source in self.sources:
             if source.name in wanted:
@@ -198,10 +198,10 @@ class Retriever:
                     found[_key(source.name, hit.passage_id)] = hit
         hits = []
         for key, score in fused:
-            hit = found.get(key)
-            if hit is not None:
+            resolved = found.get(key)
+            if resolved is not None:
                 hit_ranks = tuple(sorted(ranks.get(key, {}).items(), key=lambda item: item[1]))
-                hits.append(replace(hit, score=score, ranks=hit_ranks))
+                hits.append(replace(resolved, score=score, ranks=hit_ranks))
         return hits
 
     def _substitute_library_copies(self, query: str, hits: list[SearchHit],
