@@ -26,10 +26,9 @@ import math
 import os
 import shutil
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 
@@ -169,6 +168,7 @@ def build_postings(db_path: Path, folder: Path, stamp: PostingsStamp, table: str
 
 def _write_postings(conn: sqlite3.Connection, table: str, out: Path, progress: ProgressCallback,
                     cancel: CancelToken | None) -> dict[str, int]:
+    """Write every array of the postings into ``out``; returns their lengths (for ``meta.json``)."""
     conn.execute(f"CREATE VIRTUAL TABLE temp.rows_vocab USING fts5vocab(main, {table}, 'row')")
     conn.execute(f"CREATE VIRTUAL TABLE temp.instance_vocab USING fts5vocab(main, {table}, 'instance')")
     doc_rowids = np.array([row[0] for row in conn.execute(f"SELECT rowid FROM {table} ORDER BY rowid")],
@@ -177,16 +177,43 @@ def _write_postings(conn: sqlite3.Connection, table: str, out: Path, progress: P
     encoded = [term.encode() for term in terms]
     if any(a >= b for a, b in itertools.pairwise(encoded)):
         raise PostingsError("FTS5 listed its vocabulary out of byte order")  # binary search would miss words
-    term_ids = {term: number for number, term in enumerate(terms)}
     progress(Progress("bm25", 0, max(1, len(terms)), f"BM25 postings: {len(terms):,} distinct words"))
+    postings, per_term, lengths = _write_runs(conn, terms, doc_rowids, out, progress, cancel)
+    _write_impacts(out, postings, per_term, lengths, cancel)
+    term_offsets = np.r_[0, np.cumsum(per_term)].astype(np.int64)
+    term_starts = np.r_[0, np.cumsum([len(e) for e in encoded])].astype(np.int64)
+    doc_rowids.tofile(out / "doc_rowids.bin")
+    term_offsets.tofile(out / "term_offsets.bin")
+    term_starts.tofile(out / "term_starts.bin")
+    (out / "terms.bin").write_bytes(b"".join(encoded))
+    progress(Progress("bm25", len(terms), max(1, len(terms)), f"BM25 postings: {postings:,} entries"))
+    return {"doc_rowids": len(doc_rowids), "term_offsets": len(term_offsets), "term_starts": len(term_starts),
+            "terms": int(term_starts[-1]), "postings_docs": postings, "postings_impacts": postings}
 
-    # Pass 1: (term, passage, count) runs, in FTS5's (term, passage) order, to temporary files.
+
+def _write_runs(conn: sqlite3.Connection, terms: Sequence[str], doc_rowids: np.ndarray, out: Path,
+                progress: ProgressCallback, cancel: CancelToken | None) -> tuple[int, np.ndarray, np.ndarray]:
+    """Pass 1: FTS5's token instances, in (term, passage) order, as (term, passage, count) runs.
+
+    The runs go to temporary files; returns how many there are, each term's passage count and
+    each passage's length in tokens.
+    """
+    term_ids = {term: number for number, term in enumerate(terms)}
     per_term = np.zeros(len(terms), dtype=np.int64)
     lengths = np.zeros(len(doc_rowids), dtype=np.float64)
     pending: tuple[int, int, int] | None = None  # the last run of a batch may go on in the next
-    temporary = {"docs": (out / "docs.tmp").open("wb"), "terms": (out / "terms.tmp").open("wb"),
-                 "counts": (out / "counts.tmp").open("wb")}
-    postings = 0
+    files = {"docs": (out / "docs.tmp").open("wb"), "terms": (out / "terms.tmp").open("wb"),
+             "counts": (out / "counts.tmp").open("wb")}
+
+    def write(run_terms: np.ndarray, run_docs: np.ndarray, run_counts: np.ndarray) -> int:
+        run_docs.astype(np.int32).tofile(files["docs"])
+        run_terms.astype(np.int32).tofile(files["terms"])
+        run_counts.astype(np.float32).tofile(files["counts"])
+        np.add.at(per_term, run_terms, 1)
+        np.add.at(lengths, run_docs, run_counts)
+        return len(run_terms)
+
+    runs = 0
     try:
         cursor = conn.execute("SELECT term, doc FROM temp.instance_vocab")
         while batch := cursor.fetchmany(_FETCH_ROWS):
@@ -206,55 +233,38 @@ def _write_postings(conn: sqlite3.Connection, table: str, out: Path, progress: P
                     run_docs = np.r_[pending[1], run_docs]
                     run_counts = np.r_[pending[2], run_counts]
             pending = (int(run_terms[-1]), int(run_docs[-1]), int(run_counts[-1]))
-            postings += _write_runs(temporary, run_terms[:-1], run_docs[:-1], run_counts[:-1], per_term, lengths)
+            runs += write(run_terms[:-1], run_docs[:-1], run_counts[:-1])
             progress(Progress("bm25", int(run_terms[-1]), max(1, len(terms)), "reading BM25 postings"))
         if pending is not None:
-            postings += _write_runs(temporary, np.array([pending[0]]), np.array([pending[1]]),
-                                    np.array([pending[2]]), per_term, lengths)
+            runs += write(np.array([pending[0]]), np.array([pending[1]]), np.array([pending[2]]))
     finally:
-        for handle in temporary.values():
+        for handle in files.values():
             handle.close()
+    return runs, per_term, lengths
 
-    # Pass 2: impacts, now that every passage's length (and so the average) is known.
-    rows = max(1, len(doc_rowids))
+
+def _write_impacts(out: Path, postings: int, per_term: np.ndarray, lengths: np.ndarray,
+                   cancel: CancelToken | None) -> None:
+    """Pass 2: each run's BM25 impact, now that every passage's length (and so the average) is known."""
+    rows = max(1, len(lengths))
     average_length = max(lengths.sum() / rows, 1e-9)
     idf = np.log((rows - per_term + 0.5) / (per_term + 0.5))
     idf = np.where(idf <= 0, MIN_IDF, idf)
-    docs_file = np.memmap(out / "docs.tmp", dtype=np.int32, mode="r") if postings else np.zeros(0, np.int32)
-    terms_file = np.memmap(out / "terms.tmp", dtype=np.int32, mode="r") if postings else np.zeros(0, np.int32)
-    counts_file = np.memmap(out / "counts.tmp", dtype=np.float32, mode="r") if postings else np.zeros(0, np.float32)
+    docs = np.memmap(out / "docs.tmp", dtype=np.int32, mode="r") if postings else np.zeros(0, np.int32)
+    terms = np.memmap(out / "terms.tmp", dtype=np.int32, mode="r") if postings else np.zeros(0, np.int32)
+    counts = np.memmap(out / "counts.tmp", dtype=np.float32, mode="r") if postings else np.zeros(0, np.float32)
     with (out / "postings_impacts.bin").open("wb") as impacts:
         for start in range(0, postings, 4 * _FETCH_ROWS):
             if cancel is not None:
                 cancel.check()
             part = slice(start, start + 4 * _FETCH_ROWS)
-            tf = counts_file[part].astype(np.float64)
-            norm = K1 * (1 - B + B * lengths[docs_file[part]] / average_length)
-            (idf[terms_file[part]] * tf * (K1 + 1) / (tf + norm)).astype(np.float32).tofile(impacts)
-    del docs_file, terms_file, counts_file
+            tf = counts[part].astype(np.float64)
+            norm = K1 * (1 - B + B * lengths[docs[part]] / average_length)
+            (idf[terms[part]] * tf * (K1 + 1) / (tf + norm)).astype(np.float32).tofile(impacts)
+    del docs, terms, counts  # unmap before renaming and deleting the files
     (out / "docs.tmp").rename(out / "postings_docs.bin")
     (out / "terms.tmp").unlink()
     (out / "counts.tmp").unlink()
-
-    term_offsets = np.r_[0, np.cumsum(per_term)].astype(np.int64)
-    term_starts = np.r_[0, np.cumsum([len(e) for e in encoded])].astype(np.int64)
-    doc_rowids.tofile(out / "doc_rowids.bin")
-    term_offsets.tofile(out / "term_offsets.bin")
-    term_starts.tofile(out / "term_starts.bin")
-    (out / "terms.bin").write_bytes(b"".join(encoded))
-    progress(Progress("bm25", len(terms), max(1, len(terms)), f"BM25 postings: {postings:,} entries"))
-    return {"doc_rowids": len(doc_rowids), "term_offsets": len(term_offsets), "term_starts": len(term_starts),
-            "terms": int(term_starts[-1]), "postings_docs": postings, "postings_impacts": postings}
-
-
-def _write_runs(files: Mapping[str, BinaryIO], terms: np.ndarray, docs: np.ndarray, counts: np.ndarray,
-                per_term: np.ndarray, lengths: np.ndarray) -> int:
-    docs.astype(np.int32).tofile(files["docs"])
-    terms.astype(np.int32).tofile(files["terms"])
-    counts.astype(np.float32).tofile(files["counts"])
-    np.add.at(per_term, terms, 1)
-    np.add.at(lengths, docs, counts)
-    return len(terms)
 
 
 def _replace_folder(staging: Path, folder: Path) -> None:
