@@ -102,6 +102,7 @@ def main() -> None:
     parser.add_argument("--lexical-only", action="store_true", help="skip embedding (BM25 configurations only)")
     parser.add_argument("--questions", type=int, default=0, help="only an evenly spaced sample of N questions")
     parser.add_argument("--int8", action="store_true", help="the int8 embedder (the default) instead of fp32")
+    parser.add_argument("--embedder", type=Path, help="a sentence-transformers folder instead of the bundled model")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -122,7 +123,7 @@ def main() -> None:
         print(f"--embedded-only: corpus cut to {len(records)} passages", flush=True)
     source = BenchSource("bench", records)
     if not args.lexical_only:
-        embedder = embedder or SentenceTransformerEmbedder(quantize=args.int8)
+        embedder = embedder or SentenceTransformerEmbedder(args.embedder, quantize=args.int8)
         print(f"embedder {embedder.model_id}", flush=True)
         started = time.perf_counter()
         with EmbeddingCache(args.cache / "embeddings.db") as cache:
