@@ -45,11 +45,9 @@ from engine.retrieve.fts import (
     FtsStemmer,
     bm25_expression,
     build_fts_query,
-    quoted_words,
-    uncommon_words,
     vocabulary_table_sql,
 )
-from engine.retrieve.postings import Bm25Postings, PostingsStamp, build_postings
+from engine.retrieve.postings import Bm25Postings, PostingsStamp, build_postings, search_fts_query
 from engine.retrieve.retriever import Retriever
 from engine.retrieve.source import ScoredId
 from engine.types import SearchHit
@@ -73,10 +71,9 @@ class DiskSource:
         return "bench"
 
     def lexical(self, fts_query: str, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
-        if self.postings is not None:  # what DatastoreSource._lexical_from_postings does
-            stems = self.stemmer.stems(quoted_words(fts_query)) or []
-            kept = uncommon_words(stems, stems, self.postings.frequency, self.postings.rows)
-            return [(str(rowid), score) for rowid, score in self.postings.search(kept, k)]
+        if self.postings is not None:  # as DatastoreSource does
+            found = search_fts_query(self.postings, self.stemmer, fts_query, k) or []
+            return [(str(rowid), score) for rowid, score in found]
         score = bm25_expression("passages_fts")
         rows = self.conn.execute(f"SELECT rowid, -{score} FROM passages_fts WHERE passages_fts MATCH ? "
                                  f"ORDER BY {score} LIMIT ?", (self.common_terms.prune(fts_query), k)).fetchall()

@@ -36,11 +36,9 @@ from engine.retrieve.fts import (
     CommonTerms,
     FtsStemmer,
     bm25_expression,
-    quoted_words,
-    uncommon_words,
     vocabulary_table_sql,
 )
-from engine.retrieve.postings import Bm25Postings, PostingsError, PostingsStamp, build_postings
+from engine.retrieve.postings import Bm25Postings, PostingsError, PostingsStamp, build_postings, search_fts_query
 from engine.retrieve.source import ScoredId
 from engine.types import Passage, SearchHit
 
@@ -133,14 +131,11 @@ class DatastoreSource:
         """The FTS5 query's result from the precomputed postings; None when they cannot answer it."""
         postings = self.postings()
         # The postings count a word alike in title and text, as FTS5 does with equal column weights.
-        if postings is None or " AND " in fts_query or TITLE_WEIGHT != TEXT_WEIGHT:
+        if postings is None or TITLE_WEIGHT != TEXT_WEIGHT:
             return None
-        words = quoted_words(fts_query)
-        stems = self._stemmer.stems(words) if words else None
-        if not stems:
+        found = search_fts_query(postings, self._stemmer, fts_query, k)
+        if found is None:
             return None
-        # The same common-word pruning as the FTS5 path, so both give the same ranking.
-        found = postings.search(uncommon_words(stems, stems, postings.frequency, postings.rows), k)
         if not found:
             return []
         rows = self.store.query("SELECT p.rowid, r.id, p.ordinal FROM passages p JOIN records r ON r.rowid = "

@@ -75,7 +75,7 @@ def export_int8(model: Any, folder: Path) -> Path:
         axes = {0: "batch", 1: "tokens"}
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")  # the tracer's notes on shapes it records as constants
-            torch.onnx.export(_LastHiddenState(transformer), (sample, sample, torch.zeros_like(sample)), str(plain),
+            torch.onnx.export(_last_hidden_state(transformer), (sample, sample, torch.zeros_like(sample)), str(plain),
                               dynamo=False, input_names=list(_INPUTS), output_names=["last_hidden_state"],
                               opset_version=17, dynamic_axes={**{name: axes for name in _INPUTS},
                                                               "last_hidden_state": axes})
@@ -95,22 +95,20 @@ def export_int8(model: Any, folder: Path) -> Path:
     return target
 
 
-class _LastHiddenState:
-    """Wraps a Hugging Face encoder as a module returning only ``last_hidden_state`` (what is exported)."""
+def _last_hidden_state(transformer: Any) -> Any:
+    """A module around a Hugging Face encoder returning only ``last_hidden_state`` (what is exported)."""
+    import torch
 
-    def __new__(cls, transformer: Any) -> Any:
-        import torch
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = transformer
 
-        class Wrapped(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.inner = transformer
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
 
-            def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-                return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                                  token_type_ids=token_type_ids).last_hidden_state
-
-        return Wrapped()
+    return LastHiddenState()
 
 
 class OnnxInt8Encoder:

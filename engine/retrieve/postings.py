@@ -22,7 +22,6 @@ import bisect
 import itertools
 import json
 import logging
-import math
 import os
 import shutil
 import sqlite3
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.retrieve.fts import FtsStemmer, quoted_words, uncommon_words
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +120,20 @@ class Bm25Postings:
             matched = np.flatnonzero(scores >= scores[matched].min())
         order = np.lexsort((self.doc_rowids[matched], -scores[matched]))[:k]
         return [(int(self.doc_rowids[i]), float(scores[i])) for i in matched[order]]
+
+
+def search_fts_query(postings: Bm25Postings, stemmer: FtsStemmer, fts_query: str, k: int
+                     ) -> list[tuple[int, float]] | None:
+    """What FTS5 would return for an OR query of :func:`~engine.retrieve.fts.build_fts_query`, with
+    the same common-word pruning; None when the postings cannot answer it (an AND query, a word
+    that is not one token)."""
+    if " AND " in fts_query:
+        return None
+    words = quoted_words(fts_query)
+    stems = stemmer.stems(words) if words else None
+    if not stems:
+        return None
+    return postings.search(uncommon_words(stems, stems, postings.frequency, postings.rows), k)
 
 
 class _Terms:
@@ -248,8 +262,7 @@ def _write_impacts(out: Path, postings: int, per_term: np.ndarray, lengths: np.n
     """Pass 2: each run's BM25 impact, now that every passage's length (and so the average) is known."""
     rows = max(1, len(lengths))
     average_length = max(lengths.sum() / rows, 1e-9)
-    idf = np.log((rows - per_term + 0.5) / (per_term + 0.5))
-    idf = np.where(idf <= 0, MIN_IDF, idf)
+    idf = bm25_idf(rows, per_term)
     docs = np.memmap(out / "docs.tmp", dtype=np.int32, mode="r") if postings else np.zeros(0, np.int32)
     terms = np.memmap(out / "terms.tmp", dtype=np.int32, mode="r") if postings else np.zeros(0, np.int32)
     counts = np.memmap(out / "counts.tmp", dtype=np.float32, mode="r") if postings else np.zeros(0, np.float32)
@@ -291,7 +304,7 @@ def _fsync(path: Path) -> None:
         os.close(handle)
 
 
-def idf_of(rows: int, frequency: int) -> float:
-    """FTS5's IDF for a word ``frequency`` of ``rows`` passages hold (for tests and explanations)."""
-    value = math.log((rows - frequency + 0.5) / (frequency + 0.5))
-    return value if value > 0 else MIN_IDF
+def bm25_idf(rows: int, frequencies: np.ndarray) -> np.ndarray:
+    """FTS5's IDF of words that ``frequencies`` of ``rows`` passages hold (floored at ``MIN_IDF``)."""
+    idf = np.log((rows - frequencies + 0.5) / (frequencies + 0.5))
+    return np.where(idf <= 0, MIN_IDF, idf)
