@@ -33,8 +33,8 @@ class IngestSettings:
 @dataclass(frozen=True)
 class RetrievalSettings:
     embedder: str = ""  # a local sentence-transformers folder; "" = the bundled all-MiniLM-L6-v2
-    # int8 weights on the CPU: 2.5x faster embedding for 0.5 point of hybrid nDCG@10 on the dev set
-    # (benchmarks/embed_speed.py, benchmarks/embed_int8_quality.py). Changing it re-embeds.
+    # int8 on the CPU (ONNX Runtime where the model allows): 2.3x faster embedding, the same hybrid
+    # nDCG@10 on the dev set (benchmarks/embed_onnx.py). Changing it re-embeds.
     embedder_int8: bool = True
     rewrite: bool = True  # let the LM turn a question into keyword queries first
     reranker: str = "auto"  # "auto" (what the dev-set measurement chose), "cross-encoder", "lm", "none"

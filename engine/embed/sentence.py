@@ -212,20 +212,19 @@ class SentenceTransformerEmbedder:
         # encode already normalised; this only guards against models whose last module undoes it.
         return normalize_rows(vectors)
 
-
     def _onnx_encoder(self, model: Any) -> OnnxInt8Encoder:
         """The ONNX int8 copy of ``model`` (fp32, loaded), exported on first use into the ONNX folder."""
         folder = (self._onnx_folder or Path(platformdirs.user_cache_dir("quire", appauthor=False)) / "onnx") / \
             hashlib.sha256(self._model_id.encode()).hexdigest()[:16]
+        cached = folder / MODEL_FILE
         try:
-            try:
-                return OnnxInt8Encoder(export_int8(model, folder), model.tokenizer, model.max_seq_length)
-            except Exception:
-                if not (folder / MODEL_FILE).is_file():
-                    raise
-                log.warning("the cached int8 ONNX embedder in %s is damaged; exporting it again", folder)
-                (folder / MODEL_FILE).unlink()
-                return OnnxInt8Encoder(export_int8(model, folder), model.tokenizer, model.max_seq_length)
+            if cached.is_file():
+                try:
+                    return OnnxInt8Encoder(cached, model.tokenizer, model.max_seq_length)
+                except Exception:
+                    log.warning("the cached int8 ONNX embedder in %s is damaged; exporting it again", folder)
+                    cached.unlink()
+            return OnnxInt8Encoder(export_int8(model, folder), model.tokenizer, model.max_seq_length)
         except Exception as exc:  # torch's exporter, onnx and ONNX Runtime each raise their own types
             raise ModelNotFoundError(f"Could not make or load the int8 ONNX copy of the embedding model in {folder} "
                                      f"({exc}); free some disk space, or switch int8 embedding off "
@@ -235,8 +234,9 @@ class SentenceTransformerEmbedder:
 def _quantized(model: Any) -> Any:
     """The model with int8 weights in every Linear layer and activations quantised on the fly.
 
-    Measured on this project's 2-core CPU: 2.5x the fp32 throughput, mean cosine 0.92 to the fp32
-    vectors, and 0.5 point less hybrid nDCG@10 on the dev set (0.9 for dense alone).
+    Used for models the ONNX path cannot run. Measured on this project's 2-core CPU: 2.4x the fp32
+    throughput, mean cosine 0.92 to the fp32 vectors, and 1.1 points less hybrid nDCG@10 on the dev
+    set under z-score fusion (benchmarks/embed_onnx.py).
     """
     import torch
 
