@@ -114,7 +114,7 @@ class BenchSource:
         self.conn.executemany("INSERT INTO passages_fts(title, text, pid, doc) VALUES (?,?,?,?)",
                               [(r.title, r.text, r.passage_id, r.doc_id) for r in records])
         self.index: FlatIndex | None = None
-        self.vectors: dict[str, np.ndarray] = {}
+        self._vectors: dict[str, np.ndarray] = {}
         self.conn.execute(vocabulary_table_sql())
         self.common_terms = CommonTerms(lambda sql, params: self.conn.execute(sql, params).fetchall())
 
@@ -139,6 +139,7 @@ class BenchSource:
             kept = [p for p in passages if p.content_hash in found]
             if kept:
                 self.index.add([p.id for p in kept], np.stack([found[p.content_hash] for p in kept]))
+                self._vectors.update((p.id, found[p.content_hash]) for p in kept)
             print(f"  dense index over the {len(kept)} of {len(passages)} passages already embedded", file=sys.stderr)
             return
 
@@ -153,6 +154,7 @@ class BenchSource:
                 chunk = phase[start:start + 512]
                 result = embed_passages(embedder, cache, chunk, report)
                 self.index.add([p.id for p in chunk], result.vectors)
+                self._vectors.update(zip([p.id for p in chunk], result.vectors, strict=True))
 
     def lexical(self, fts_query: str, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
         score = bm25_expression("passages_fts", self.title_weight, self.text_weight)
@@ -163,6 +165,9 @@ class BenchSource:
     def dense(self, query_vector: np.ndarray, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
         assert self.index is not None, "call embed() first"
         return self.index.search(query_vector, k)
+
+    def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return {p: self._vectors[p] for p in passage_ids if p in self._vectors}
 
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
         return [SearchHit(passage_id=p, doc_id=self.records[p].doc_id, source=self._name, title=self.records[p].title,

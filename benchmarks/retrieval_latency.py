@@ -58,9 +58,11 @@ DIMENSION = 384
 class DiskSource:
     """A PassageSource over an on-disk FTS5 table and a vector index (what a datastore holds)."""
 
-    def __init__(self, db: Path, index: Any, postings: Bm25Postings | None = None) -> None:
+    def __init__(self, db: Path, index: Any, postings: Bm25Postings | None = None,
+                 stored: np.ndarray | None = None) -> None:
         self.conn = sqlite3.connect(str(db))
         self.index = index
+        self.stored = stored  # the passages' vectors on disk (memory-mapped), as a datastore's cache holds them
         self.postings = postings
         self.conn.execute(vocabulary_table_sql())
         self.common_terms = CommonTerms(lambda sql, params: self.conn.execute(sql, params).fetchall())
@@ -81,6 +83,11 @@ class DiskSource:
 
     def dense(self, query_vector: np.ndarray, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
         return self.index.search(query_vector, k)
+
+    def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if self.stored is None:
+            return {}
+        return {p: np.array(self.stored[int(p)]) for p in passage_ids}
 
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
         rows = self.conn.execute("SELECT rowid, title, text FROM passages_fts WHERE rowid IN (SELECT value FROM "
@@ -155,7 +162,10 @@ def measure(size: int, texts: Sequence[tuple[str, str]], queries: Sequence[str],
                             (([str(i) for i in range(s, min(s + 50_000, size))], vectors[s:s + 50_000])
                              for s in range(0, size, 50_000)), expected_count=size)
         index_seconds = time.perf_counter() - started
+        stored_file = Path(folder) / "vectors.f32"
+        vectors.tofile(stored_file)
         del vectors
+        stored = np.memmap(stored_file, dtype=np.float32, mode="r", shape=(size, DIMENSION))
         index_file = Path(folder) / "vectors.index"
         save_index(index, index_file)
         index_rss = process.memory_info().rss - rss_before
@@ -164,9 +174,9 @@ def measure(size: int, texts: Sequence[tuple[str, str]], queries: Sequence[str],
         build_postings(db, postings_folder, PostingsStamp(size, size - 1))
         postings_seconds = time.perf_counter() - started
         postings_mb = sum(p.stat().st_size for p in postings_folder.iterdir()) / 2**20
-        fts_source = DiskSource(db, index)
+        fts_source = DiskSource(db, index, stored=stored)
         rss_before = process.memory_info().rss
-        source = DiskSource(db, index, Bm25Postings(postings_folder))
+        source = DiskSource(db, index, Bm25Postings(postings_folder), stored=stored)
         query_vector = embedder.embed([queries[0]])[0]
         lexical_fts5 = timings(lambda q: fts_source.lexical(build_fts_query(q), 100), queries)
         lexical = timings(lambda q: source.lexical(build_fts_query(q), 100), queries)

@@ -93,7 +93,8 @@ def cached_rewrites(questions: Sequence[Question], cache_dir: Path) -> dict[str,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--configs", nargs="*", default=["bm25", "dense", "hybrid", "hybrid+prf", "hybrid+prf+rewrite"])
+    parser.add_argument("--configs", nargs="*", default=["bm25", "dense", "hybrid", "hybrid+prf", "hybrid+prf+dprf",
+                                                            "hybrid+prf+dprf+rewrite"])
     parser.add_argument("--sweep", action="store_true", help="also sweep title weight, RRF k and weights")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--distractors", type=int, default=None, help="use only the first N datastore papers")
@@ -159,14 +160,16 @@ def lm_judge() -> Reranker:
 
 
 def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
-    """``bm25``, ``dense`` or ``hybrid``, then optional ``+prf``, ``+rewrite``, ``+title2`` (title weight 2),
-    ``+rrf`` / ``+zscore`` / ``+minmax`` (fusion), ``+fbw0.5`` (feedback weight)...
+    """``bm25``, ``dense`` or ``hybrid``, then optional ``+prf``, ``+dprf``, ``+rewrite``, ``+title2`` (title
+    weight 2), ``+rrf`` / ``+zscore`` / ``+minmax`` (fusion), ``+fbw0.5`` (feedback weight)...
 
     The base names are the plain parts (no pseudo-relevance feedback); ``+prf`` adds the product's
-    default feedback, so ``hybrid+prf`` is what ``quire search --no-rewrite`` runs.
+    default BM25 feedback and ``+dprf`` its dense feedback, so ``hybrid+prf+dprf`` is what
+    ``quire search --no-rewrite`` runs.
     """
     base, *extras = name.split("+")
-    options = replace(RetrievalOptions(), feedback_passages=0)
+    defaults = RetrievalOptions()
+    options = replace(defaults, feedback_passages=0, dense_feedback_passages=0)
     if base == "bm25":
         options = replace(options, dense=False)
     elif base == "dense":
@@ -179,7 +182,15 @@ def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
         if extra == "rewrite":
             rewrite = True
         elif extra == "prf":
-            options = replace(options, feedback_passages=RetrievalOptions().feedback_passages)
+            options = replace(options, feedback_passages=defaults.feedback_passages)
+        elif extra == "dprf":
+            options = replace(options, dense_feedback_passages=defaults.dense_feedback_passages)
+        elif extra.startswith("dfbp") and extra[4:].isdigit():  # dense feedback passages
+            options = replace(options, dense_feedback_passages=int(extra[4:]))
+        elif extra.startswith("dfbb"):  # dense feedback: the passages' centroid weight (beta)
+            options = replace(options, dense_feedback_weight=float(extra[4:]))
+        elif extra.startswith("dfbw"):  # dense feedback: the list's fusion weight
+            options = replace(options, weights={**options.weights, "dense_feedback": float(extra[4:])})
         elif extra == "prf1":  # feedback list weighted like the question's own BM25 list
             options = replace(options, feedback_passages=5, weights={**options.weights, "feedback": 1.0})
         elif extra in ("zscore", "minmax", "rrf"):  # the fusion (engine.retrieve.fusion)

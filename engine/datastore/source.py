@@ -235,6 +235,20 @@ class DatastoreSource:
                     if pid.rpartition("#")[0] in wanted]
         return [(self.public_id(pid), float(score)) for pid, score in hits[:k]]
 
+    def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The cached vectors of these passages under the current embedder; none before the first embedding."""
+        if not self.has_index():
+            return {}
+        hashes: dict[str, str] = {}
+        for passage_id in passage_ids:
+            local = self._local(passage_id)
+            rows = self.store.query("SELECT p.content_hash FROM passages p JOIN records r ON r.rowid = "
+                                    "p.record_rowid WHERE r.id = ? AND p.ordinal = ?", local) if local else []
+            if rows:
+                hashes[passage_id] = rows[0][0]
+        found = self.cache.get_many(self._embedder().model_id, hashes.values())
+        return {pid: found[h] for pid, h in hashes.items() if h in found}
+
     # --- hits ------------------------------------------------------------------------------
 
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:

@@ -150,6 +150,14 @@ class LibrarySource:
         live = self._existing_ids([pid for pid, _ in hits])
         return [(pid, score) for pid, score in hits if pid in live][:k]
 
+    def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The cached vectors of these passages under the current embedder (read from the cache, exact)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT id, content_hash FROM passages WHERE id IN (SELECT value FROM "
+                                      "json_each(?))", (json.dumps(list(passage_ids)),)).fetchall()
+        found = self.cache.get_many(self.embedder.model_id, (h for _, h in rows))
+        return {pid: found[h] for pid, h in rows if h in found}
+
     def _dense_within(self, query_vector: np.ndarray, k: int, doc_ids: Collection[str]) -> list[ScoredId]:
         rows = self._searchable_rows(doc_ids)
         found = self.cache.get_many(self.embedder.model_id, (h for _, h in rows))

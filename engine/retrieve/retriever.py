@@ -6,9 +6,12 @@ For one question the retriever
 2. embeds the question once and hands the vector to every source's ``dense``;
 3. merges each retriever's lists across sources by score (BM25 and cosine scores are comparable
    across sources; ranks within a tiny library are not comparable with ranks in a big datastore);
-4. fuses the retrievers' merged lists: weighted z-scores of their scores (or reciprocal rank fusion);
-5. reranks the best candidates when a reranker is set;
-6. makes a paper found in the library and a datastore one paper (the library copy wins), keeps at
+4. adds two feedback lists made from the best first-round passages: BM25 for the question plus
+   words those passages share (RM3-style), and dense search from the question vector moved toward
+   theirs (Rocchio);
+5. fuses the retrievers' merged lists: weighted z-scores of their scores (or reciprocal rank fusion);
+6. reranks the best candidates when a reranker is set;
+7. makes a paper found in the library and a datastore one paper (the library copy wins), keeps at
    most ``per_paper`` passages of a paper and collapses near-identical passages.
 """
 
@@ -48,7 +51,7 @@ class RetrievalOptions:
     candidates: int = 100  # passages each retriever returns per source
     rrf_k: float = 60.0
     weights: Mapping[str, float] = field(default_factory=lambda: {"bm25": 1.0, "dense": 1.0, "rewrite": 0.5,
-                                                                   "feedback": 0.5})
+                                                                   "feedback": 0.5, "dense_feedback": 1.0})
     per_paper: int = 3
     rerank_depth: int = 30  # fused candidates the reranker sees
     lexical: bool = True
@@ -57,6 +60,11 @@ class RetrievalOptions:
     # lifted hybrid nDCG@10 from 0.570 to 0.591, on the tuning half and the held-out half alike.
     feedback_passages: int = 5
     feedback_terms: int = 10
+    # Dense pseudo-relevance feedback (Rocchio): the question's vector plus this weight times the
+    # mean vector of the best first-round passages, searched again as one more list (0 passages:
+    # off). On the dev set it lifted nDCG@10 on both halves (README, Search).
+    dense_feedback_passages: int = 3
+    dense_feedback_weight: float = 2.0
     # "zscore" / "minmax" (score fusion, see fusion.score_fusion) or "rrf" (reciprocal rank fusion,
     # rrf_k). On the dev set z-score fusion lifted nDCG@10 from 0.592 (RRF) to 0.609 with feedback,
     # and from 0.569 to 0.604 without: a passage far ahead in one list keeps its lead, where RRF
@@ -144,6 +152,9 @@ class Retriever:
         if options.lexical and options.feedback_passages > 0:
             _check(cancel)
             lists["feedback"] = self._feedback(query, lists, scope)
+        if vectors is not None and options.dense_feedback_passages > 0:
+            _check(cancel)
+            lists["dense_feedback"] = self._dense_feedback(vectors[0], lists, scope)
         return lists
 
     def _feedback(self, query: str, lists: Mapping[str, Sequence[ScoredId]],
@@ -158,6 +169,35 @@ class Retriever:
             return []
         expanded = " OR ".join(quote(term) for term in [*terms, *extra])
         return self._lexical(expanded, options.candidates, scope)
+
+    def _dense_feedback(self, query_vector: np.ndarray, lists: Mapping[str, Sequence[ScoredId]],
+                        scope: Collection[str] | None) -> list[ScoredId]:
+        """Dense search for the question's vector moved toward its best first-round passages' vectors."""
+        options = self.options
+        first = [key for key, _ in self.fuse(lists)[:options.dense_feedback_passages]]
+        found = self._stored_vectors(first)
+        if not found:
+            return []
+        moved = np.asarray(query_vector, dtype=np.float32) + options.dense_feedback_weight * np.mean(found, axis=0)
+        norm = float(np.linalg.norm(moved))
+        if norm == 0.0:
+            return []
+        return self._dense(moved / norm, options.candidates, scope)
+
+    def _stored_vectors(self, keys: Sequence[str]) -> list[np.ndarray]:
+        """The stored vectors of these passages (source-qualified keys) that have one."""
+        wanted: dict[str, list[str]] = {}
+        for key in keys:
+            source_name, passage_id = _split(key)
+            wanted.setdefault(source_name, []).append(passage_id)
+        found: list[np.ndarray] = []
+        for source in self.sources:
+            if source.name in wanted:
+                try:
+                    found += source.vectors(wanted[source.name]).values()
+                except EngineError as exc:  # e.g. a damaged cache: search on without this list
+                    log.warning("dense feedback skipped for %s: %s", source.name, exc)
+        return found
 
     def fuse(self, lists: Mapping[str, Sequence[ScoredId]]) -> list[ScoredId]:
         """The retrievers' lists as one ranking, by the configured fusion."""

@@ -35,6 +35,10 @@ class PassageSource(Protocol):
         """Nearest passages by inner product among those embedded so far (may be fewer than all)."""
         ...
 
+    def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors (of the current embedder) of these passages; those without one are left out."""
+        ...
+
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
         """The passages as SearchHits (score 0), in the given order; unknown ids are skipped."""
         ...

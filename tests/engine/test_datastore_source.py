@@ -81,6 +81,18 @@ def test_a_datastore_without_vectors_searches_by_bm25_and_dense_returns_nothing(
     assert engine.datastores()[0].embedded == 0
 
 
+def test_stored_vectors_are_the_embedded_passages_and_none_before_embedding(engine: Engine, tmp_path: Path) -> None:
+    engine.add_datastore(write_records(tmp_path / "d.jsonl", RECORDS), "papers", embed=False)
+    source = engine.datastore_registry.source("papers")
+    ids = [pid for pid, _ in source.lexical(build_fts_query("residual networks"), 5)]
+    assert ids and source.vectors(ids) == {}  # nothing embedded yet: dense feedback has nothing to move
+    engine.embed_datastore("papers")
+    stored = source.vectors([*ids, "papers:nope#0", "library-id-0001"])
+    assert sorted(stored) == sorted(ids)
+    for hit in source.hits(ids):
+        assert np.allclose(stored[hit.passage_id], HashingEmbedder().embed([hit.search_text])[0], atol=1e-6)
+
+
 def test_embedding_is_cancellable_and_resumes_without_recomputing(engine: Engine, tmp_path: Path) -> None:
     records = [{"id": f"r{i}", "title": f"Paper {i}", "text": f"Topic {i % 5} is studied in paper {i}."}
                for i in range(700)]

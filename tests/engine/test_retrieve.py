@@ -273,6 +273,37 @@ def test_embedding_cancelled_midway_keeps_what_was_done(library: Engine, monkeyp
         assert again.embed_pending() == left
 
 
+def test_library_serves_the_stored_vectors_dense_feedback_moves_toward(library: Engine) -> None:
+    library.embed_pending()
+    source = library.library_source
+    ids = source.index().passage_ids()[:3]
+    stored = source.vectors([*ids, "no-such-passage"])
+    assert sorted(stored) == sorted(ids)  # unknown ids are left out
+    texts = {h.passage_id: h.search_text for h in source.hits(ids)}
+    for passage_id, vector in stored.items():  # exactly what the embedder made of each passage
+        assert np.allclose(vector, HashingEmbedder().embed([texts[passage_id]])[0], atol=1e-6)
+
+
+def test_dense_feedback_searches_again_from_the_best_passages_and_can_be_switched_off(library: Engine) -> None:
+    library.embed_pending()
+    source = library.library_source
+    retriever = Retriever([source], HashingEmbedder())
+    lists = retriever.ranked_lists("whispering gallery microcavity resonance", [], None)
+    assert "dense_feedback" in lists and lists["dense_feedback"]
+    # The list is dense search for the question vector plus twice the mean of the top 3 fused passages.
+    options = retriever.options
+    top = [key for key, _ in retriever.fuse({n: v for n, v in lists.items() if n != "dense_feedback"})[:3]]
+    found = source.vectors([key.partition("\x1f")[2] for key in top])
+    moved = HashingEmbedder().embed(["whispering gallery microcavity resonance"])[0] + \
+        options.dense_feedback_weight * np.mean(list(found.values()), axis=0)
+    expected = source.dense(moved / np.linalg.norm(moved), options.candidates)
+    assert [key.partition("\x1f")[2] for key, _ in lists["dense_feedback"]] == [pid for pid, _ in expected]
+    off = Retriever([source], HashingEmbedder(), options=replace(options, dense_feedback_passages=0))
+    assert "dense_feedback" not in off.ranked_lists("whispering gallery microcavity resonance", [], None)
+    # Without vectors (BM25 only) there is nothing to move: no list, no error.
+    assert "dense_feedback" not in Retriever([source], None).ranked_lists("whispering gallery", [], None)
+
+
 def test_doc_scope_restricts_both_retrievers(library: Engine) -> None:
     library.embed_pending()
     parsing = doc_of(library, "parsing.pdf")
@@ -347,6 +378,9 @@ class MemorySource:
 
     def dense(self, query_vector: np.ndarray, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
         return []
+
+    def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return {}
 
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
         return [self.records[p] for p in passage_ids if p in self.records]
