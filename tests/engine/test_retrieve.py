@@ -289,7 +289,7 @@ def test_dense_feedback_searches_again_from_the_best_passages_and_can_be_switche
     source = library.library_source
     retriever = Retriever([source], HashingEmbedder())
     lists = retriever.ranked_lists("whispering gallery microcavity resonance", [], None)
-    assert "dense_feedback" in lists and lists["dense_feedback"]
+    assert lists.get("dense_feedback")
     # The list is dense search for the question vector plus twice the mean of the top 3 fused passages.
     options = retriever.options
     top = [key for key, _ in retriever.fuse({n: v for n, v in lists.items() if n != "dense_feedback"})[:3]]
