@@ -96,7 +96,10 @@ class StreamFilter:
     def feed(self, piece: str) -> str:
         out: list[str] = []
         for char in piece:
-            if self._held:
+            if self._held and char == "[":  # "[[1]": what was held is no marker, the new bracket may open one
+                out.append(self._release())
+                self._held = char
+            elif self._held:
                 self._held += char
                 if char == "]" or len(self._held) > self._HOLD_LIMIT or not re.fullmatch(r"\[[\d\s,;\-–—]*\]?",
                                                                                           self._held):

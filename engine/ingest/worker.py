@@ -139,6 +139,10 @@ class ParseJob:
         self.deliver(("error", False, str(self.path), reason))
 
     def _next(self, cancel: CancelToken | None) -> tuple[Any, ...]:
+        # Checked before every message, not only while waiting: a worker that ran ahead fills the
+        # inbox, and a cancel must still stop the document at the next page.
+        if cancel is not None:
+            cancel.check()
         while not self.inbox:
             if cancel is not None:
                 cancel.check()

@@ -181,7 +181,7 @@ def test_cancel_mid_document_leaves_no_half_document(engine: Engine, tmp_path: P
     cancel = CancelToken()
 
     def cancel_on_page_three(progress: Progress) -> None:
-        if progress.stage == "parse" and progress.label == long.name and progress.done == 3:
+        if progress.stage == "parse" and progress.label == long.name and progress.done >= 3:
             cancel.cancel()
 
     results: list[IngestResult] = []
