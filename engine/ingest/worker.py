@@ -144,9 +144,9 @@ class ParseJob:
         if cancel is not None:
             cancel.check()
         while not self.inbox:
+            self._pool.pump(self, timeout=0.1)
             if cancel is not None:
                 cancel.check()
-            self._pool.pump(self, timeout=0.1)
         message = self.inbox.popleft()
         if message[0] == "error":
             _, locked, where, reason = message

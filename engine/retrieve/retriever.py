@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -81,6 +81,15 @@ def _key(source: str, passage_id: str) -> str:
 def _split(key: str) -> tuple[str, str]:
     source, _, passage_id = key.partition(_SEP)
     return source, passage_id
+
+
+def _by_source(keys: Iterable[str]) -> dict[str, list[str]]:
+    """Source-qualified keys grouped as passage ids per source name, in order."""
+    wanted: dict[str, list[str]] = {}
+    for key in keys:
+        source_name, passage_id = _split(key)
+        wanted.setdefault(source_name, []).append(passage_id)
+    return wanted
 
 
 class Retriever:
@@ -188,10 +197,7 @@ class Retriever:
 
     def _stored_vectors(self, keys: Sequence[str]) -> list[np.ndarray]:
         """The stored vectors of these passages (source-qualified keys) that have one."""
-        wanted: dict[str, list[str]] = {}
-        for key in keys:
-            source_name, passage_id = _split(key)
-            wanted.setdefault(source_name, []).append(passage_id)
+        wanted = _by_source(keys)
         found: list[np.ndarray] = []
         for source in self.sources:
             if source.name in wanted:
@@ -229,10 +235,7 @@ class Retriever:
 
     def _resolve(self, fused: Sequence[ScoredId], ranks: Mapping[str, Mapping[str, int]]) -> list[SearchHit]:
         """SearchHits for fused keys, in fused order, with their fused score and per-retriever ranks."""
-        wanted: dict[str, list[str]] = {}
-        for key, _ in fused:
-            source_name, passage_id = _split(key)
-            wanted.setdefault(source_name, []).append(passage_id)
+        wanted = _by_source(key for key, _ in fused)
         found: dict[str, SearchHit] = {}
         for source in self.sources:
             if source.name in wanted:
