@@ -28,7 +28,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.embed import Embedder, EmbeddingCache, embed_passages
 from engine.index import FlatIndex
 from engine.progress import Progress
-from engine.retrieve.fts import TEXT_WEIGHT, TITLE_WEIGHT, CommonTerms, bm25_expression, vocabulary_table_sql
+from engine.retrieve.fts import (
+    STEM_RANGE_SQL,
+    TEXT_WEIGHT,
+    TITLE_WEIGHT,
+    CommonTerms,
+    bm25_expression,
+    vocabulary_table_sql,
+)
 from engine.retrieve.source import ScoredId
 from engine.types import Passage, SearchHit, content_hash
 
@@ -168,6 +175,9 @@ class BenchSource:
 
     def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
         return {p: self._vectors[p] for p in passage_ids if p in self._vectors}
+
+    def stem_frequencies(self, low: str, high: str) -> dict[str, int]:
+        return dict(self.conn.execute(STEM_RANGE_SQL, (low, high)).fetchall())
 
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
         return [SearchHit(passage_id=p, doc_id=self.records[p].doc_id, source=self._name, title=self.records[p].title,

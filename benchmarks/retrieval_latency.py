@@ -41,6 +41,7 @@ from retrieval_common import load_distractors, load_questions
 from engine.embed import SentenceTransformerEmbedder
 from engine.index import build_index, save_index
 from engine.retrieve.fts import (
+    STEM_RANGE_SQL,
     CommonTerms,
     FtsStemmer,
     bm25_expression,
@@ -88,6 +89,9 @@ class DiskSource:
         if self.stored is None:
             return {}
         return {p: np.array(self.stored[int(p)]) for p in passage_ids}
+
+    def stem_frequencies(self, low: str, high: str) -> dict[str, int]:
+        return dict(self.conn.execute(STEM_RANGE_SQL, (low, high)).fetchall())
 
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
         rows = self.conn.execute("SELECT rowid, title, text FROM passages_fts WHERE rowid IN (SELECT value FROM "

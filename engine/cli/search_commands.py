@@ -45,6 +45,12 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
             "ranks": dict(hit.ranks)}
 
 
+def _say_corrections(progress: Progress) -> None:
+    """Spelling corrections go to stderr, so --json output stays one JSON list."""
+    if progress.stage == "spelling":
+        print(f"quire: {progress.label}", file=sys.stderr)
+
+
 def _search(engine: Engine, args: argparse.Namespace) -> int:
     if args.k <= 0:
         print("quire: -k must be at least 1", file=sys.stderr)
@@ -52,7 +58,7 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
     cancel = CancelToken()
     try:
         hits = engine.search(args.query, k=args.k, source=args.source, doc_ids=args.doc_ids, rewrite=args.rewrite,
-                             rerank=args.rerank, cancel=cancel)
+                             rerank=args.rerank, progress=_say_corrections, cancel=cancel)
     except KeyboardInterrupt:
         cancel.cancel()
         raise

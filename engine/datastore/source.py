@@ -31,6 +31,7 @@ from engine.index import IndexHeader, build_index, open_or_rebuild, read_header,
 from engine.index.faiss_index import FaissIndex
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.retrieve.fts import (
+    STEM_RANGE_SQL,
     TEXT_WEIGHT,
     TITLE_WEIGHT,
     CommonTerms,
@@ -126,6 +127,10 @@ class DatastoreSource:
         rows = self.store.query(sql, params)
         return [(self.public_id(local_passage_id(record_id, ordinal)), float(value))
                 for record_id, ordinal, value in rows]
+
+    def stem_frequencies(self, low: str, high: str) -> dict[str, int]:
+        """Indexed stems in [low, high) with their passage counts (see PassageSource)."""
+        return {term: int(documents) for term, documents in self.store.query(STEM_RANGE_SQL, (low, high))}
 
     def _lexical_from_postings(self, fts_query: str, k: int) -> list[ScoredId] | None:
         """The FTS5 query's result from the precomputed postings; None when they cannot answer it."""

@@ -130,6 +130,11 @@ def vocabulary_table_sql(table: str = "passages_fts") -> str:
     return f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_vocab USING fts5vocab(main, {table}, 'row')"
 
 
+# The stems :func:`vocabulary_table_sql`'s table holds in a range, with their passage counts
+# (fts5vocab answers a range on ``term`` from its index: ~25 ms for 40k stems of a 1M-stem table).
+STEM_RANGE_SQL = "SELECT term, doc FROM temp.passages_fts_vocab WHERE term >= ? AND term < ?"
+
+
 def quoted_words(fts_query: str) -> list[str]:
     """The words of an OR query :func:`build_fts_query` made, unquoted, in order."""
     return [match.replace('""', '"') for match in _QUOTED.findall(fts_query)]

@@ -27,7 +27,7 @@ from engine.errors import IndexCorruptError, StoreError
 from engine.index import load_index, open_or_rebuild, save_index
 from engine.index.faiss_index import FaissIndex
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
-from engine.retrieve.fts import CommonTerms, bm25_expression, vocabulary_table_sql
+from engine.retrieve.fts import STEM_RANGE_SQL, CommonTerms, bm25_expression, vocabulary_table_sql
 from engine.retrieve.source import ScoredId
 from engine.types import LIBRARY_SOURCE, Passage, SearchHit
 
@@ -84,6 +84,10 @@ class LibrarySource:
         sql += f" ORDER BY {score}, p.rowid LIMIT ?"
         params.append(int(k))
         return [(passage_id, float(value)) for passage_id, value in self._read(sql, params)]
+
+    def stem_frequencies(self, low: str, high: str) -> dict[str, int]:
+        """Indexed stems in [low, high) with their passage counts (see PassageSource)."""
+        return {term: int(documents) for term, documents in self._read(STEM_RANGE_SQL, (low, high))}
 
     def _read(self, sql: str, params: Sequence[object]) -> list[tuple]:
         """Rows of one search query; SQLite errors become a StoreError saying what to do."""

@@ -2,6 +2,7 @@
 
 For one question the retriever
 
+0. adds corrections of misspelled words the sources do not hold (engine.retrieve.spelling);
 1. builds a safe FTS5 query from the question (and from each LM rewrite, when rewriting is on);
 2. embeds the question once and hands the vector to every source's ``dense``;
 3. merges each retriever's lists across sources by score (BM25 and cosine scores are comparable
@@ -38,6 +39,7 @@ from engine.retrieve.fts import build_fts_query, check_query, query_terms, quote
 from engine.retrieve.fusion import merge_by_score, ranks_of, reciprocal_rank_fusion, score_fusion
 from engine.retrieve.rewrite import QueryRewriter
 from engine.retrieve.source import PassageSource, ScoredId
+from engine.retrieve.spelling import SpellingCorrector, with_corrections
 from engine.types import LIBRARY_SOURCE, SearchHit
 
 log = logging.getLogger(__name__)
@@ -72,6 +74,8 @@ class RetrievalOptions:
     # and from 0.569 to 0.604 without: a passage far ahead in one list keeps its lead, where RRF
     # sees only its rank. The same weights serve both (score fusion is scale-free).
     fusion: str = "zscore"
+    # Correct misspelled question words against the sources' vocabularies (engine.retrieve.spelling).
+    spelling: bool = True
 
 
 def _key(source: str, passage_id: str) -> str:
@@ -103,6 +107,7 @@ class Retriever:
         self.rewriter = rewriter
         self.reranker = reranker or NoReranker()
         self.options = options or RetrievalOptions()
+        self.speller = SpellingCorrector(self.sources)
 
     def search(self, query: str, k: int = 10, doc_ids: Collection[str] | None = None,
                progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> list[SearchHit]:
@@ -117,7 +122,15 @@ class Retriever:
             progress(Progress("search", 0, 3, "rewriting the question"))
             rewrites = self.rewriter.rewrite(query, cancel)
         _check(cancel)
+        corrections = self.speller.corrections(query) if options.spelling else {}
+        if corrections:
+            progress(Progress("spelling", 1, 1, "also searching for " + ", ".join(
+                f"'{fixed}' (typed '{typed}')" for typed, fixed in corrections.items())))
         progress(Progress("search", 1, 3, "searching"))
+        # Every retriever (and the reranker) reads the typed words and their corrections: BM25 then
+        # matches either, and the embedder sees both (dev nDCG@10 0.621, against 0.619 with the typed
+        # words replaced; README, Search).
+        query = with_corrections(query, corrections)
         lists = self.ranked_lists(query, rewrites, scope, cancel)
         fused = self.fuse(lists)
         ranks = ranks_of(lists)

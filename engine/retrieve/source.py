@@ -39,6 +39,11 @@ class PassageSource(Protocol):
         """The stored vectors (of the current embedder) of these passages; those without one are left out."""
         ...
 
+    def stem_frequencies(self, low: str, high: str) -> dict[str, int]:
+        """The indexed word stems from ``low`` (included) to ``high`` (excluded), each with how many
+        passages hold it: FTS5's own vocabulary, which spelling correction searches."""
+        ...
+
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
         """The passages as SearchHits (score 0), in the given order; unknown ids are skipped."""
         ...

@@ -382,6 +382,9 @@ class MemorySource:
     def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
         return {}
 
+    def stem_frequencies(self, low: str, high: str) -> dict[str, int]:
+        return {}  # no index vocabulary: spelling correction finds nothing here
+
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
         return [self.records[p] for p in passage_ids if p in self.records]
 
