@@ -91,6 +91,8 @@ class DiskSource:
         return {p: np.array(self.stored[int(p)]) for p in passage_ids}
 
     def stem_frequencies(self, low: str, high: str) -> dict[str, int]:
+        if self.postings is not None:  # as DatastoreSource does
+            return self.postings.stems_between(low, high)
         return dict(self.conn.execute(STEM_RANGE_SQL, (low, high)).fetchall())
 
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:

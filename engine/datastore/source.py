@@ -130,6 +130,9 @@ class DatastoreSource:
 
     def stem_frequencies(self, low: str, high: str) -> dict[str, int]:
         """Indexed stems in [low, high) with their passage counts (see PassageSource)."""
+        postings = self.postings()
+        if postings is not None:  # a binary search; fts5vocab would count every posting in the range
+            return postings.stems_between(low, high)
         return {term: int(documents) for term, documents in self.store.query(STEM_RANGE_SQL, (low, high))}
 
     def _lexical_from_postings(self, fts_query: str, k: int) -> list[ScoredId] | None:

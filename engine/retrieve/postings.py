@@ -97,6 +97,15 @@ class Bm25Postings:
         term = self._terms.find(stem)
         return 0 if term is None else int(self._term_offsets[term + 1] - self._term_offsets[term])
 
+    def stems_between(self, low: str, high: str) -> dict[str, int]:
+        """The stems from ``low`` (included) to ``high`` (excluded), each with how many passages hold it."""
+        first = bisect.bisect_left(self._terms, low.encode())  # type: ignore[call-overload]
+        last = bisect.bisect_left(self._terms, high.encode())  # type: ignore[call-overload]
+        if last <= first:
+            return {}
+        counts = np.diff(self._term_offsets[first:last + 1]).tolist()
+        return {term.decode(): n for term, n in zip(self._terms.between(first, last), counts, strict=True)}
+
     def search(self, stems: Sequence[str], k: int) -> list[tuple[int, float]]:
         """The ``k`` best (rowid, BM25 score) for an OR of ``stems``, best first, ties by rowid.
 
@@ -148,6 +157,12 @@ class _Terms:
 
     def __getitem__(self, index: int) -> bytes:
         return self._blob[int(self._starts[index]):int(self._starts[index + 1])].tobytes()
+
+    def between(self, first: int, last: int) -> list[bytes]:
+        """Terms ``first`` to ``last`` (excluded), read with one slice of the blob."""
+        starts = (self._starts[first:last + 1] - self._starts[first]).tolist()
+        blob = self._blob[int(self._starts[first]):int(self._starts[last])].tobytes()
+        return [blob[a:b] for a, b in itertools.pairwise(starts)]
 
     def find(self, term: str) -> int | None:
         key = term.encode()

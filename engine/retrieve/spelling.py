@@ -101,6 +101,8 @@ class SpellingCorrector:
             candidates = self._close_stems(word, stem, at_least=max(MIN_DOCUMENTS, MORE_COMMON * uses))
             best: tuple[int, int, str] | None = None  # (edits, -passages, correction)
             for candidate, documents in candidates:
+                if best is not None and best[0] == 1:
+                    break  # one edit is as close as a correction gets; candidates come most used first
                 surface = self._closest_surface_word(word, candidate)
                 if surface is None:
                     continue
@@ -154,7 +156,8 @@ class SpellingCorrector:
         for source in self.sources:
             found = source.lexical(fts_query, PASSAGES_PER_CANDIDATE)
             words = _distinct_words(hit.search_text for hit in source.hits([pid for pid, _ in found]))
-            near = [w for w in words if w != word and DamerauLevenshtein.distance(word, w) <= limit]
+            near = [w for w in words if w[0] == word[0] and abs(len(w) - len(word)) <= limit and w != word
+                    and DamerauLevenshtein.distance(word, w) <= limit]
             if not near:
                 continue
             stems = self._stemmer.stems(near) or []
@@ -183,8 +186,11 @@ def _probes(word: str, stem: str) -> list[str]:
     return list(dict.fromkeys(probes))
 
 
-def _distinct_words(texts: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(w.lower() for text in texts for w in _WORD.findall(text)))
+def _distinct_words(texts: Iterable[str]) -> set[str]:
+    words: set[str] = set()
+    for text in texts:
+        words.update(_WORD.findall(text.lower()))
+    return words
 
 
 def with_corrections(text: str, corrections: dict[str, str]) -> str:

@@ -62,6 +62,8 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
     def progress(report: Progress) -> None:
         if report.label.startswith("rerank"):
             stage("reranking")
+        elif report.stage == "spelling":  # "also searching for 'optomechanical' (typed ...)"
+            stage(report.label)
 
     is_library: dict[str, bool] = {}
 

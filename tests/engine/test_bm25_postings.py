@@ -17,7 +17,15 @@ from engine.datastore.registry import POSTINGS_FOLDER
 from engine.embed import HashingEmbedder
 from engine.errors import Cancelled
 from engine.progress import CancelToken, Progress
-from engine.retrieve.fts import TOKENIZER, FtsStemmer, bm25_expression, build_fts_query, quoted_words
+from engine.retrieve.fts import (
+    STEM_RANGE_SQL,
+    TOKENIZER,
+    FtsStemmer,
+    bm25_expression,
+    build_fts_query,
+    quoted_words,
+    vocabulary_table_sql,
+)
 from engine.retrieve.postings import Bm25Postings, PostingsError, PostingsStamp, bm25_idf, build_postings
 from engine.service import Engine
 
@@ -87,6 +95,17 @@ def test_document_frequency_and_idf_follow_fts5(fts_db: Path, tmp_path: Path) ->
     assert postings.rows == 302
     # FTS5 floors the IDF of a word nearly every row holds.
     assert bm25_idf(302, np.array([300]))[0] == pytest.approx(1e-6)
+
+
+def test_a_range_of_stems_matches_fts5vocab(fts_db: Path, tmp_path: Path) -> None:
+    # What spelling correction reads: the same stems and counts from the postings as from FTS5.
+    postings = build_postings(fts_db, tmp_path / "bm25", stamp_of(fts_db))
+    with sqlite3.connect(fts_db) as conn:
+        conn.execute(vocabulary_table_sql())
+        for low, high in (("c", "d"), ("net", "neu"), ("network", "network\0"), ("zzz", "zzzz"), ("a", "{")):
+            expected = dict(conn.execute(STEM_RANGE_SQL, (low, high)).fetchall())
+            assert postings.stems_between(low, high) == expected
+            assert expected or low == "zzz"
 
 
 def test_unknown_words_and_empty_queries_find_nothing(fts_db: Path, tmp_path: Path) -> None:

@@ -446,3 +446,11 @@ def test_the_bundled_tiny_model_does_not_rewrite_unless_asked(engine: Engine) ->
     assert make_rewriter(engine, None) is None  # ...but SmolLM2-135M's rewrites measured worse than none
     assert isinstance(make_rewriter(engine, True), LMQueryRewriter)  # asked for explicitly, it rewrites
     assert make_rewriter(engine, False) is None
+
+
+def test_a_misspelled_word_is_corrected_against_the_library(library: Engine) -> None:
+    # The library answers from FTS5's own vocabulary (fts5vocab); "nanoparticles" is in two papers.
+    retriever = Retriever([library.library_source], None)
+    assert retriever.speller.corrections("lipid nanoparticels") == {"nanoparticels": "nanoparticles"}
+    typed = retriever.search("serum nanoparticels corona", k=2)
+    assert [h.doc_id for h in typed] == [h.doc_id for h in retriever.search("serum nanoparticles corona", k=2)]

@@ -116,3 +116,9 @@ def test_cli_search_prints_the_correction(engine: Engine, capsys: pytest.Capture
     out, err = capsys.readouterr()
     assert {hit["doc_id"] for hit in json.loads(out)} == {"O1", "O2"}
     assert "also searching for 'optomechanical' (typed 'optomechincal')" in err
+
+
+def test_asking_with_a_typo_names_the_correction_among_the_stages(engine: Engine) -> None:
+    stages: list[str] = []
+    engine.ask("How strong is optomechincal coupling?", mode="digest", on_stage=stages.append, save=False)
+    assert "also searching for 'optomechanical' (typed 'optomechincal')" in stages
