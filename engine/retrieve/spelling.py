@@ -44,7 +44,7 @@ LONG_WORD = 8  # words this long may hold two typos
 MIN_DOCUMENTS = 2
 MORE_COMMON = 3
 CANDIDATES = 6  # close stems checked against real words, closest first
-PASSAGES_PER_CANDIDATE = 20  # passages whose words are checked: enough to meet the right form
+PASSAGES_PER_CANDIDATE = 10  # passages whose words are checked: enough to meet the right form
 # pyspellchecker's English list counts words in subtitles; its rarest entries (count 50) include
 # misspellings and names ("caner"), so only words seen more often count as known.
 KNOWN_WORD_COUNT = 50
