@@ -94,7 +94,8 @@ def cached_rewrites(questions: Sequence[Question], cache_dir: Path) -> dict[str,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--configs", nargs="*", default=["bm25", "dense", "hybrid", "hybrid+prf", "hybrid+prf+dprf",
-                                                            "hybrid+prf+dprf+spell", "hybrid+prf+dprf+spell+rewrite"])
+                                                            "hybrid+prf+dprf+spell", "hybrid+prf+dprf+spell+paper",
+                                                            "hybrid+prf+dprf+spell+paper+rewrite"])
     parser.add_argument("--sweep", action="store_true", help="also sweep title weight, RRF k and weights")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--distractors", type=int, default=None, help="use only the first N datastore papers")
@@ -160,16 +161,17 @@ def lm_judge() -> Reranker:
 
 
 def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
-    """``bm25``, ``dense`` or ``hybrid``, then optional ``+prf``, ``+dprf``, ``+spell``, ``+rewrite``,
+    """``bm25``, ``dense`` or ``hybrid``, then optional ``+prf``, ``+dprf``, ``+spell``, ``+paper``, ``+rewrite``,
     ``+title2`` (title weight 2), ``+rrf`` / ``+zscore`` / ``+minmax`` (fusion), ``+fbw0.5`` (feedback weight)...
 
     The base names are the plain parts (no pseudo-relevance feedback); ``+prf`` adds the product's
-    default BM25 feedback, ``+dprf`` its dense feedback and ``+spell`` its spelling correction, so
-    ``hybrid+prf+dprf+spell`` is what ``quire search --no-rewrite`` runs.
+    default BM25 feedback, ``+dprf`` its dense feedback, ``+spell`` its spelling correction and
+    ``+paper`` its paper evidence, so ``hybrid+prf+dprf+spell+paper`` is what ``quire search
+    --no-rewrite`` runs.
     """
     base, *extras = name.split("+")
     defaults = RetrievalOptions()
-    options = replace(defaults, feedback_passages=0, dense_feedback_passages=0, spelling=False)
+    options = replace(defaults, feedback_passages=0, dense_feedback_passages=0, spelling=False, paper_evidence=0.0)
     if base == "bm25":
         options = replace(options, dense=False)
     elif base == "dense":
@@ -185,6 +187,10 @@ def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
             options = replace(options, feedback_passages=defaults.feedback_passages)
         elif extra == "spell":  # spelling correction of the question's words
             options = replace(options, spelling=True)
+        elif extra == "paper":  # paper evidence (RetrievalOptions.paper_evidence)
+            options = replace(options, paper_evidence=defaults.paper_evidence)
+        elif extra.startswith("paper"):  # paper evidence with this weight
+            options = replace(options, paper_evidence=float(extra[5:]))
         elif extra == "dprf":
             options = replace(options, dense_feedback_passages=defaults.dense_feedback_passages)
         elif extra.startswith("dfbp") and extra[4:].isdigit():  # dense feedback passages

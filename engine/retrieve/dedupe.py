@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from engine.types import SearchHit
 
@@ -81,6 +82,30 @@ def paper_groups(hits: Sequence[SearchHit]) -> list[str]:
     for keys in hit_keys:
         papers.group(sorted(keys))
     return [papers.root(sorted(keys)[0]) for keys in hit_keys]
+
+
+def with_paper_evidence(hits: Sequence[SearchHit], weight: float) -> list[SearchHit]:
+    """The hits re-ranked by adding ``weight`` times the best (positive) score of another hit of the
+    same paper: a passage whose paper holds more matching passages is likelier to be what the
+    question is about (document-level evidence for passage ranking). Stable for equal scores."""
+    if weight <= 0 or len(hits) < 2:
+        return list(hits)
+    groups = paper_groups(hits)
+    best: dict[str, list[float]] = {}
+    for hit, group in zip(hits, groups, strict=True):
+        top = best.setdefault(group, [])
+        top.append(hit.score)
+        top.sort(reverse=True)
+        del top[2:]  # a hit's best sibling is the group's best, or its second best for the best itself
+
+    def boosted(hit: SearchHit, group: str) -> SearchHit:
+        top = best[group]
+        # The best other hit: the group's best, unless this is it; then the runner-up, if any.
+        sibling = top[0] if hit.score < top[0] else (top[1] if len(top) > 1 else None)
+        return hit if sibling is None else replace(hit, score=hit.score + weight * max(0.0, sibling))
+
+    rescored = [boosted(hit, group) for hit, group in zip(hits, groups, strict=True)]
+    return sorted(rescored, key=lambda hit: -hit.score)
 
 
 def prefer_library(hits: Sequence[SearchHit]) -> list[SearchHit]:

@@ -29,6 +29,7 @@ from engine.retrieve.dedupe import (
     paper_groups,
     paper_keys,
     prefer_library,
+    with_paper_evidence,
 )
 from engine.retrieve.fts import MAX_TERMS, build_fts_query, query_terms
 from engine.retrieve.fusion import merge_by_score, reciprocal_rank_fusion, score_fusion
@@ -183,6 +184,20 @@ def test_library_copy_wins_and_papers_are_capped() -> None:
     many = [hit(f"p{i}", "d1", title=title) for i in range(5)] + [hit("q", "d2")]
     assert [h.passage_id for h in cap_per_paper(many, 3)] == ["p0", "p1", "p2", "q"]
     assert len(cap_per_paper(many, 0)) == 6
+
+
+def test_a_passage_whose_paper_has_more_evidence_moves_up() -> None:
+    def scored(passage_id: str, doc_id: str, score: float) -> SearchHit:
+        return replace(hit(passage_id, doc_id, title=f"A paper numbered {doc_id} about corona"), score=score)
+
+    hits = [scored("lone", "d1", 3.0), scored("a1", "d2", 2.9), scored("a2", "d2", 2.0), scored("weak", "d3", 1.0),
+            scored("weak2", "d3", -4.0)]
+    ranked = with_paper_evidence(hits, 0.2)
+    # a1 gains 0.2 x 2.0 (its runner-up), a2 0.2 x 2.9: both pass "lone", which has no second passage.
+    assert [(h.passage_id, round(h.score, 2)) for h in ranked] == [
+        ("a1", 3.3), ("lone", 3.0), ("a2", 2.58), ("weak", 1.0), ("weak2", -3.8)]
+    # A weaker sibling never lowers a score (weak keeps 1.0); weight 0 changes nothing.
+    assert with_paper_evidence(hits, 0.0) == hits
 
 
 def test_near_duplicate_passages_collapse_to_the_best_ranked() -> None:
