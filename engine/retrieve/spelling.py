@@ -11,8 +11,8 @@ word is corrected only when every one of these holds:
 * a word the papers do use is within one edit of it (two for words of ``LONG_WORD`` letters or
   more; an edit is an insertion, deletion, substitution or swap of neighbours). That word is
   found the way FTS5 would index it: candidate stems come from the index's own vocabulary
-  (``fts5vocab``, among stems with the same first letter, held by at least ``MIN_DOCUMENTS``
-  passages), and each candidate is checked against the real words of passages that hold it, so
+  (``fts5vocab``, or a datastore's postings; stems with the same first letter, held by at least
+  ``MIN_DOCUMENTS`` passages), and each candidate is checked against the real words of passages that hold it, so
   the correction shown is a word from the papers, never an invented one.
 
 The search then reads the typed word followed by its correction, in BM25 and in the embedder
@@ -86,7 +86,8 @@ class SpellingCorrector:
         words = [w for w in query_terms(query) if len(w) >= MIN_LENGTH and w.isalpha()]
         unseen = [w for w in words if w not in self._known]
         if unseen:
-            stems = self._stemmer.stems(unseen) or [None] * len(unseen)
+            found = self._stemmer.stems(unseen)  # None: some word is not one FTS5 token
+            stems: list[str | None] = list(found) if found is not None else [None] * len(unseen)
             for word, stem in zip(unseen, stems, strict=True):
                 self._known[word] = self._correct(word, stem) if stem else None
         return {w: fixed for w in words if (fixed := self._known[w]) is not None}
@@ -102,7 +103,7 @@ class SpellingCorrector:
             best: tuple[int, int, str] | None = None  # (edits, -passages, correction)
             for candidate, documents in candidates:
                 if best is not None and best[0] == 1:
-                    break  # one edit is as close as a correction gets; candidates come most used first
+                    break  # one edit is as close as a correction gets (candidates: closest, then most used, first)
                 surface = self._closest_surface_word(word, candidate)
                 if surface is None:
                     continue
