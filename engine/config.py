@@ -40,6 +40,7 @@ class RetrievalSettings:
     reranker: str = "auto"  # "auto" (what the dev-set measurement chose), "cross-encoder", "lm", "none"
     top_n: int = 8  # passages handed to synthesis
     per_paper: int = 3  # at most this many passages of one paper in the top N
+    spelling: bool = True  # also search for the papers' spelling of a misspelled question word
 
 
 @dataclass(frozen=True)

@@ -141,13 +141,13 @@ class Engine:
 
     def search(self, query: str, k: int = 10, source: str = "all", doc_ids: Collection[str] | None = None,
                rewrite: bool | None = None, rerank: str | None = None, progress: ProgressCallback = no_progress,
-               cancel: CancelToken | None = None) -> list[SearchHit]:
+               cancel: CancelToken | None = None, spelling: bool | None = None) -> list[SearchHit]:
         """Hybrid search over the library and the datastores (``source``: "all", "library", "datastore"
-        or one datastore's name); ``doc_ids`` limits it to those documents; ``rewrite``/``rerank``
-        override the settings for this call."""
+        or one datastore's name); ``doc_ids`` limits it to those documents; ``rewrite``/``rerank``/
+        ``spelling`` override the settings for this call."""
         from engine.retrieve.searching import build_retriever
 
-        return build_retriever(self, source, rewrite, rerank).search(query, k, doc_ids, progress, cancel)
+        return build_retriever(self, source, rewrite, rerank, spelling).search(query, k, doc_ids, progress, cancel)
 
     def embed_pending(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> int:
         """Embed the library passages not yet in the vector index (resumable, cancellable); returns how many."""

@@ -46,6 +46,9 @@ class SettingsDialog(QDialog):
         self.rewrite_box = QCheckBox("Rewrite the question into search queries first", self)
         self.rewrite_box.setChecked(retrieval.rewrite)
         self.rewrite_box.setAccessibleName("Query rewriting")
+        self.spelling_box = QCheckBox("Also search for the papers' spelling of a misspelled word", self)
+        self.spelling_box.setChecked(retrieval.spelling)
+        self.spelling_box.setAccessibleName("Spelling correction")
 
         form = QFormLayout()
         form.addRow("Model file", self.model_edit.parentWidget())
@@ -55,6 +58,7 @@ class SettingsDialog(QDialog):
         form.addRow("Top N", self.top_n_box)
         form.addRow("", self.feedback_box)
         form.addRow("", self.rewrite_box)
+        form.addRow("", self.spelling_box)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
                                    | QDialogButtonBox.StandardButton.RestoreDefaults, self)
         buttons.accepted.connect(self.accept)
@@ -72,7 +76,8 @@ class SettingsDialog(QDialog):
                              threads=self.threads_box.value(), gpu_layers=self.gpu_layers_box.value(),
                              feedback=self.feedback_box.isChecked())
         retrieval = replace(original.retrieval, embedder=self.embedder_edit.text().strip(),
-                            top_n=self.top_n_box.value(), rewrite=self.rewrite_box.isChecked())
+                            top_n=self.top_n_box.value(), rewrite=self.rewrite_box.isChecked(),
+                            spelling=self.spelling_box.isChecked())
         return replace(original, generation=generation, retrieval=retrieval)
 
     def _restore_defaults(self) -> None:
@@ -84,6 +89,7 @@ class SettingsDialog(QDialog):
         self.top_n_box.setValue(defaults.retrieval.top_n)
         self.feedback_box.setChecked(defaults.generation.feedback)
         self.rewrite_box.setChecked(defaults.retrieval.rewrite)
+        self.spelling_box.setChecked(defaults.retrieval.spelling)
 
     def _spin(self, low: int, high: int, value: int, name: str, tip: str) -> QSpinBox:
         box = QSpinBox(self)

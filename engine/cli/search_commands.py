@@ -30,6 +30,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     rewrite.add_argument("--no-rewrite", action="store_false", dest="rewrite", help="search with the question as is")
     search.add_argument("--rerank", metavar="NAME",
                         help=f"reranker: {', '.join(RERANKERS)} or cross-encoder:FOLDER (default: settings)")
+    search.add_argument("--no-spelling", action="store_false", dest="spelling", default=None,
+                        help="search the words as typed (no correction of misspelled words)")
     search.add_argument("--json", action="store_true", help="print the hits as one JSON list")
     search.set_defaults(handler=_search)
 
@@ -58,7 +60,7 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
     cancel = CancelToken()
     try:
         hits = engine.search(args.query, k=args.k, source=args.source, doc_ids=args.doc_ids, rewrite=args.rewrite,
-                             rerank=args.rerank, progress=_say_corrections, cancel=cancel)
+                             rerank=args.rerank, progress=_say_corrections, cancel=cancel, spelling=args.spelling)
     except KeyboardInterrupt:
         cancel.cancel()
         raise

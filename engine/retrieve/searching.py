@@ -81,9 +81,10 @@ def usable_embedder(engine: Engine, sources: list[PassageSource]) -> Embedder | 
 
 
 def build_retriever(engine: Engine, source: str = "all", rewrite: bool | None = None,
-                    rerank: str | None = None) -> Retriever:
+                    rerank: str | None = None, spelling: bool | None = None) -> Retriever:
     settings = engine.settings.retrieval
     sources = select_sources(engine, source)
-    options = RetrievalOptions(per_paper=settings.per_paper)
+    options = RetrievalOptions(per_paper=settings.per_paper,
+                               spelling=settings.spelling if spelling is None else spelling)
     reranker = make_reranker(rerank or settings.reranker, engine)
     return Retriever(sources, usable_embedder(engine, sources), make_rewriter(engine, rewrite), reranker, options)

@@ -122,3 +122,16 @@ def test_asking_with_a_typo_names_the_correction_among_the_stages(engine: Engine
     stages: list[str] = []
     engine.ask("How strong is optomechincal coupling?", mode="digest", on_stage=stages.append, save=False)
     assert "also searching for 'optomechanical' (typed 'optomechincal')" in stages
+
+
+def test_spelling_follows_the_settings_and_the_cli_can_turn_it_off(engine: Engine,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert {h.doc_id for h in engine.search("optomechincal", k=3, rewrite=False)} == {"O1", "O2"}
+    assert engine.search("optomechincal", k=3, rewrite=False, spelling=False) == []
+    engine.settings = replace(engine.settings, retrieval=replace(engine.settings.retrieval, spelling=False))
+    assert engine.search("optomechincal", k=3, rewrite=False) == []
+    home = str(engine.paths.home)
+    engine.close()
+    assert main(["--home", home, "search", "optomechincal", "--json", "--no-rewrite", "--no-spelling"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == [] and "also searching" not in err
