@@ -44,6 +44,9 @@ LONG_WORD = 8  # words this long may hold two typos
 MIN_DOCUMENTS = 2
 MORE_COMMON = 3
 CANDIDATES = 6  # close stems checked against real words, closest first
+# Unknown words searched for a correction per question: a real question holds a few typos, while
+# a 10,000-character paste of junk would otherwise cost 48 searches (~1 s on 10k passages).
+MAX_SEARCHES = 8
 PASSAGES_PER_CANDIDATE = 10  # passages whose words are checked: enough to meet the right form
 # pyspellchecker's English list counts words in subtitles; its rarest entries (count 50) include
 # misspellings and names ("caner"), so only words seen more often count as known.
@@ -88,33 +91,43 @@ class SpellingCorrector:
         if unseen:
             found = self._stemmer.stems(unseen)  # None: some word is not one FTS5 token
             stems: list[str | None] = list(found) if found is not None else [None] * len(unseen)
+            searches = 0
             for word, stem in zip(unseen, stems, strict=True):
-                self._known[word] = self._correct(word, stem) if stem else None
+                self._known[word] = None
+                if stem is None:
+                    continue
+                try:
+                    uses = self._uses_if_unknown(word, stem)
+                    if uses is None or searches >= MAX_SEARCHES:
+                        continue
+                    searches += 1
+                    self._known[word] = self._correct(word, stem, uses)
+                except (EngineError, sqlite3.DatabaseError) as exc:  # a damaged index: search on uncorrected
+                    log.warning("spelling correction skipped for %r: %s", word, exc)
         return {w: fixed for w in words if (fixed := self._known[w]) is not None}
 
-    def _correct(self, word: str, stem: str) -> str | None:
-        try:
-            uses = self._frequency(stem)
-            # The papers' vocabulary first: most query words are in it, and the English list is
-            # only loaded (~0.3 s, once) when a word is not.
-            if uses >= MIN_DOCUMENTS or is_english_word(word):
-                return None
-            candidates = self._close_stems(word, stem, at_least=max(MIN_DOCUMENTS, MORE_COMMON * uses))
-            best: tuple[int, int, str] | None = None  # (edits, -passages, correction)
-            for candidate, documents in candidates:
-                if best is not None and best[0] == 1:
-                    break  # one edit is as close as a correction gets (candidates: closest, then most used, first)
-                surface = self._closest_surface_word(word, candidate)
-                if surface is None:
-                    continue
-                edits = DamerauLevenshtein.distance(word, surface)
-                if edits > 1 and _same_but_ending(word, surface):
-                    continue  # "transcriptase" -> "transcripts" is another word, not a typo
-                if best is None or (edits, -documents) < best[:2]:
-                    best = (edits, -documents, surface)
-        except (EngineError, sqlite3.DatabaseError) as exc:  # a damaged index: search on uncorrected
-            log.warning("spelling correction skipped for %r: %s", word, exc)
-            return None
+    def _uses_if_unknown(self, word: str, stem: str) -> int | None:
+        """How many passages hold ``stem`` when that is too few to call ``word`` known, else None."""
+        uses = self._frequency(stem)
+        # The papers' vocabulary first: most query words are in it, and the English list is only
+        # loaded (~0.3 s, once) when a word is not.
+        return None if uses >= MIN_DOCUMENTS or is_english_word(word) else uses
+
+    def _correct(self, word: str, stem: str, uses: int) -> str | None:
+        """The closest word the papers use for an unknown ``word``, if one is close enough."""
+        candidates = self._close_stems(word, stem, at_least=max(MIN_DOCUMENTS, MORE_COMMON * uses))
+        best: tuple[int, int, str] | None = None  # (edits, -passages, correction)
+        for candidate, documents in candidates:
+            if best is not None and best[0] == 1:
+                break  # one edit is as close as a correction gets (candidates: closest, then most used, first)
+            surface = self._closest_surface_word(word, candidate)
+            if surface is None:
+                continue
+            edits = DamerauLevenshtein.distance(word, surface)
+            if edits > 1 and _same_but_ending(word, surface):
+                continue  # "transcriptase" -> "transcripts" is another word, not a typo
+            if best is None or (edits, -documents) < best[:2]:
+                best = (edits, -documents, surface)
         return best[2] if best else None
 
     def _frequency(self, stem: str) -> int:

@@ -18,7 +18,13 @@ from engine.cli.main import main
 from engine.embed import HashingEmbedder
 from engine.progress import Progress
 from engine.retrieve.retriever import RetrievalOptions, Retriever
-from engine.retrieve.spelling import SpellingCorrector, allowed_edits, is_english_word, with_corrections
+from engine.retrieve.spelling import (
+    MAX_SEARCHES,
+    SpellingCorrector,
+    allowed_edits,
+    is_english_word,
+    with_corrections,
+)
 from engine.service import Engine
 
 RECORDS = [
@@ -135,3 +141,11 @@ def test_spelling_follows_the_settings_and_the_cli_can_turn_it_off(engine: Engin
     assert main(["--home", home, "search", "optomechincal", "--json", "--no-rewrite", "--no-spelling"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out) == [] and "also searching" not in err
+
+
+def test_a_flood_of_unknown_words_is_searched_for_a_few_corrections_only(engine: Engine) -> None:
+    junk = " ".join(f"zqxv{letter}wq" for letter in "abcdefghijklmnop")  # 16 unknown words, no near match
+    assert corrector(engine).corrections(f"optomechincal {junk}") == {"optomechincal": "optomechanical"}
+    # Past MAX_SEARCHES unknown words a typo is searched as typed: a pasted page costs a bounded time.
+    assert MAX_SEARCHES < 16
+    assert corrector(engine).corrections(f"{junk} optomechincal") == {}
