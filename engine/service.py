@@ -145,7 +145,7 @@ class Engine:
         """Hybrid search over the library and the datastores (``source``: "all", "library", "datastore"
         or one datastore's name); ``doc_ids`` limits it to those documents; ``rewrite``/``rerank``/
         ``spelling`` override the settings for this call."""
-        from engine.retrieve.searching import build_retriever
+        from engine.service_search import build_retriever
 
         return build_retriever(self, source, rewrite, rerank, spelling).search(query, k, doc_ids, progress, cancel)
 
@@ -224,7 +224,7 @@ class Engine:
         gets the draft as it streams; ``cancel`` stops between tokens (the partial answer is kept and
         marked cancelled). ``mode``: "auto" (default), "write" or "digest" (same as ``digest=True``).
         """
-        from engine.synthesis.engine_ask import engine_ask
+        from engine.service_ask import engine_ask
 
         return engine_ask(self, question, top_n=top_n, model=model, feedback=feedback, rewrite=rewrite,
                           digest=digest, mode=mode, doc_ids=doc_ids, source=source, on_token=on_token,

@@ -7,13 +7,15 @@ CrossEncoder; plain ``"cross-encoder"`` looks in ``<home>/models/cross-encoder``
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.errors import EngineError
 from engine.rerank.base import NoReranker, Reranker
 
 if TYPE_CHECKING:
-    from engine.service import Engine
+    from engine.generate.base import LanguageModel
 
 RERANKERS = ("auto", "none", "cross-encoder", "lm")
 # What benchmarks/retrieval_quality.py supports today: no cross-encoder is installable here, and
@@ -21,7 +23,10 @@ RERANKERS = ("auto", "none", "cross-encoder", "lm")
 AUTO = "none"
 
 
-def make_reranker(name: str, engine: Engine | None = None) -> Reranker:
+def make_reranker(name: str, *, models_dir: Path | None = None,
+                  language_model: Callable[[], LanguageModel] | None = None) -> Reranker:
+    """The reranker called ``name``; ``models_dir`` is where a plain "cross-encoder" is looked for,
+    ``language_model`` loads the model the "lm" judge grades with (called only when it is chosen)."""
     chosen = AUTO if name in ("auto", "") else name
     if chosen == "none":
         return NoReranker()
@@ -30,15 +35,15 @@ def make_reranker(name: str, engine: Engine | None = None) -> Reranker:
 
         folder = chosen.partition(":")[2]
         if not folder:
-            if engine is None:
+            if models_dir is None:
                 raise EngineError("Say where the cross-encoder is: 'cross-encoder:/path/to/folder'.")
-            folder = str(engine.paths.models / "cross-encoder")
+            folder = str(models_dir / "cross-encoder")
         return CrossEncoderReranker(folder)
     if chosen == "lm":
         from engine.rerank.lm_judge import LMJudgeReranker
 
-        if engine is None:
-            raise EngineError("The LM judge needs an engine with a language model.")
-        return LMJudgeReranker(engine.language_model())
+        if language_model is None:
+            raise EngineError("The LM judge needs a language model.")
+        return LMJudgeReranker(language_model())
     raise EngineError(f"Unknown reranker {name!r}; choose one of {', '.join(RERANKERS)} "
                       "(or 'cross-encoder:/path/to/folder').")

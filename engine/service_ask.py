@@ -1,6 +1,6 @@
-"""The glue between the Engine facade and the pipeline: search, passages, rectangles, the model, saving.
-
-Kept here so engine/service.py stays a thin facade.
+"""The glue between the Engine facade and the answer pipeline: search, passages, rectangles, the model,
+saving. Part of the service layer, kept out of engine/service.py so the facade stays thin; the pipeline
+below it (engine.synthesis) gets only plain callables and values.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Assembling a :class:`Retriever` for an Engine: which sources, which rewriter, which reranker.
 
-Kept out of engine/service.py so the facade stays a thin list of entry points.
+Part of the service layer (it reads the Engine's settings and lazily loaded models), kept out of
+engine/service.py so the facade stays a thin list of entry points.
 """
 
 from __future__ import annotations
@@ -86,5 +87,6 @@ def build_retriever(engine: Engine, source: str = "all", rewrite: bool | None = 
     sources = select_sources(engine, source)
     options = RetrievalOptions(per_paper=settings.per_paper,
                                spelling=settings.spelling if spelling is None else spelling)
-    reranker = make_reranker(rerank or settings.reranker, engine)
+    reranker = make_reranker(rerank or settings.reranker, models_dir=engine.paths.models,
+                             language_model=engine.language_model)
     return Retriever(sources, usable_embedder(engine, sources), make_rewriter(engine, rewrite), reranker, options)
