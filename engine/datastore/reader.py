@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from engine.datastore.record_title import split_glued_title
 from engine.errors import EngineError
 
 # A line longer than this is reported and skipped without being held in memory: no real record
@@ -203,6 +204,9 @@ def record_from_json(number: int, data: dict[str, Any]) -> Record | LineProblem:
     text = (text or "").strip()
     if "text" not in data:
         return LineProblem(number, f"record {record_id!r} is missing field 'text'")
+    title, glued_abstract = split_glued_title(title)  # "document: Title Abstract…" records
+    if glued_abstract:
+        text = f"{glued_abstract}\n\n{text}".strip()
     if not text and not title:
         return LineProblem(number, f"record {record_id!r} has an empty 'title' and 'text'")
     url = _string(data.get("url"))

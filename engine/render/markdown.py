@@ -1,38 +1,119 @@
-"""An answer as Markdown: notice, sections, flagged sentences, then the numbered references with quotes."""
+"""An answer as Markdown: question, notice, sections, flagged sentences, then the references with quotes.
+
+Everything that comes from a paper, a datastore record, the model or the user (passage text,
+titles, authors, URLs, the question) is untrusted: it is escaped so that, rendered, it is text —
+never a link, an image, HTML or Markdown structure. The only links written are ones Quire builds
+itself, and only to ``http(s)`` URLs and DOIs.
+"""
 
 from __future__ import annotations
 
+import re
+from urllib.parse import quote, urlsplit
+
 from engine.cite.markers import defuse_markers
-from engine.render.common import reference_line
-from engine.types import Answer, AnswerMode
+from engine.render.common import byline, join_sentences, pages
+from engine.types import Answer, AnswerMode, Reference
+
+# Markdown punctuation that can start a link, image, emphasis, code, table cell or HTML; escaped
+# with a backslash wherever it appears (CommonMark allows escaping any ASCII punctuation).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]{}|~#!])")
+# Characters that would start a block (list, heading, quote, numbered list) at a line's start.
+_LINE_START = re.compile(r"^(\s*)([-+>=]|\d+[.)])")
+_MARKER = re.compile(r"\[\s*\d+(?:\s*(?:[-–—]|,|;)\s*\d+)*\s*\]")
+_SAFE_SCHEMES = ("http", "https")
+
+
+def escape_markdown(text: str, *, strip: bool = True) -> str:
+    """``text`` as inert Markdown: one line, HTML characters as entities, Markdown punctuation escaped.
+    ``strip=False`` keeps a space at either end (a piece of a sentence between citation markers)."""
+    flat = re.sub(r"\s+", " ", text)
+    flat = flat.strip() if strip else flat
+    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    flat = _MD_SPECIAL.sub(r"\\\1", flat)
+    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), flat)
+
+
+def safe_url(url: str) -> str:
+    """``url`` if it is an absolute http(s) URL that can be written as a Markdown link, else ``""``."""
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    if parts.scheme.lower() not in _SAFE_SCHEMES or not parts.netloc:
+        return ""
+    # Percent-encode what could end the link or open markup; the URL's meaning is unchanged.
+    return quote(url, safe="/:?#&=%+,;@!$'*~.-_()")
+
+
+def doi_url(doi: str) -> str:
+    doi = doi.strip()
+    return f"https://doi.org/{quote(doi, safe='/:;.-_()')}" if doi else ""
+
+
+def _link(text: str, url: str) -> str:
+    return f"[{escape_markdown(text)}](<{url}>)" if url else ""
+
+
+def _sentence(text: str) -> str:
+    """A model sentence, escaped, keeping its ``[n]`` citation markers readable."""
+    parts: list[str] = []
+    position = 0
+    for match in _MARKER.finditer(text):
+        parts.append(escape_markdown(text[position:match.start()], strip=False))
+        parts.append("\\[" + " ".join(match.group()[1:-1].split()) + "\\]")
+        position = match.end()
+    parts.append(escape_markdown(text[position:], strip=False))
+    return "".join(parts).strip()
+
+
+def reference_markdown(reference: Reference, where: str | None = None) -> str:
+    """``Cohan et al. 2020, *SPECTER…*. p. 3. [doi:10.…](https://doi.org/10.…)`` with every field escaped."""
+    who = byline(reference.authors, reference.year)
+    title = f"*{escape_markdown(reference.title)}*" if reference.title.strip() else "(untitled)"
+    parts = [f"{escape_markdown(who)}, {title}" if who else title, pages(reference) if where is None else where]
+    if reference.source != "library":
+        parts.append(escape_markdown(f"[{reference.source}]"))
+    if reference.doi:
+        parts.append(_link(f"doi:{reference.doi}", doi_url(reference.doi)))
+    elif reference.arxiv_id:
+        parts.append(_link(f"arXiv:{reference.arxiv_id}", safe_url(f"https://arxiv.org/abs/{reference.arxiv_id}")))
+    elif reference.url:
+        parts.append(_link(reference.url, safe_url(reference.url)))
+    return join_sentences(parts)
 
 
 def to_markdown(answer: Answer, quotes: bool = True) -> str:
-    lines: list[str] = [f"**Q:** {answer.question}", ""]
+    lines: list[str] = [f"**Q:** {escape_markdown(answer.question)}", ""]
     if answer.notice:
-        lines += [f"> {answer.notice}", ""]
+        lines += [f"> {escape_markdown(answer.notice)}", ""]
     if answer.cancelled:
         lines += ["*(cancelled — partial answer)*", ""]
+    digest = answer.mode == AnswerMode.DIGEST
     section = -1
     paragraph: list[str] = []
     for sentence in answer.sentences:
         if sentence.section != section:
             if paragraph:
-                lines += [" ".join(paragraph) if answer.mode != AnswerMode.DIGEST else "\n".join(paragraph), ""]
+                lines += ["\n".join(paragraph) if digest else " ".join(paragraph), ""]
                 paragraph = []
             section = sentence.section
             if answer.sections and 0 <= section < len(answer.sections) and len(answer.sections) > 1:
-                lines += [f"### {answer.sections[section]}", ""]
-        text = sentence.text if sentence.supported else f"{sentence.text} *(unsupported)*"
-        paragraph.append(f"- {text}" if answer.mode == AnswerMode.DIGEST else text)
+                lines += [f"### {escape_markdown(answer.sections[section])}", ""]
+        text = _sentence(sentence.text)
+        if sentence.needs_citation and not sentence.supported:
+            text += " *(unsupported)*"
+        paragraph.append(f"- {text}" if digest else text)
     if paragraph:
-        lines += [" ".join(paragraph) if answer.mode != AnswerMode.DIGEST else "\n".join(paragraph), ""]
+        lines += ["\n".join(paragraph) if digest else " ".join(paragraph), ""]
     if answer.references:
         lines += ["## References", ""]
         first_quote = {c.n: c.quote for s in answer.sentences for c in reversed(s.citations)}
         for reference in answer.references:
-            lines.append(f"[{reference.n}] {reference_line(reference)}")
-            if quotes and answer.mode != AnswerMode.DIGEST and reference.n in first_quote:
-                lines.append(f"    > “{defuse_markers(' '.join(first_quote[reference.n].split()))}”")
+            lines.append(f"- \\[{reference.n}\\] {reference_markdown(reference)}")
+            if quotes and not digest and reference.n in first_quote:
+                quoted = escape_markdown(defuse_markers(first_quote[reference.n]))
+                lines.append(f"  > “{quoted}”")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -4,6 +4,7 @@ taken from data never become paths outside their folder, and no shell ever sees 
 from __future__ import annotations
 
 import ast
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,59 @@ def test_no_shell_calls_with_user_data_in_engine_ui_or_desktop() -> None:
     calls = [call for package in ("engine", "ui", "desktop") for path in sorted((REPO / package).rglob("*.py"))
              for call in _shell_calls(path)]
     assert calls == []
+
+
+# --- Markdown export (quire ask --markdown, the app's Markdown… button) ------------------------------
+
+MARKDOWN_ATTACKS = [*HOSTILE, "[click](javascript:alert(1))", "![pixel](http://tracker.example/p.png)",
+                    "<a href='javascript:alert(1)'>go</a>", "`code` and **bold** and _it_",
+                    "\n# Heading\n- item", "[1]: javascript:alert(1)", "<javascript:alert(1)>",
+                    "[x](<javascript:alert(1)>)", "&lt;script&gt;alert(1)&lt;/script&gt;"]
+_ALLOWED_TAGS = {"p", "em", "strong", "h2", "h3", "ul", "li", "blockquote", "a"}
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def rendered_markdown_tags(markdown: str) -> list[tuple[str, dict[str, str | None]]]:
+    """What a CommonMark renderer that passes inline HTML through (as GitHub's and most editors do) makes of it."""
+    markdown_it = pytest.importorskip("markdown_it")
+    parser = _Tags()
+    parser.feed(markdown_it.MarkdownIt("commonmark", {"html": True}).render(markdown))
+    return parser.tags
+
+
+@pytest.mark.parametrize("payload", MARKDOWN_ATTACKS)
+def test_markdown_export_renders_untrusted_text_as_text(payload: str) -> None:
+    from engine.render.markdown import to_markdown
+
+    markdown = to_markdown(hostile_answer(payload))
+    tags = rendered_markdown_tags(markdown)
+    assert {tag for tag, _ in tags} <= _ALLOWED_TAGS, (tags, markdown)
+    for tag, attributes in tags:
+        if tag == "a":
+            assert str(attributes.get("href", "")).startswith(("http://", "https://")), (attributes, markdown)
+    assert "javascript:" not in " ".join(str(a) for _, a in tags).lower()
+    assert "<" not in markdown.replace("](<", "")  # no raw angle bracket but Quire's own link syntax
+
+
+def test_markdown_export_links_only_http_urls_and_dois() -> None:
+    from engine.render.markdown import to_markdown
+
+    references = (
+        Reference(1, "a-0000", "a", "library", "With a DOI", "Text.", page=1, doi="10.1000/xyz(1)"),
+        Reference(2, "b-0000", "b", "cs", "With a URL", "Text.", url="https://openreview.net/forum?id=a_b)c"),
+        Reference(3, "c-0000", "c", "cs", "With a script URL", "Text.", url="javascript:alert(1)"),
+        Reference(4, "d-0000", "d", "cs", "With a data URL", "Text.", url="data:text/html,<script>alert(1)</script>"),
+    )
+    sentences = tuple(AnswerSentence(f"Claim [{r.n}].", (Citation(r.n, r.passage_id, "Text.", 0, 5, 0.9),), True)
+                      for r in references)
+    answer = Answer(question="Q?", text="", sentences=sentences, references=references, mode=AnswerMode.WRITTEN)
+    hrefs = [str(attrs.get("href")) for tag, attrs in rendered_markdown_tags(to_markdown(answer)) if tag == "a"]
+    assert hrefs == ["https://doi.org/10.1000/xyz(1)", "https://openreview.net/forum?id=a_b)c"]
