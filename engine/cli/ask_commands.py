@@ -13,8 +13,8 @@ from engine.render.bibtex import to_bibtex
 from engine.render.common import reference_line
 from engine.render.html import to_html
 from engine.render.markdown import to_markdown
-from engine.render.record import answer_to_dict
 from engine.service import Engine
+from engine.store.record import answer_to_dict
 from engine.types import Answer, AnswerMode
 
 

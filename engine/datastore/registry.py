@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.datastore.files import DATABASE_FILE, INDEX_FILE
 from engine.errors import EngineError
 
 if TYPE_CHECKING:
@@ -23,10 +24,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DATABASE_FILE = "datastore.db"
-INDEX_FILE = "vectors.index"
-CACHE_FILE = "embeddings.db"
-POSTINGS_FOLDER = "bm25"  # precomputed BM25 (engine.retrieve.postings)
+# The file names are engine.datastore.files's; these two are named here too for the packer.
+__all__ = ["DATABASE_FILE", "INDEX_FILE", "DatastoreNotFoundError", "DatastoreRegistry", "check_name"]
 # Names become folder names and parts of passage ids: keep them portable and unambiguous.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.datastore.registry import CACHE_FILE, DATABASE_FILE, INDEX_FILE, POSTINGS_FOLDER
+from engine.datastore.files import CACHE_FILE, DATABASE_FILE, INDEX_FILE, POSTINGS_FOLDER
 from engine.datastore.store import DatastoreStore, StoredPassage
 from engine.embed import Embedder, EmbeddingCache, embed_passages
 from engine.errors import Cancelled, IndexCorruptError

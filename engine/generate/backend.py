@@ -15,14 +15,12 @@ import ctypes
 import re
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import llama_cpp
 
 from engine.errors import ModelFileError, UnsupportedModelError
-
-if TYPE_CHECKING:
-    from engine.generate.gguf import GGUFInfo
 
 _LOG_LOCK = threading.Lock()
 _backend_ready = False
@@ -84,17 +82,18 @@ def _ensure_backend() -> None:
         _backend_ready = True
 
 
-def probe_model(info: GGUFInfo) -> None:
-    """Load only the vocabulary; raise UnsupportedModelError / ModelFileError if llama.cpp refuses."""
+def probe_model(path: Path, architecture: str) -> None:
+    """Load only the vocabulary of the model at ``path`` (whose GGUF header names ``architecture``);
+    raise UnsupportedModelError / ModelFileError if llama.cpp refuses."""
     _ensure_backend()
     params = llama_cpp.llama_model_default_params()
     params.vocab_only = True
     with capture_llama_log() as log:
-        model = llama_cpp.llama_model_load_from_file(str(info.path).encode("utf-8"), params)
+        model = llama_cpp.llama_model_load_from_file(str(path).encode("utf-8"), params)
     if model is not None:
         llama_cpp.llama_model_free(model)
         return
-    raise load_failure(str(info.path), log, info.architecture)
+    raise load_failure(str(path), log, architecture)
 
 
 def load_failure(path: str, log: LlamaLog, architecture: str) -> ModelFileError:

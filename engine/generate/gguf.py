@@ -229,5 +229,5 @@ def validate_gguf(path: str | Path, *, check_architecture: bool = True) -> GGUFI
     if check_architecture:
         from engine.generate.backend import probe_model  # imports llama.cpp only when asked
 
-        probe_model(info)
+        probe_model(info.path, info.architecture)
     return info

@@ -1,36 +1,19 @@
 """The reranking stage: reorder a short candidate list by a closer look at query and passage.
 
 Rerankers are chosen by name (``"none"``, ``"cross-encoder"``, ``"lm"``); ``"auto"`` means the
-one the dev-set measurement supports (see engine.rerank.choose and the README's Retrieval section).
+one the dev-set measurement supports (see engine.rerank.choose). The Reranker protocol and the
+NoReranker default live in engine.protocols, so retrieval needs nothing from this package.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol, runtime_checkable
 
-from engine.progress import CancelToken
+from engine.protocols import NoReranker, Reranker
 from engine.types import SearchHit
 
-
-@runtime_checkable
-class Reranker(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    def rerank(self, query: str, hits: Sequence[SearchHit], cancel: CancelToken | None = None) -> list[SearchHit]:
-        """``hits`` reordered best first, each with its reranker score and a ``"rerank"`` rank."""
-        ...
-
-
-class NoReranker:
-    """Keeps the fused order."""
-
-    name = "none"
-
-    def rerank(self, query: str, hits: Sequence[SearchHit], cancel: CancelToken | None = None) -> list[SearchHit]:
-        return list(hits)
+__all__ = ["NoReranker", "Reranker", "with_rerank_scores"]
 
 
 def with_rerank_scores(hits: Sequence[SearchHit], scores: Sequence[float]) -> list[SearchHit]:

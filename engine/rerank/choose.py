@@ -15,7 +15,7 @@ from engine.errors import EngineError
 from engine.rerank.base import NoReranker, Reranker
 
 if TYPE_CHECKING:
-    from engine.generate.base import LanguageModel
+    from engine.protocols import LanguageModel
 
 RERANKERS = ("auto", "none", "cross-encoder", "lm")
 # What benchmarks/retrieval_quality.py supports today: no cross-encoder is installable here, and

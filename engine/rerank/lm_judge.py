@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from importlib import resources
 
 from engine.errors import GenerationError
-from engine.generate.base import ChatMessage, LanguageModel
 from engine.progress import CancelToken
+from engine.protocols import ChatMessage, LanguageModel
 from engine.rerank.base import with_rerank_scores
 from engine.types import SearchHit
 

@@ -33,7 +33,7 @@ import numpy as np
 from engine.embed import Embedder
 from engine.errors import EngineError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
-from engine.rerank.base import NoReranker, Reranker
+from engine.protocols import NoReranker, Reranker
 from engine.retrieve.dedupe import (
     cap_per_paper,
     collapse_near_duplicates,

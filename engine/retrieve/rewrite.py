@@ -15,8 +15,8 @@ from importlib import resources
 from typing import Protocol
 
 from engine.errors import EngineError, QueryError
-from engine.generate.base import ChatMessage, LanguageModel
 from engine.progress import CancelToken
+from engine.protocols import ChatMessage, LanguageModel
 from engine.retrieve.fts import query_terms
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ def parse_rewrites(output: str, question: str, limit: int = MAX_REWRITES) -> lis
 
 
 class LMQueryRewriter:
-    """Asks a :class:`~engine.generate.base.LanguageModel` for keyword queries."""
+    """Asks a :class:`~engine.protocols.LanguageModel` for keyword queries."""
 
     def __init__(self, model: LanguageModel, max_tokens: int = 64) -> None:
         self.model = model

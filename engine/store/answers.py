@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass
 
 from engine.errors import EngineError
-from engine.render.record import answer_from_dict, answer_to_dict
 from engine.store.catalog import Library
+from engine.store.record import answer_from_dict, answer_to_dict
 from engine.types import Answer
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from engine.datastore.bundled import bundled_datastore
-from engine.datastore.registry import POSTINGS_FOLDER
+from engine.datastore.files import POSTINGS_FOLDER
 from engine.embed import HashingEmbedder
 from engine.errors import Cancelled
 from engine.progress import CancelToken, Progress

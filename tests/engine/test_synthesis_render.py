@@ -13,9 +13,9 @@ from engine.cli.main import main
 from engine.render.bibtex import to_bibtex
 from engine.render.html import to_html
 from engine.render.markdown import to_markdown
-from engine.render.record import answer_from_dict, answer_to_dict
 from engine.service import Engine
 from engine.store.answers import AnswerNotFoundError
+from engine.store.record import answer_from_dict, answer_to_dict
 from engine.store.schema import SCHEMA_VERSION, current_version
 from engine.types import Answer, AnswerMode, AnswerSentence, Citation, PageRect, Rect, Reference
 

@@ -1,0 +1,77 @@
+"""What the layers above need from a language model and a reranker, at the bottom of the engine.
+
+Retrieval (query rewriting), reranking (the LM judge) and synthesis all talk to a language model,
+and retrieval hands its candidates to a reranker; they depend on these shapes, never on
+engine.generate or engine.rerank, so the layers stay independent of each other. ``LlamaModel``
+(llama-cpp-python) implements :class:`LanguageModel` for real; tests use a scripted fake with the
+same shape. Prompts are chat messages; the model applies its own chat template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from engine.progress import CancelToken
+from engine.types import SearchHit
+
+TokenCallback = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What one call produced, with the prompt-cache accounting the benchmarks report."""
+
+    text: str
+    prompt_tokens: int  # tokens sent
+    prompt_tokens_evaluated: int  # tokens actually evaluated (the rest came from the KV cache)
+    completion_tokens: int
+    seconds_to_first_token: float
+    seconds_total: float
+    cancelled: bool = False
+    finish_reason: str = ""  # "stop" | "length" | "cancelled"
+
+
+class LanguageModel(Protocol):
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def context_size(self) -> int: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def chat(self, messages: Sequence[ChatMessage], *, max_tokens: int = 256, temperature: float = 0.0,
+             stop: Sequence[str] = (), on_token: TokenCallback | None = None,
+             cancel: CancelToken | None = None) -> Completion:
+        """Generate a reply; ``on_token`` receives text pieces as they stream; stops between tokens
+        when ``cancel`` is set (the partial text is returned with ``cancelled=True``)."""
+        ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Reorders a short candidate list by a closer look at query and passage (engine.rerank)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def rerank(self, query: str, hits: Sequence[SearchHit], cancel: CancelToken | None = None) -> list[SearchHit]:
+        """``hits`` reordered best first, each with its reranker score and a ``"rerank"`` rank."""
+        ...
+
+
+class NoReranker:
+    """Keeps the fused order."""
+
+    name = "none"
+
+    def rerank(self, query: str, hits: Sequence[SearchHit], cancel: CancelToken | None = None) -> list[SearchHit]:
+        return list(hits)
