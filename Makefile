@@ -20,7 +20,8 @@ demo: $(STAMP)  ## ingest the bundled papers headless, show what was extracted, 
 app: $(STAMP)  ## open the desktop window
 	$(VENV)/bin/quire-desktop
 
-test: $(STAMP)  ## ruff + the whole test suite (UI tests run offscreen)
+test: $(STAMP)  ## the import contracts (pyproject.toml), then ruff + the whole test suite (UI tests run offscreen)
+	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/python -m pytest -q
 
 bench: $(STAMP)
