@@ -14,7 +14,6 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
@@ -26,30 +25,9 @@ from engine.ingest.pipeline import IngestOptions, PdfParse
 from engine.ingest.worker import ParseJob, ParsePool, default_worker_count
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.store import FileRecord, Library
-from engine.types import Document, DocumentStatus, Page, Passage
+from engine.types import Document, DocumentStatus, IngestResult, Outcome, Page, Passage
 
 log = logging.getLogger(__name__)
-
-
-class Outcome(StrEnum):
-    ADDED = "added"
-    UNCHANGED = "unchanged"
-    UPDATED = "updated"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True)
-class IngestResult:
-    """What happened to one file."""
-
-    path: str
-    outcome: Outcome
-    doc_id: str = ""
-    title: str = ""
-    pages: int = 0
-    passages: int = 0
-    reason: str = ""  # why it failed, or a warning (pages needing OCR, a duplicate of another file)
-    seconds: float = 0.0
 
 
 def discover_pdfs(paths: Iterable[str | Path]) -> list[Path]:

@@ -383,3 +383,29 @@ class Answer:
         """Share of citation-worthy sentences the verifier could not support."""
         worthy = [s for s in self.sentences if s.needs_citation]
         return sum(not s.supported for s in worthy) / len(worthy) if worthy else 0.0
+
+
+# --- adding files --------------------------------------------------------------------------------
+
+
+class Outcome(StrEnum):
+    """What adding one file did."""
+
+    ADDED = "added"
+    UNCHANGED = "unchanged"
+    UPDATED = "updated"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What happened to one file (engine.importer yields one per file it is given)."""
+
+    path: str
+    outcome: Outcome
+    doc_id: str = ""
+    title: str = ""
+    pages: int = 0
+    passages: int = 0
+    reason: str = ""  # why it failed, or a warning (pages needing OCR, a duplicate of another file)
+    seconds: float = 0.0

@@ -24,10 +24,9 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from engine.errors import Cancelled, EngineError
-from engine.importer import IngestResult, Outcome
 from engine.progress import CancelToken, Progress
 from engine.service import Engine
-from engine.types import LIBRARY_SOURCE, Answer, Citation, PageRect, Reference
+from engine.types import LIBRARY_SOURCE, Answer, Citation, IngestResult, Outcome, PageRect, Reference
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -12,8 +12,7 @@ from PySide6.QtCore import QByteArray, QMimeData, QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMainWindow, QSplitter, QWidget
 
-from engine.importer import IngestResult, Outcome
-from engine.types import Answer
+from engine.types import Answer, IngestResult, Outcome
 from ui import errors
 from ui.answer_controller import AnswerController
 from ui.ask_pane import AskPane
