@@ -85,3 +85,7 @@ class ChecksumMismatchError(DownloadError):
 
 class NotEnoughSpaceError(DownloadError):
     """The destination disk is (or became) too full for the file; nothing was installed."""
+
+
+class ClaimError(EngineError):
+    """A claim or its evidence cannot be judged (empty, or no words in it); the message says what to give."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import platform
 import sqlite3
 import threading
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,8 @@ from engine.types import Answer, Document, Page, Passage, SearchHit
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from engine.cite.claims import ClaimCheck, PairVerdict
+    from engine.cite.judge import SupportJudge
     from engine.datastore.importer import ImportReport
     from engine.datastore.manage import DatastoreInfo
     from engine.datastore.manifest import Manifest
@@ -246,6 +248,40 @@ class Engine:
         from engine.store.answers import delete_answer
 
         delete_answer(self.library, answer_id)
+
+    # --- checking claims --------------------------------------------------------------------
+
+    @cached_property
+    def support_judge(self) -> SupportJudge:
+        """The entailment judge citations and claims are checked with (shipped with Quire, loaded once)."""
+        from engine.cite.judge import default_judge
+
+        return default_judge()
+
+    def check(self, claim: str, *, k: int = 20, source: str = "all", doc_ids: Collection[str] | None = None,
+              progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> ClaimCheck:
+        """Search the library and datastores for ``claim`` and judge each passage found: the result lists
+        supporting passages first, then contradicting ones, each with its verdict and verbatim quote.
+        Raises ClaimError for an empty claim; a very long claim is cut (see ``ClaimCheck.notes``)."""
+        from engine.cite.claims import check_claim
+
+        def search(text: str, count: int, report: ProgressCallback, token: CancelToken | None) -> list[SearchHit]:
+            return self.search(text, k=count, source=source, doc_ids=doc_ids, rewrite=False, progress=report,
+                               cancel=token)
+
+        return check_claim(claim, search, self.support_judge, k=k, progress=progress, cancel=cancel)
+
+    def check_evidence(self, claim: str, evidence: str) -> PairVerdict:
+        """Judge ``claim`` against the given evidence text: verdict, score, the deciding quote, and notes."""
+        from engine.cite.claims import judge_pair
+
+        return judge_pair(self.support_judge, claim, evidence)
+
+    def check_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[PairVerdict]:
+        """Judge many (claim, evidence) pairs in one batch (ClaimError on an unusable pair)."""
+        from engine.cite.claims import judge_pairs
+
+        return judge_pairs(self.support_judge, pairs)
 
     # --- models and hardware (manager issue) --------------------------------------------
 

@@ -321,6 +321,9 @@ class Citation:
     support: float
     rects: tuple[PageRect, ...] = ()
     inserted: bool = False
+    # The support judge's verdict on this quote: "supported" or "partial" for a kept citation,
+    # "contradicted" for a passage listed in AnswerSentence.contradictions.
+    verdict: str = "supported"
 
 
 @dataclass(frozen=True)
@@ -332,6 +335,10 @@ class AnswerSentence:
     supported: bool = False
     section: int = 0  # index into Answer.sections
     needs_citation: bool = True  # False for headings and connective sentences
+    # The verifier's verdict: "supported", "partial", "unsupported" or "contradicted" (engine.cite.judge.VERDICTS).
+    support: str = "unsupported"
+    # Passages the sentence cited (or that were judged) which say the opposite; never shown as [n] markers.
+    contradictions: tuple[Citation, ...] = ()
 
 
 @dataclass(frozen=True)

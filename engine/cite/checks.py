@@ -1,0 +1,133 @@
+"""Cheap, sure checks of a claim against a quote: numbers, negation, direction.
+
+A small entailment model reads "accuracy rose to 85.3 %" and "accuracy rose to 58.3 %" as nearly
+the same sentence; these checks do not. Each returns a reason (for the user) when the claim and
+the window disagree, else None:
+
+- every number in the claim (citation markers and years in parentheses aside) must appear in the
+  window, as the same value (1,000 = 1000; 0.5 = .5);
+- a negation in the claim ("not", "no", "never", "without", "fails to") whose next content words
+  the window has without any negation of its own, or the other way round, is a polarity clash;
+- a direction word in the claim (increase, higher, improves, outperforms, ...) whose opposite the
+  window uses, while the window never uses the claim's word, is a direction clash.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engine.cite.markers import strip_markers
+from engine.cite.support import content_words, stem
+
+_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d*\.\d+|\d+)(?![\w])")
+_NEGATION = re.compile(r"\b(not|no|never|without|cannot|none|neither|nor|fails?\s+to|failed\s+to|lacks?|"
+                       r"unable\s+to)\b|n't\b", re.IGNORECASE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+_OPPOSITES = {
+    "increase": "decrease", "higher": "lower", "more": "less", "better": "worse", "improve": "worsen",
+    "outperform": "underperform", "larger": "smaller", "faster": "slower", "above": "below",
+    "positive": "negative", "maximize": "minimize", "gain": "loss", "best": "worst", "rise": "fall",
+    "greater": "smaller", "superior": "inferior", "efficient": "inefficient", "effective": "ineffective",
+    "stable": "unstable", "accurate": "inaccurate", "easier": "harder", "enhance": "impair",
+}
+_DIRECTION_GROUPS: dict[str, str] = {}
+for _up, _down in _OPPOSITES.items():
+    _DIRECTION_GROUPS.setdefault(_up, f"+{_up}")
+    _DIRECTION_GROUPS.setdefault(_down, f"-{_up}")
+# Inflections the light stemmer leaves apart ("increases" -> "increase", "reduced" -> "reduc").
+_SYNONYMS = {"reduce": "decrease", "reduc": "decrease", "decreas": "decrease", "increas": "increase",
+             "improv": "improve", "degrade": "worsen", "degrad": "worsen", "hurt": "worsen", "drop": "fall",
+             "declin": "fall", "decline": "fall", "grow": "rise", "fewer": "less",
+             "lowered": "lower", "outperform": "outperform", "underperform": "underperform"}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Why a window cannot support a claim: ``kind`` is "number", "negation" or "direction"."""
+
+    kind: str
+    reason: str
+    contradicts: bool  # the window says the opposite (polarity/direction) rather than just not saying it
+
+
+def numbers(text: str) -> list[str]:
+    """Numbers written in ``text`` (citation markers removed), normalised: "1,000" -> "1000", ".5" -> "0.5"."""
+    found = []
+    for match in _NUMBER.finditer(strip_markers(text)):
+        found.append(_normalise_number(match.group(1)))
+    return found
+
+
+def _normalise_number(raw: str) -> str:
+    value = raw.replace(",", "")
+    if "." in value:
+        value = value.rstrip("0").rstrip(".") or "0"
+        if value.startswith("."):
+            value = "0" + value
+    return value.lstrip("0") or "0" if "." not in value else value
+
+
+def missing_numbers(claim: str, window: str) -> list[str]:
+    """Numbers of the claim the window does not contain."""
+    have = set(numbers(window))
+    return [n for n in dict.fromkeys(numbers(claim)) if n not in have]
+
+
+def _negation_scopes(text: str) -> list[set[str]]:
+    """For each negation cue, the stems of the next three content words (what is negated)."""
+    scopes = []
+    for match in _NEGATION.finditer(text):
+        following = _WORD.findall(text[match.end():match.end() + 80])
+        words = content_words(" ".join(following[:6]))
+        scopes.append(set(list(words)[:3]) if words else set())
+    return scopes
+
+
+def negation_clash(claim: str, window: str) -> bool:
+    """A negation on one side whose negated words the other side states without negation."""
+    claim_text, claim_words, window_words = strip_markers(claim), content_words(claim), content_words(window)
+    claim_scopes, window_scopes = _negation_scopes(claim_text), _negation_scopes(window)
+    if claim_scopes and not window_scopes:
+        return any(scope and len(scope & window_words) >= max(1, len(scope) - 1) for scope in claim_scopes)
+    if window_scopes and not claim_scopes:
+        return any(len(scope) >= 2 and scope <= claim_words for scope in window_scopes)
+    return False
+
+
+def _directions(text: str) -> set[str]:
+    signed = set()
+    for word in _WORD.findall(text.lower()):
+        base = stem(word)
+        base = _SYNONYMS.get(base, _SYNONYMS.get(word, base))
+        group = _DIRECTION_GROUPS.get(base) or _DIRECTION_GROUPS.get(word)
+        if group:
+            signed.add(group)
+    return signed
+
+
+def direction_clash(claim: str, window: str) -> bool:
+    """The claim says "higher" where the window only says "lower" (about the same things)."""
+    claim_dirs, window_dirs = _directions(strip_markers(claim)), _directions(window)
+    for signed in claim_dirs:
+        opposite = ("-" if signed[0] == "+" else "+") + signed[1:]
+        if opposite in window_dirs and signed not in window_dirs:
+            return True
+    return False
+
+
+def check(claim: str, window: str) -> CheckResult | None:
+    """The first disagreement between a claim and a window, or None when the checks find none."""
+    missing = missing_numbers(claim, window)
+    if missing:
+        shown = ", ".join(missing[:3])
+        return CheckResult("number", f"the passage does not give the number{'s' if len(missing) > 1 else ''} "
+                                     f"{shown}", contradicts=False)
+    if negation_clash(claim, window):
+        return CheckResult("negation", "the passage states it without the claim's negation (or the other way round)",
+                           contradicts=True)
+    if direction_clash(claim, window):
+        return CheckResult("direction", "the passage gives the opposite direction (e.g. lower, not higher)",
+                           contradicts=True)
+    return None

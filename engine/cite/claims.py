@@ -1,0 +1,152 @@
+"""Check a claim: against passages found by search, against given evidence, or in pairs.
+
+The input rules live here so that the CLI, the app and the benchmark treat bad input alike:
+an empty claim or evidence is refused (:class:`ClaimError`); a claim longer than
+``MAX_CLAIM_CHARS`` is cut at a word boundary and the cut is reported; a question is judged as the
+statement it asks about, with a note (a question asserts nothing, so its verdict means "does the
+passage state this?"); evidence that is not English is judged too, with a note, since the judge
+reads English only and will rarely find support in it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from engine.cite.judge import Judgement, SupportJudge
+from engine.errors import ClaimError
+from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.types import SearchHit
+
+MAX_CLAIM_CHARS = 1000  # a claim is a sentence or two; the judge reads ~160 tokens of claim and evidence
+MAX_EVIDENCE_CHARS = 20000
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_ENGLISH = frozenset("""the of and to in a is that for are with as on by this be was were it from or an at which we
+not can these has have been their than more also between but its our such both may other into when there""".split())
+
+SearchFn = Callable[[str, int, ProgressCallback, CancelToken | None], Sequence[SearchHit]]
+
+
+@dataclass(frozen=True)
+class CheckedPassage:
+    """One passage judged against the claim, with the quote that decided its verdict."""
+
+    verdict: str
+    score: float
+    contradiction: float
+    quote: str
+    quote_start: int
+    quote_end: int
+    passage_id: str
+    doc_id: str
+    source: str
+    title: str
+    page: int | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """What search found for a claim: the passages judged, strongest support first."""
+
+    claim: str
+    passages: tuple[CheckedPassage, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def supporting(self) -> list[CheckedPassage]:
+        return [p for p in self.passages if p.verdict in ("supported", "partial")]
+
+    @property
+    def contradicting(self) -> list[CheckedPassage]:
+        return [p for p in self.passages if p.verdict == "contradicted"]
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    """The verdict on one (claim, evidence) pair, with notes on how the input was read."""
+
+    judgement: Judgement
+    notes: tuple[str, ...] = field(default=())
+
+
+def prepare_claim(claim: str, what: str = "claim") -> tuple[str, list[str]]:
+    """The claim as judged (whitespace collapsed, cut when too long) and notes for the user."""
+    text = " ".join((claim or "").split())
+    if not text:
+        raise ClaimError(f"The {what} is empty; give a sentence to check, e.g. quire check \"BM25 outperforms "
+                         "dense retrieval on BEIR\".")
+    if not _WORD.search(text):
+        raise ClaimError(f"The {what} has no words in it ({text[:40]!r}); give a sentence to check.")
+    notes = []
+    if len(text) > MAX_CLAIM_CHARS:
+        cut = text.rfind(" ", 0, MAX_CLAIM_CHARS)
+        text = text[: cut if cut > MAX_CLAIM_CHARS // 2 else MAX_CLAIM_CHARS]
+        notes.append(f"the {what} was {len(' '.join(claim.split())):,} characters; only its first "
+                     f"{len(text):,} were judged (check one or two sentences at a time)")
+    if text.endswith("?"):
+        notes.append(f"the {what} is a question; it was judged as the statement it asks about "
+                     "(a question asserts nothing, so write the claim itself for a clearer verdict)")
+    return text, notes
+
+
+def prepare_evidence(evidence: str) -> tuple[str, list[str]]:
+    """The evidence as judged and notes (cut when huge, flagged when not English)."""
+    text = (evidence or "").strip()
+    if not text:
+        raise ClaimError("The evidence is empty; give the passage text to judge the claim against.")
+    notes = []
+    if len(text) > MAX_EVIDENCE_CHARS:
+        text = text[:MAX_EVIDENCE_CHARS]
+        notes.append(f"the evidence was cut to its first {MAX_EVIDENCE_CHARS:,} characters")
+    if not looks_english(text):
+        notes.append("the evidence does not look like English; the judge reads English only, so it will rarely "
+                     "find support in it (translate it, or check against the original-language claim by hand)")
+    return text, notes
+
+
+def looks_english(text: str) -> bool:
+    """Mostly Latin letters with common English function words among them."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    if len(words) < 4:
+        return all(w.isascii() for w in words)
+    latin = sum(w.isascii() for w in words) / len(words)
+    function = sum(w in _ENGLISH for w in words) / len(words)
+    return latin >= 0.8 and function >= 0.08
+
+
+def judge_pair(judge: SupportJudge, claim: str, evidence: str) -> PairVerdict:
+    """One claim against one piece of evidence."""
+    return judge_pairs(judge, [(claim, evidence)])[0]
+
+
+def judge_pairs(judge: SupportJudge, pairs: Sequence[tuple[str, str]]) -> list[PairVerdict]:
+    """Many (claim, evidence) pairs in one batch; raises ClaimError on the first unusable pair
+    (callers that must go on past bad pairs validate each with prepare_claim/prepare_evidence first)."""
+    prepared = []
+    for claim, evidence in pairs:
+        claim_text, claim_notes = prepare_claim(claim)
+        evidence_text, evidence_notes = prepare_evidence(evidence)
+        prepared.append((claim_text, evidence_text, tuple(claim_notes + evidence_notes)))
+    judgements = judge.judge_many([(c, e) for c, e, _ in prepared], whole=True)
+    return [PairVerdict(j, notes) for j, (_, _, notes) in zip(judgements, prepared, strict=True)]
+
+
+def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
+                progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> ClaimCheck:
+    """Search for the claim and judge each passage found: supporting ones first, then contradicting ones."""
+    text, notes = prepare_claim(claim)
+    progress(Progress("searching", 0, 2, "searching for passages about the claim"))
+    hits = list(search(text, k, progress, cancel))
+    if cancel is not None:
+        cancel.check()
+    progress(Progress("judging", 1, 2, f"judging {len(hits)} passages"))
+    judgements = judge.judge_passages(text, [hit.text for hit in hits])
+    passages = [CheckedPassage(j.verdict, j.score, j.contradiction, j.quote, j.start, j.end, hit.passage_id,
+                               hit.doc_id, hit.source, hit.title, hit.page, j.reason)
+                for hit, j in zip(hits, judgements, strict=True)]
+    order = {"supported": 0, "partial": 1, "contradicted": 2, "unsupported": 3}
+    passages.sort(key=lambda p: (order[p.verdict], -(p.contradiction if p.verdict == "contradicted" else p.score)))
+    progress(Progress("judging", 2, 2, "done"))
+    return ClaimCheck(text, tuple(passages), tuple(notes))

@@ -1,0 +1,248 @@
+"""The support judge: does a passage support a claim, contradict it, or neither?
+
+A small cross-encoder (all-MiniLM-L6-v2 fine-tuned here to read "claim [SEP] evidence" as
+supports / refutes / neutral, shipped as int8 ONNX in ``resources/models/judge``; rebuilt by
+``benchmarks/train_judge.py``) reads the best few sentence windows of each passage, all in one
+batch, and the deterministic checks of :mod:`engine.cite.checks` veto what the model cannot see
+(a changed number, a dropped "not", "lower" for "higher"). Verdicts, strongest first:
+
+- ``supported``: a window entails the claim (its quote is the citation's quote);
+- ``partial``: the claim's main clause is supported but an added clause (", which ...") is not;
+- ``contradicted``: a window says the opposite (model or polarity check), and none supports it;
+- ``unsupported``: anything else.
+
+The thresholds on the model's probabilities travel with the model in ``judge.json``; they are
+fitted on held-out training-side data by ``benchmarks/verify.py --fit`` (docs/verification.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.cite.checks import check
+from engine.cite.markers import strip_markers
+from engine.cite.support import content_words, overlap, quote_windows
+from engine.errors import ModelNotFoundError
+
+VERDICTS = ("supported", "partial", "unsupported", "contradicted")
+_RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
+WINDOWS_PER_PASSAGE = 3  # judged windows of a passage, chosen by word overlap (the rest rarely win)
+WHOLE_EVIDENCE_CHARS = 700  # evidence this short is also judged as a whole
+# Where a claim's main clause ends and an added one begins ("X does Y, which shows Z").
+_CLAUSE = re.compile(r"(?:,\s*(?:which|and thus|thus|thereby|so that|so|while|whereas|and this|and it|but|"
+                     r"making|leading to|showing|demonstrating|suggesting)\b|;\s*)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Cut-offs on the model's probabilities (fitted; see the module docstring)."""
+
+    supported: float = 0.5  # P(supports) of a window at or above which it supports the claim
+    contradicted: float = 0.5  # P(refutes) at or above which a window contradicts the claim
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The verdict on one claim against one passage; ``quote`` is ``passage[start:end]`` verbatim."""
+
+    verdict: str
+    score: float  # P(supports) of the deciding window, 0 when a check vetoed it
+    contradiction: float  # P(refutes) of the deciding window
+    start: int
+    end: int
+    quote: str
+    reason: str = ""
+
+    @property
+    def supports(self) -> bool:
+        return self.verdict == "supported"
+
+
+@dataclass
+class _Window:
+    passage: int
+    start: int
+    end: int
+    text: str
+    probs: np.ndarray = field(default_factory=lambda: np.zeros(3, dtype=np.float32))
+
+
+def default_judge_folder() -> Path:
+    """The judge shipped inside the package."""
+    return Path(str(resources.files("resources") / "models" / "judge"))
+
+
+class PairModel:
+    """The int8 ONNX cross-encoder: (claim, evidence) pairs -> probabilities (supports, refutes, neutral)."""
+
+    def __init__(self, folder: Path | None = None, threads: int | None = None) -> None:
+        folder = folder or default_judge_folder()
+        model_file, tokenizer_file = folder / "model.int8.onnx", folder / "tokenizer.json"
+        meta_file = folder / "judge.json"
+        if not (model_file.is_file() and tokenizer_file.is_file() and meta_file.is_file()):
+            raise ModelNotFoundError(f"The support judge is missing from {folder}; reinstall Quire, or rebuild it with "
+                                     "benchmarks/train_judge.py.")
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.meta: dict[str, Any] = json.loads(meta_file.read_text(encoding="utf-8"))
+        self.max_length = int(self.meta.get("max_length", 160))
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self.tokenizer.enable_truncation(self.max_length, strategy="longest_first")
+        self.tokenizer.enable_padding()
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        self._lock = threading.Lock()  # one run at a time: the session is shared by every caller
+        fitted = self.meta.get("thresholds") or {}
+        self.thresholds = Thresholds(**{k: float(v) for k, v in fitted.items() if k in Thresholds.__dataclass_fields__})
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
+        """Softmax probabilities, one row (supports, refutes, neutral) per pair."""
+        if not pairs:
+            return np.zeros((0, 3), dtype=np.float32)
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))  # pad less
+        result = np.zeros((len(pairs), 3), dtype=np.float32)
+        for first in range(0, len(order), batch_size):
+            chunk = order[first:first + batch_size]
+            encodings = self.tokenizer.encode_batch([pairs[i] for i in chunk])
+            feeds = {name: np.array([getattr(e, attr) for e in encodings], dtype=np.int64)
+                     for name, attr in (("input_ids", "ids"), ("attention_mask", "attention_mask"),
+                                        ("token_type_ids", "type_ids"))}
+            with self._lock:
+                logits = self.session.run(["logits"], feeds)[0]
+            shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+            result[chunk] = shifted / shifted.sum(axis=1, keepdims=True)
+        return result
+
+
+class SupportJudge:
+    """Judges claims against passages with the pair model and the deterministic checks."""
+
+    def __init__(self, model: PairModel | None = None, thresholds: Thresholds | None = None,
+                 windows_per_passage: int = WINDOWS_PER_PASSAGE) -> None:
+        self.model = model or PairModel()
+        self.thresholds = thresholds or self.model.thresholds
+        self.windows_per_passage = windows_per_passage
+
+    def judge(self, claim: str, passage: str) -> Judgement:
+        """The verdict on ``claim`` against one passage."""
+        return self.judge_passages(claim, [passage])[0]
+
+    def judge_evidence(self, claim: str, evidence: str) -> Judgement:
+        """The verdict on a claim against a piece of evidence (judged whole when short, and by windows)."""
+        return self.judge_passages(claim, [evidence], whole=True)[0]
+
+    def judge_passages(self, claim: str, passages: Sequence[str], whole: bool = False) -> list[Judgement]:
+        """The verdict on ``claim`` against each passage, all windows judged in one batch."""
+        return self.judge_many([(claim, passage) for passage in passages], whole)
+
+    def judge_many(self, items: Sequence[tuple[str, str]], whole: bool = False) -> list[Judgement]:
+        """Verdicts for many (claim, passage) items; every window of every item goes in one batch."""
+        claims = [" ".join(strip_markers(claim).split()) for claim, _ in items]
+        heads = [main_clause(claim) for claim in claims]
+        windows = [self._windows(claim, passage, whole) for claim, (_, passage) in zip(claims, items, strict=True)]
+        pairs: list[tuple[str, str]] = []
+        for claim, head, item_windows in zip(claims, heads, windows, strict=True):
+            pairs.extend((claim, w.text) for w in item_windows)
+            if head:
+                pairs.extend((head, w.text) for w in item_windows)
+        probabilities = self.model.probabilities(pairs)
+        row = 0
+        results = []
+        for claim, head, item_windows in zip(claims, heads, windows, strict=True):
+            count = len(item_windows)
+            for offset, window in enumerate(item_windows):
+                window.probs = probabilities[row + offset]
+            head_probs = probabilities[row + count: row + 2 * count] if head else None
+            row += 2 * count if head else count
+            results.append(self._decide(claim, head, item_windows, head_probs))
+        return results
+
+    def _windows(self, claim: str, passage: str, whole: bool) -> list[_Window]:
+        """The passage's sentence windows that share most words with the claim (and the whole when asked)."""
+        candidates = [_Window(0, w.start, w.end, w.text) for w in quote_windows(passage)]
+        stripped = passage.strip()
+        if whole and stripped and len(stripped) <= WHOLE_EVIDENCE_CHARS:
+            start = passage.index(stripped)
+            candidates.append(_Window(0, start, start + len(stripped), stripped))
+        if not candidates and stripped:  # a passage with no prose-like sentence: judge its start
+            start = passage.index(stripped)
+            end = start + min(len(stripped), WHOLE_EVIDENCE_CHARS)
+            candidates.append(_Window(0, start, end, passage[start:end]))
+        words = content_words(claim)
+        candidates.sort(key=lambda w: (-overlap(words, content_words(w.text)), w.end - w.start))
+        chosen: list[_Window] = []
+        seen: set[tuple[int, int]] = set()
+        for window in candidates:
+            if (window.start, window.end) not in seen:
+                seen.add((window.start, window.end))
+                chosen.append(window)
+            if len(chosen) >= self.windows_per_passage + (1 if whole else 0):
+                break
+        return chosen
+
+    def _decide(self, claim: str, head: str, windows: list[_Window], head_probs: np.ndarray | None) -> Judgement:
+        if not windows:
+            return Judgement("unsupported", 0.0, 0.0, 0, 0, "", "the passage has no text to judge")
+        best: Judgement | None = None
+        for index, window in enumerate(windows):
+            verdict = self._window_verdict(claim, window.text, window.probs)
+            if verdict[0] == "unsupported" and head_probs is not None:
+                head_verdict = self._window_verdict(head, window.text, head_probs[index])
+                if head_verdict[0] == "supported":
+                    verdict = ("partial", head_verdict[1], head_verdict[2],
+                               "the passage supports the first part of the claim, not what is added after it")
+            judgement = Judgement(verdict[0], round(verdict[1], 4), round(verdict[2], 4), window.start, window.end,
+                                  window.text, verdict[3])
+            if best is None or (_RANK[judgement.verdict], judgement.score) > (_RANK[best.verdict], best.score):
+                best = judgement
+        assert best is not None
+        return best
+
+    def _window_verdict(self, claim: str, window: str, probs: np.ndarray) -> tuple[str, float, float, str]:
+        """(verdict, P(supports), P(refutes), reason) of one window, the checks applied."""
+        p_support, p_refute = float(probs[0]), float(probs[1])
+        problem = check(claim, window)
+        if problem is not None:
+            same_topic = overlap(content_words(claim), content_words(window)) >= 0.5
+            if (problem.contradicts and same_topic) or p_refute >= self.thresholds.contradicted:
+                return "contradicted", 0.0, max(p_refute, 0.5 if problem.contradicts else 0.0), problem.reason
+            return "unsupported", 0.0, p_refute, problem.reason
+        if p_support >= self.thresholds.supported and p_support >= p_refute:
+            return "supported", p_support, p_refute, ""
+        if p_refute >= self.thresholds.contradicted and p_refute > p_support:
+            return "contradicted", p_support, p_refute, "the passage says otherwise"
+        return "unsupported", p_support, p_refute, "the passage does not state this"
+
+
+def main_clause(claim: str) -> str:
+    """The claim up to an added clause (", which ...", "; ..."), or "" when it has none worth judging apart."""
+    for match in _CLAUSE.finditer(claim):
+        head = claim[:match.start()].strip()
+        if len(content_words(head)) >= 3 and len(content_words(claim[match.end():])) >= 2:
+            return head + "."
+    return ""
+
+
+_default_lock = threading.Lock()
+_default: SupportJudge | None = None
+
+
+def default_judge() -> SupportJudge:
+    """The shipped judge, loaded once per process (it is read-only and thread-safe)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = SupportJudge()
+        return _default
