@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from engine.ingest.words import glue_kerned, line_number_words, normalise_line_end_hyphen
 from engine.types import Rect
 
 # Words arrive as PyMuPDF tuples: (x0, y0, x1, y1, text, block_no, line_no, word_no).
@@ -80,8 +81,12 @@ def clean_word(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text).split())
 
 
-def build_lines(raw_words: list[RawWord]) -> list[Line]:
-    """Group words into lines by PyMuPDF's (block, line) numbers; skip rotated text."""
+def build_lines(raw_words: list[RawWord], page_width: float = 0.0) -> list[Line]:
+    """Group words into lines by PyMuPDF's (block, line) numbers; skip rotated text and line numbers.
+
+    With ``page_width`` given, a column of margin line numbers is dropped too.
+    """
+    numbers = line_number_words(raw_words, page_width) if page_width else set()
     lines: list[Line] = []
     current_key: tuple[int, int] | None = None
     words: list[Word] = []
@@ -89,7 +94,9 @@ def build_lines(raw_words: list[RawWord]) -> list[Line]:
     block_of_line = 0
     typical_height = _median_height(raw_words)
     seen: set[tuple[str, int, int]] = set()
-    for word in raw_words:
+    for index, word in enumerate(raw_words):
+        if index in numbers:
+            continue
         x0, y0, x1, y1, text, block_no, line_no, _ = word
         # Some producers draw text twice (fake bold, figure labels): keep one copy of each word.
         position = (text, round(x0), round(y1))
@@ -107,7 +114,7 @@ def build_lines(raw_words: list[RawWord]) -> list[Line]:
             y0 = y1 - typical_height
             repaired = True
         if not text.isascii():
-            cleaned = clean_word(text)
+            cleaned = clean_word(normalise_line_end_hyphen(text))
             if not cleaned.strip():
                 continue
             repaired = repaired or cleaned != text
@@ -115,7 +122,7 @@ def build_lines(raw_words: list[RawWord]) -> list[Line]:
         key = (block_no, line_no)
         if key != current_key:
             if words and not _is_vertical(words, lx0, ly0, lx1, ly1):
-                lines.append(Line(words, Rect(lx0, ly0, lx1, ly1), block_of_line))
+                lines.append(Line(glue_kerned(words), Rect(lx0, ly0, lx1, ly1), block_of_line))
             words = []
             current_key = key
             block_of_line = block_no
@@ -131,7 +138,7 @@ def build_lines(raw_words: list[RawWord]) -> list[Line]:
                 ly1 = y1
         words.append((x0, y0, x1, y1, text) if repaired else word)
     if words and not _is_vertical(words, lx0, ly0, lx1, ly1):
-        lines.append(Line(words, Rect(lx0, ly0, lx1, ly1), block_of_line))
+        lines.append(Line(glue_kerned(words), Rect(lx0, ly0, lx1, ly1), block_of_line))
     return lines
 
 
@@ -209,7 +216,7 @@ def reading_order(blocks: list[Block], page_width: float) -> list[Block]:
 
 def layout_page(number: int, width: float, height: float, raw_words: list[RawWord]) -> PageLayout:
     """Turn one page's raw words into lines in reading order, footnotes last."""
-    body, footnotes = split_footnotes(reading_order(_group_blocks(build_lines(raw_words)), width), height)
+    body, footnotes = split_footnotes(reading_order(_group_blocks(build_lines(raw_words, width)), width), height)
     blocks = body + footnotes
     pitch = line_pitch([line for block in blocks for line in block.lines])
     lines: list[Line] = []
