@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from itertools import pairwise
 from typing import Any
 
 Word = tuple[Any, ...]  # (x0, y0, x1, y1, text, ...) as in engine.ingest.layout
@@ -38,7 +39,7 @@ def line_number_words(raw_words: list[Word], page_width: float) -> set[int]:
             continue
         stacked = sorted(members, key=lambda i: raw_words[i][3])
         values = [int(raw_words[i][4]) for i in stacked]
-        rising = sum(b > a for a, b in zip(values, values[1:], strict=False))
+        rising = sum(b > a for a, b in pairwise(values))
         if rising < 0.8 * (len(values) - 1):
             continue
         mid = sum((raw_words[i][0] + raw_words[i][2]) / 2 for i in stacked) / len(stacked)
