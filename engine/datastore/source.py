@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
@@ -25,11 +24,12 @@ import numpy as np
 
 from engine.datastore.files import CACHE_FILE, DATABASE_FILE, INDEX_FILE, POSTINGS_FOLDER
 from engine.datastore.store import DatastoreStore, StoredPassage
-from engine.embed import Embedder, EmbeddingCache, embed_passages
-from engine.errors import Cancelled, IndexCorruptError
-from engine.index import IndexHeader, build_index, open_or_rebuild, read_header, save_index, should_rebuild
+from engine.embed import Embedder, EmbeddingCache
+from engine.errors import IndexCorruptError
+from engine.index import IndexHeader, open_or_rebuild, read_header
 from engine.index.faiss_index import FaissIndex
-from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.progress import CancelToken, ProgressCallback, no_progress
+from engine.retrieve.embedding import EMBED_STEP, embed_into_index
 from engine.retrieve.fts import (
     STEM_RANGE_SQL,
     TEXT_WEIGHT,
@@ -45,8 +45,6 @@ from engine.types import Passage, SearchHit
 
 log = logging.getLogger(__name__)
 
-EMBED_STEP = 256
-SAVE_EVERY_SECONDS = 30.0
 _READ_STEP = 4096
 
 
@@ -292,39 +290,10 @@ class DatastoreSource:
             index = self.index(progress, cancel)
             embedder = self._embedder()
             total = max(0, self.store.counts()["passages"] - len(index))
-            progress(Progress("embed", 0, total, f"{total:,} passages to embed"))
-            added = 0
-            dirty = not self.index_path.exists()
-            last_save = time.monotonic()
-            try:
-                for step in self._pending_steps(index):
-                    if cancel is not None:
-                        cancel.check()
-
-                    def report(inner: Progress, offset: int = added) -> None:
-                        progress(Progress("embed", min(total, offset + inner.done), total))
-
-                    result = embed_passages(embedder, self.cache, step, report, cancel)
-                    index.add([p.id for p in step], result.vectors)
-                    added += len(step)
-                    dirty = True
-                    progress(Progress("embed", added, total, f"{added:,} of {total:,} passages embedded"))
-                    if time.monotonic() - last_save > SAVE_EVERY_SECONDS:
-                        save_index(index, self.index_path)
-                        last_save, dirty = time.monotonic(), False
-            except Cancelled:
-                if dirty:
-                    save_index(index, self.index_path)
-                raise
-            if should_rebuild(index):
-                # Grown past exact search: rebuild as a compressed index from the cached vectors.
-                index = build_index(embedder.model_id, embedder.dimension, self._cached_vectors(), progress, cancel,
-                                    expected_count=len(index))
-                with self._lock:
-                    self._index = index
-                dirty = True
-            if dirty:
-                save_index(index, self.index_path)
+            index, added = embed_into_index(index, self.index_path, self._pending_steps(index), total, embedder,
+                                            self.cache, self._cached_vectors, progress, cancel)
+            with self._lock:
+                self._index = index  # a new object when it outgrew exact search and was rebuilt as IVF
             self.store.set_meta(embedding_model=embedder.model_id, embedding_dimension=str(embedder.dimension))
             return added
 

@@ -16,28 +16,23 @@ import json
 import logging
 import sqlite3
 import threading
-import time
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from engine.embed import Embedder, EmbeddingCache, embed_passages
+from engine.embed import Embedder, EmbeddingCache
 from engine.errors import IndexCorruptError, StoreError
-from engine.index import load_index, open_or_rebuild, save_index
+from engine.index import load_index, open_or_rebuild
 from engine.index.faiss_index import FaissIndex
-from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.progress import CancelToken, ProgressCallback, no_progress
+from engine.retrieve.embedding import EMBED_STEP, embed_into_index
 from engine.retrieve.fts import STEM_RANGE_SQL, CommonTerms, bm25_expression, vocabulary_table_sql
 from engine.retrieve.source import ScoredId
 from engine.types import LIBRARY_SOURCE, Passage, SearchHit
 
 log = logging.getLogger(__name__)
 
-# Passages embedded per step of embed_pending: each step is written to the cache and added to
-# the index, so a cancel loses at most one step.
-EMBED_STEP = 256
-# The index file is rewritten at most this often during a long run (and always at the end).
-SAVE_EVERY_SECONDS = 30.0
 
 
 class LibrarySource:
@@ -230,36 +225,13 @@ class LibrarySource:
             stale = [pid for pid in index.passage_ids() if pid not in current]
             removed = index.remove(stale) if stale else 0
             pending_ids = [pid for pid, _ in rows if pid not in index]
-            total = len(pending_ids)
-            progress(Progress("embed", 0, total, f"{total:,} passages to embed"))
-            added = 0
-            last_save = time.monotonic()
-            dirty = removed > 0
-            try:
-                for start in range(0, total, EMBED_STEP):
-                    if cancel is not None:
-                        cancel.check()
-                    step_ids = pending_ids[start:start + EMBED_STEP]
-                    passages = self._passages_for_embedding(step_ids)
-
-                    def report(inner: Progress, offset: int = start) -> None:
-                        progress(Progress("embed", min(total, offset + inner.done), total))
-
-                    result = embed_passages(self.embedder, self.cache, passages, report, cancel)
-                    index.add([p.id for p in passages], result.vectors)
-                    added += len(passages)
-                    dirty = True
-                    progress(Progress("embed", added, total, f"{added:,} of {total:,} passages embedded"))
-                    if time.monotonic() - last_save > SAVE_EVERY_SECONDS:
-                        save_index(index, self.index_path)
-                        last_save, dirty = time.monotonic(), False
-            except BaseException:
-                # Cancelled, Ctrl-C or a failure: keep what was embedded so the next run resumes.
-                if dirty:
-                    save_index(index, self.index_path)
-                raise
-            if dirty or not self.index_path.exists():
-                save_index(index, self.index_path)
+            steps = (self._passages_for_embedding(pending_ids[start:start + EMBED_STEP])
+                     for start in range(0, len(pending_ids), EMBED_STEP))
+            index, added = embed_into_index(index, self.index_path, steps, len(pending_ids), self.embedder,
+                                            self.cache, self._cached_vectors, progress, cancel,
+                                            changed=removed > 0)
+            with self._lock:
+                self._index = index  # a new object when it outgrew exact search and was rebuilt as IVF
             log.info("embedded %d passages (%d stale vectors removed)", added, removed)
             return added
 
