@@ -1,18 +1,23 @@
-"""Answer quality and cost: the support scorer, the golden questions, and ScholarQA-Multi.
+"""Answer quality and cost: LitQA2 dev, ScholarQA-Multi, the golden questions and the support scorer.
 
-    python benchmarks/answers.py pairs                     # scorer precision/recall on labelled pairs (+ fit)
-    python benchmarks/answers.py golden --home H [--mode auto|digest|write] [--limit N] [--datastore]
-    python benchmarks/answers.py relevance --home H        # relevance of golden vs off-topic questions
+    python benchmarks/answers.py report --home H --model WRITER.gguf [--writer-limit 12]   # the one run
+    python benchmarks/answers.py litqa --home H [--mode digest|write|auto] [--model PATH] [--half odd|even|all]
+    python benchmarks/answers.py fit --home H            # answer-scoring and relevance constants, odd half
     python benchmarks/answers.py scholarqa --home H [--mode digest] [--limit N]
+    python benchmarks/answers.py golden --home H [--mode auto|digest|write] [--limit N] [--datastore]
+    python benchmarks/answers.py pairs                   # scorer precision/recall on labelled pairs (+ fit)
 
-``golden`` ingests ../shared/corpus/papers into H if it is empty (``--datastore`` also imports the
-sample datastore), asks the 20 golden questions with the default model and reports, per question
-and overall: dangling [n] (must be 0), quotes not verbatim (must be 0), unsupported share,
-whether an expected paper was cited, time per stage, and prompt tokens evaluated vs sent per
-step. ``scholarqa`` imports the 647 expert-cited snippets as datastore ``scholarqa`` and reports
-the share of each expert answer's snippets Quire cites too, unsupported share and length ratio.
-Results go to benchmarks/out/answers-<command>.json. Figures in the README were taken on the
-shared, heavily loaded 2-core development machine.
+``litqa`` ingests the 42 LitQA2 dev PDFs and the 24 corpus papers into H if it is empty (the
+same library as ../shared/checks/fulltext) and asks each question; per question it records
+whether the key passage is cited (a citation whose *passage* holds >= 60 % of the key passage's
+content words, in the question's paper), whether the ideal answer is stated in the answer's first
+400 characters (as ../shared/checks/answers counts it), how many sections (the direct answer
+included) cite no passage of the question's paper (built from passages that do not address the
+question), dangling [n], quotes not verbatim, and the seconds the answer took. ``fit`` chooses the
+answer-scoring and relevance constants on the odd-numbered questions and reports both halves.
+``report`` runs LitQA2 and ScholarQA-Multi with the digest and with the writer in one go and
+writes benchmarks/results/answers.json. Figures were taken on the shared, heavily loaded 2-core
+development machine.
 """
 
 from __future__ import annotations
@@ -30,12 +35,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
+from rapidfuzz import fuzz
 
 from engine.cite.markers import cited_numbers
 from engine.cite.support import SupportScorer
 from engine.embed import SentenceTransformerEmbedder
 from engine.service import Engine
-from engine.synthesis.evidence import extract_evidence, to_reference
+from engine.synthesis import evidence as evidence_module
+from engine.synthesis.evidence import diverse, extract_evidence, relevant, to_reference
 from engine.types import Answer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +50,8 @@ SHARED = Path(os.environ.get("QUIRE_SHARED", ROOT.parent / "shared"))
 OUT = ROOT / "benchmarks" / "out"
 PAIRS = ROOT / "tests" / "data" / "support_pairs.jsonl"
 GOLDEN = ROOT / "tests" / "golden" / "questions.json"
+RESULTS = ROOT / "benchmarks" / "results"
+LITQA = SHARED / "eval" / "litqa2-dev"
 
 
 def save(name: str, data: Any) -> None:
@@ -104,11 +113,12 @@ def pairs_command(_: argparse.Namespace) -> None:
 
 # --- the golden questions -------------------------------------------------------------------
 
-def prepare_home(home: Path, datastore: bool) -> Engine:
+def prepare_home(home: Path, datastore: bool, litqa: bool = False) -> Engine:
     engine = Engine(home)
     if not engine.documents():
         print("ingesting the corpus ...", file=sys.stderr)
-        for _ in engine.add_documents([SHARED / "corpus" / "papers"]):
+        folders = [LITQA / "pdfs", SHARED / "corpus" / "papers"] if litqa else [SHARED / "corpus" / "papers"]
+        for _ in engine.add_documents(folders):
             pass
     if datastore and not any(d.name == "cs" for d in engine.datastores()):
         print("importing the sample datastore (slow) ...", file=sys.stderr)
@@ -117,12 +127,165 @@ def prepare_home(home: Path, datastore: bool) -> Engine:
 
 
 def check_answer(answer: Answer) -> dict[str, Any]:
-    given = {r.n: r for r in answer.contexts}
-    dangling = [n for n in cited_numbers(answer.text) if n not in given]
+    """Dangling [n] (naming no cited paper) and quotes not verbatim in the passage they name: both must be 0."""
+    papers = {p.n for p in answer.papers}
+    dangling = [n for n in cited_numbers(answer.text) if n not in papers]
+    passages = {r.passage_id: r for r in (*answer.references, *answer.contexts)}
     not_verbatim = sum(1 for s in answer.sentences for c in s.citations
-                       if c.n not in given or c.quote not in given[c.n].text)
+                       if c.passage_id not in passages or c.quote not in passages[c.passage_id].text)
     return {"dangling": len(dangling), "not_verbatim": not_verbatim}
 
+
+def verdicts(answer: Answer) -> dict[str, int]:
+    """Citation-worthy sentences by verdict: the entailment judge's when the sentences carry one."""
+    counts: dict[str, int] = {}
+    for sentence in answer.sentences:
+        if not sentence.needs_citation:
+            continue
+        verdict = getattr(sentence, "support", None)
+        name = str(getattr(verdict, "value", verdict)) if verdict is not None else (
+            "supported" if sentence.supported else "unsupported")
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+# --- LitQA2 dev -------------------------------------------------------------------------------
+
+_WORDS = re.compile(r"[a-z0-9]+")
+_NUM = re.compile(r"\d[\d,]*\.?\d*")
+
+
+def words(text: str) -> set[str]:
+    return {w for w in _WORDS.findall((text or "").lower()) if len(w) > 3}
+
+
+def stated(ideal: str, text: str) -> bool:
+    """The ideal answer in ``text`` as ../shared/checks/answers counts it."""
+    ideal, text = ideal.lower().strip(), text.lower()
+    if ideal in ("yes", "no"):
+        return re.search(rf"\b{ideal}\b", text) is not None
+    if fuzz.partial_ratio(ideal, text) >= 85:
+        return True
+    def nums(s: str) -> list[float]:
+        return [float(x.replace(",", "")) for x in _NUM.findall(s)]
+    want = nums(ideal)
+    return bool(want) and all(any(abs(g - w) <= 0.02 * max(abs(w), 1e-9) for g in nums(text)) for w in want)
+
+
+def litqa_questions(half: str) -> list[dict[str, Any]]:
+    questions = [json.loads(line) for line in (LITQA / "questions.jsonl").read_text(encoding="utf-8").splitlines()]
+    for index, question in enumerate(questions):
+        question["index"] = index
+    if half == "odd":
+        return questions[1::2]
+    if half == "even":
+        return questions[0::2]
+    return questions
+
+
+def litqa_row(engine: Engine, question: dict[str, Any], names: dict[str, str], mode: str,
+              model: str | None) -> dict[str, Any]:
+    started = time.perf_counter()
+    answer = engine.ask(question["question"], mode=mode, model=model, save=False)
+    seconds = time.perf_counter() - started
+    key = words(question["key_passage"])
+    cited_passages = [answer.passage(c.passage_id) for s in answer.sentences for c in s.citations]
+    key_cited = any(names.get(r.doc_id) == question["pdf"] and len(key & words(r.text)) >= 0.6 * len(key)
+                    for r in cited_passages)
+    sections: dict[int, set[str]] = {}
+    for sentence in answer.sentences:
+        for citation in sentence.citations:
+            sections.setdefault(sentence.section, set()).add(names.get(answer.passage(citation.passage_id).doc_id, ""))
+    off_topic = sum(question["pdf"] not in files for files in sections.values())
+    return {"index": question["index"], "question": question["question"], "ideal": question["ideal"],
+            "mode": answer.mode.value, "key_passage_cited": key_cited,
+            "ideal_in_first_400": stated(question["ideal"], answer.text[:400]),
+            "ideal_anywhere": stated(question["ideal"], answer.text), "sections": len(sections),
+            "sections_not_addressing": off_topic, "seconds": round(seconds, 1), "verdicts": verdicts(answer),
+            **check_answer(answer), "timings": dict(answer.timings), "steps": [vars(s) for s in answer.steps],
+            "answer": answer.text[:1200]}
+
+
+def litqa_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n = max(1, len(rows))
+    sections = sum(r["sections"] for r in rows)
+    return {"questions": len(rows),
+            "key_passage_cited": round(sum(r["key_passage_cited"] for r in rows) / n, 3),
+            "ideal_in_first_400": round(sum(r["ideal_in_first_400"] for r in rows) / n, 3),
+            "ideal_anywhere": round(sum(r["ideal_anywhere"] for r in rows) / n, 3),
+            "sections_not_addressing_share": round(sum(r["sections_not_addressing"] for r in rows) / max(1, sections),
+                                                   3),
+            "seconds_p50": round(float(np.median([r["seconds"] for r in rows])), 1) if rows else 0.0,
+            "modes": {m: sum(r["mode"] == m for r in rows) for m in sorted({r["mode"] for r in rows})},
+            "dangling_total": sum(r["dangling"] for r in rows),
+            "not_verbatim_total": sum(r["not_verbatim"] for r in rows)}
+
+
+def run_litqa(engine: Engine, questions: list[dict[str, Any]], mode: str, model: str | None) -> dict[str, Any]:
+    names = {d.id: Path(d.path).name for d in engine.documents()}
+    rows = []
+    for question in questions:
+        rows.append(litqa_row(engine, question, names, mode, model))
+        row = rows[-1]
+        print(f"{row['index']:>2} {row['mode']:<8} key cited {row['key_passage_cited']!s:<5} "
+              f"first400 {row['ideal_in_first_400']!s:<5} off-topic sections {row['sections_not_addressing']} "
+              f"{row['seconds']:.0f}s", flush=True)
+    return {"summary": litqa_summary(rows), "questions": rows}
+
+
+def litqa_command(args: argparse.Namespace) -> None:
+    engine = prepare_home(Path(args.home), False, litqa=True)
+    result = run_litqa(engine, litqa_questions(args.half)[: args.limit], args.mode, args.model)
+    print(json.dumps(result["summary"], indent=2))
+    save(f"litqa-{args.mode}-{args.half}", result)
+
+
+def fit_command(args: argparse.Namespace) -> None:
+    """Grid over the answer-scoring constants on the odd half (retrieval cached), reported on both halves."""
+    engine = prepare_home(Path(args.home), False, litqa=True)
+    names = {d.id: Path(d.path).name for d in engine.documents()}
+    scorer = SupportScorer(engine.support_embedder)
+    cached: dict[int, list[Any]] = {}
+    for question in litqa_questions("all"):
+        hits = diverse(engine.search(question["question"], k=16, source="library"), 8)
+        cached[question["index"]] = [to_reference(h, i + 1, engine.passage(h.passage_id).text)
+                                     for i, h in enumerate(hits)]
+
+    def measure(half: str, number: float, rank: float, relative: float) -> dict[str, float]:
+        evidence_module.NUMBER_BONUS, evidence_module.RANK_PENALTY = number, rank
+        first = cited = off = kept = 0
+        questions = litqa_questions(half)
+        for question in questions:
+            refs = cached[question["index"]]
+            found = relevant(extract_evidence(question["question"], refs, scorer), relative=relative)
+            best = max((q for e in found for q in e.quotes), key=lambda q: q.answer, default=None)
+            first += bool(best) and stated(question["ideal"], best.text)
+            key = words(question["key_passage"])
+            cited += any(names.get(e.reference.doc_id) == question["pdf"] and len(key & words(e.reference.text))
+                         >= 0.6 * len(key) for e in found)
+            off += sum(names.get(e.reference.doc_id) != question["pdf"] for e in found)
+            kept += len(found)
+        n = len(questions)
+        return {"best_quote_states_ideal": round(first / n, 3), "key_passage_kept": round(cited / n, 3),
+                "kept_passages_not_addressing": round(off / max(1, kept), 3)}
+
+    grid = []
+    for number in (0.0, 0.1, 0.15, 0.2, 0.3):
+        for rank in (0.0, 0.02, 0.05):
+            for relative in (0.0, 0.6, 0.75, 0.85):
+                odd = measure("odd", number, rank, relative)
+                grid.append({"number_bonus": number, "rank_penalty": rank, "relative": relative, "odd": odd})
+    # Best on the odd half: the key passage kept first (the answer must be able to cite it), then the
+    # best quote stating the ideal answer, then the fewest passages from other papers.
+    best = max(grid, key=lambda g: (g["odd"]["key_passage_kept"] >= 0.95, g["odd"]["best_quote_states_ideal"],
+                                    -g["odd"]["kept_passages_not_addressing"]))
+    best["even"] = measure("even", best["number_bonus"], best["rank_penalty"], best["relative"])
+    shipped = {"number_bonus": evidence_module.NUMBER_BONUS, "rank_penalty": evidence_module.RANK_PENALTY}
+    print(json.dumps({"chosen": best, "shipped": shipped}, indent=2))
+    save("fit", {"chosen": best, "grid": grid})
+
+
+# --- the golden questions -------------------------------------------------------------------
 
 def golden_command(args: argparse.Namespace) -> None:
     engine = prepare_home(Path(args.home), args.datastore)
@@ -134,7 +297,7 @@ def golden_command(args: argparse.Namespace) -> None:
                  if q["source"] in wanted and (args.datastore or q["source"] == "library")][: args.limit]
     for question in questions:
         started = time.perf_counter()
-        answer = engine.ask(question["question"], mode=args.mode, feedback=not args.no_feedback,
+        answer = engine.ask(question["question"], mode=args.mode, feedback=False if args.no_feedback else None,
                             source="library" if question["source"] == "library" else "all", save=False)
         cited = {names.get(r.doc_id, r.doc_id) for r in answer.references}
         row = {"id": question["id"], "mode": answer.mode.value, "notice": answer.notice,
@@ -178,30 +341,11 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def relevance_command(args: argparse.Namespace) -> None:
-    """Best evidence relevance for golden (library) questions vs off-topic ones: where to put the threshold."""
-    engine = prepare_home(Path(args.home), False)
-    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
-    scorer = SupportScorer(engine.embedder)
-
-    def best(question: str) -> float:
-        hits = engine.search(question, k=8, source="library", rewrite=False)
-        refs = [to_reference(h, i + 1) for i, h in enumerate(hits)]
-        return max((e.relevance for e in extract_evidence(question, refs, scorer)), default=0.0)
-
-    on = [best(q["question"]) for q in golden["questions"] if q["source"] == "library"][: args.limit]
-    off = [best(q) for q in golden["off_topic"]]
-    result = {"on_topic_min": round(min(on), 3), "on_topic": [round(x, 3) for x in on],
-              "off_topic_max": round(max(off), 3), "off_topic": [round(x, 3) for x in off]}
-    print(json.dumps(result, indent=2))
-    save("relevance", result)
-
-
 # --- ScholarQA-Multi --------------------------------------------------------------------------
 
-def scholarqa_command(args: argparse.Namespace) -> None:
+def scholarqa_engine(home: Path) -> tuple[Engine, list[dict[str, Any]]]:
     data = json.loads((SHARED / "eval" / "scholarqa-multi" / "human_answers.json").read_text(encoding="utf-8"))
-    engine = Engine(Path(args.home))
+    engine = Engine(home)
     if not any(d.name == "scholarqa" for d in engine.datastores()):
         records = OUT / "scholarqa-snippets.jsonl"
         OUT.mkdir(parents=True, exist_ok=True)
@@ -212,42 +356,93 @@ def scholarqa_command(args: argparse.Namespace) -> None:
                                           "text": ctx["text"], "year": ctx.get("year"), "url": ctx.get("url", "")})
                               + "\n")
         engine.add_datastore(records, "scholarqa")
+    return engine, data
+
+
+def run_scholarqa(engine: Engine, data: list[dict[str, Any]], mode: str, model: str | None) -> dict[str, Any]:
     rows = []
-    for item in data[: args.limit]:
+    for item in data:
         expert_cited = {f"{item['id']}:{n}" for n in map(int, re.findall(r"\[(\d+)\]", item["output"]))}
-        answer = engine.ask(item["input"], mode=args.mode, feedback=not args.no_feedback, source="scholarqa",
-                            save=False)
+        started = time.perf_counter()
+        answer = engine.ask(item["input"], mode=mode, model=model, source="scholarqa", save=False)
         ours = {r.doc_id for r in answer.references}
-        words = len(re.sub(r"\[\d+\]", "", answer.text).split())
+        count = len(re.sub(r"\[\d+\]", "", answer.text).split())
         expert_words = len(re.sub(r"\[\d+\]", "", item["output"]).split())
         rows.append({"id": item["id"], "mode": answer.mode.value,
                      "expert_snippets_cited": round(len(ours & expert_cited) / max(1, len(expert_cited)), 3),
-                     "unsupported_share": round(answer.unsupported_share, 3), "words": words,
-                     "expert_words": expert_words, **check_answer(answer), "timings": dict(answer.timings)})
-        print(json.dumps(rows[-1]), flush=True)
+                     "unsupported_share": round(answer.unsupported_share, 3), "verdicts": verdicts(answer),
+                     "words": count, "expert_words": expert_words, **check_answer(answer),
+                     "seconds": round(time.perf_counter() - started, 1), "timings": dict(answer.timings)})
+        print(json.dumps({k: v for k, v in rows[-1].items() if k != "timings"}), flush=True)
+    totals: dict[str, int] = {}
+    for row in rows:
+        for verdict, count in row["verdicts"].items():
+            totals[verdict] = totals.get(verdict, 0) + count
     summary = {"questions": len(rows),
                "expert_snippet_recall": round(float(np.mean([r["expert_snippets_cited"] for r in rows])), 3),
                "unsupported_share_mean": round(float(np.mean([r["unsupported_share"] for r in rows])), 3),
+               "sentences_by_verdict": totals,
                "length_ratio_median": round(float(np.median([r["words"] / max(1, r["expert_words"])
                                                              for r in rows])), 3),
+               "seconds_p50": round(float(np.median([r["seconds"] for r in rows])), 1),
+               "modes": {m: sum(r["mode"] == m for r in rows) for m in sorted({r["mode"] for r in rows})},
                "dangling_total": sum(r["dangling"] for r in rows),
                "not_verbatim_total": sum(r["not_verbatim"] for r in rows)}
+    return {"summary": summary, "questions": rows}
+
+
+def scholarqa_command(args: argparse.Namespace) -> None:
+    engine, data = scholarqa_engine(Path(args.home))
+    result = run_scholarqa(engine, data[: args.limit], args.mode, args.model)
+    print(json.dumps(result["summary"], indent=2))
+    save(f"scholarqa-{args.mode}", result)
+
+
+def report_command(args: argparse.Namespace) -> None:
+    """One run: LitQA2 dev and ScholarQA-Multi with the digest (all questions) and the writer (a subset)."""
+    home = Path(args.home)
+    litqa_engine = prepare_home(home / "litqa", False, litqa=True)
+    questions = litqa_questions("all")
+    step = max(1, len(questions) // args.writer_limit)
+    subset = questions[::step][: args.writer_limit]  # spread over the set, both halves
+    scholar_engine, data = scholarqa_engine(home / "scholarqa")
+    result: dict[str, Any] = {
+        "machine": "shared 2-core development machine under load from other jobs (run with nice)",
+        "writer": args.model, "writer_questions": [q["index"] for q in subset]}
+    result["litqa_digest"] = run_litqa(litqa_engine, questions, "digest", None)
+    result["litqa_digest_on_writer_subset"] = litqa_summary(
+        [r for r in result["litqa_digest"]["questions"] if r["index"] in set(result["writer_questions"])])
+    result["litqa_writer"] = run_litqa(litqa_engine, subset, args.writer_mode, args.model)
+    result["scholarqa_digest"] = run_scholarqa(scholar_engine, data[: args.scholarqa_limit], "digest", None)
+    result["scholarqa_writer"] = run_scholarqa(scholar_engine, data[: args.scholarqa_writer_limit],
+                                               args.writer_mode, args.model)
+    summary = {k: v["summary"] if isinstance(v, dict) and "summary" in v else v for k, v in result.items()}
     print(json.dumps(summary, indent=2))
-    save(f"scholarqa-{args.mode}", {"summary": summary, "questions": rows, "answer_example": rows[:1]})
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "answers.json").write_text(json.dumps({"summary": summary, **result}, indent=2, ensure_ascii=False),
+                                          encoding="utf-8")
+    print(f"wrote {RESULTS / 'answers.json'}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("pairs").set_defaults(run=pairs_command)
-    for name, run in (("golden", golden_command), ("relevance", relevance_command), ("scholarqa", scholarqa_command)):
+    for name, run in (("golden", golden_command), ("scholarqa", scholarqa_command), ("litqa", litqa_command),
+                      ("fit", fit_command), ("report", report_command)):
         command = commands.add_parser(name)
         command.add_argument("--home", required=True)
         command.add_argument("--limit", type=int, default=None)
         command.add_argument("--mode", default="auto", choices=("auto", "write", "digest"))
+        command.add_argument("--model", default=None, help="a GGUF writer (default: the settings' model)")
+        command.add_argument("--half", default="all", choices=("all", "odd", "even"))
         command.add_argument("--no-feedback", action="store_true")
         command.add_argument("--datastore", action="store_true")
         command.add_argument("--questions", default="all", choices=("all", "library", "datastore"))
+        command.add_argument("--writer-limit", type=int, default=12)
+        command.add_argument("--writer-mode", default="auto", choices=("auto", "write"))
+        command.add_argument("--scholarqa-limit", type=int, default=None)
+        command.add_argument("--scholarqa-writer-limit", type=int, default=6)
         command.set_defaults(run=run)
     args = parser.parse_args()
     args.run(args)

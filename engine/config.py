@@ -49,7 +49,7 @@ class GenerationSettings:
     context_size: int = 4096
     threads: int = 0  # 0 = all physical cores
     gpu_layers: int = 0  # layers offloaded to the GPU (-1 = all) when llama.cpp was built with one
-    feedback: bool = True  # OpenScholar-style self-feedback and revision
+    feedback: bool = False  # OpenScholar-style self-feedback and revision: two more LM calls (docs/answers.md)
     digest: bool = False  # skip writing: show the evidence digest (themes with verbatim quotes)
     max_answer_tokens: int = 512
 

@@ -218,19 +218,20 @@ class Engine:
             feedback: bool | None = None, rewrite: bool | None = None, digest: bool | None = None,
             mode: str | None = None, doc_ids: Collection[str] | None = None, source: str = "all",
             on_token: Callable[[str], None] | None = None, on_stage: Callable[[str], None] | None = None,
-            cancel: CancelToken | None = None, save: bool = True) -> Answer:
+            cancel: CancelToken | None = None, save: bool = True, table: bool = False) -> Answer:
         """Answer a question from the library (and datastores) with verified citations, and save it.
 
         ``on_stage`` hears "retrieving", "reranking", "drafting", "revising", "verifying" (and "also
         searching for ..." when a misspelled question word was corrected); ``on_token``
         gets the draft as it streams; ``cancel`` stops between tokens (the partial answer is kept and
         marked cancelled). ``mode``: "auto" (default), "write" or "digest" (same as ``digest=True``).
+        ``table``: one row per cited paper (section i = row i) with its answer in one verified sentence.
         """
         from engine.service_ask import engine_ask
 
         return engine_ask(self, question, top_n=top_n, model=model, feedback=feedback, rewrite=rewrite,
                           digest=digest, mode=mode, doc_ids=doc_ids, source=source, on_token=on_token,
-                          on_stage=on_stage, cancel=cancel, save=save)
+                          on_stage=on_stage, cancel=cancel, save=save, table=table)
 
     def answers(self, limit: int = 200) -> list[AnswerSummary]:
         """Past answers, newest first."""

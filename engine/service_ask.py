@@ -39,7 +39,7 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
                feedback: bool | None = None, rewrite: bool | None = None, digest: bool | None = None,
                mode: str | None = None, doc_ids: Collection[str] | None = None, source: str = "all",
                on_token: TokenCallback | None = None, on_stage: StageCallback | None = None,
-               cancel: CancelToken | None = None, save: bool = True) -> Answer:
+               cancel: CancelToken | None = None, save: bool = True, table: bool = False) -> Answer:
     generation = engine.settings.generation
     chosen_mode = mode or ("digest" if (digest if digest is not None else generation.digest) else "auto")
     notice = ""
@@ -48,7 +48,8 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
         notice = TOO_SMALL_NOTICE
     options = AskOptions(top_n=top_n or engine.settings.retrieval.top_n, mode=chosen_mode,
                          feedback=generation.feedback if feedback is None else feedback,
-                         writer=WriterOptions(section_tokens=min(160, max(60, generation.max_answer_tokens // 3))))
+                         table=table,
+                         writer=WriterOptions(answer_tokens=min(200, max(60, generation.max_answer_tokens))))
     stage = on_stage or (lambda _s: None)
 
     language_model: Callable[[], LanguageModel] | None = None

@@ -284,9 +284,11 @@ class AnswerMode(StrEnum):
 
 @dataclass(frozen=True)
 class Reference:
-    """One numbered source an answer may cite: ``[n]`` in the text is ``Reference.n``.
+    """One passage an answer was given: ``[n]`` in the text names the cited *paper* ``n``.
 
-    ``text`` is the full passage as given to the model; ``page`` is set for library passages.
+    Answers number cited papers 1..k in order of first use; every cited passage of paper ``n``
+    carries that ``n`` (see :class:`PaperReference`). A passage that was given but not cited has
+    ``n == 0``. ``text`` is the full passage; ``page`` is set for library passages.
     """
 
     n: int
@@ -305,8 +307,30 @@ class Reference:
 
 
 @dataclass(frozen=True)
+class PaperReference:
+    """One cited paper: what ``[n]`` in an answer names, with the passages of it that are cited.
+
+    ``pages`` are the (1-based) pages of its cited passages, ascending; ``passage_ids`` its cited
+    passages in order of first use. Each :class:`Citation` with this ``n`` names one of them, so a
+    click on ``[n]`` in a sentence opens the exact passage that sentence cites.
+    """
+
+    n: int
+    doc_id: str
+    source: str
+    title: str
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    doi: str = ""
+    arxiv_id: str = ""
+    url: str = ""
+    pages: tuple[int, ...] = ()
+    passage_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Citation:
-    """A checked link from one answer sentence to reference ``n``.
+    """A checked link from one answer sentence to paper ``n``, through one of its passages (``passage_id``).
 
     ``quote`` is verbatim ``Reference.text[quote_start:quote_end]``: the passage sentence(s) that
     best support the claim; ``rects`` are that quote's boxes on the page (library passages only).
@@ -357,9 +381,10 @@ class StepCost:
 class Answer:
     """A question's answer with everything needed to check it and to show where claims come from.
 
-    ``text`` carries ``[n]`` markers that always resolve to ``references`` (the cited passages,
-    keeping the numbers they had in the model's prompt); ``contexts`` are all passages given to
-    the model, cited or not.
+    ``text`` carries ``[n]`` markers that always resolve to ``papers`` (the cited papers, numbered
+    1..k in order of first use, no gaps); ``references`` are the cited passages (each with its
+    paper's ``n``); ``contexts`` are all passages given to the model, cited (with their paper's
+    ``n``) or not (``n == 0``).
     """
 
     question: str
@@ -377,13 +402,28 @@ class Answer:
     settings: tuple[tuple[str, str], ...] = ()
     id: str = ""
     created_at: float = 0.0
+    papers: tuple[PaperReference, ...] = ()
 
     def reference(self, n: int) -> Reference:
-        """The reference numbered ``n`` (KeyError if the answer has none)."""
+        """The first cited passage of paper ``n`` (KeyError if the answer has none)."""
         for ref in self.references:
             if ref.n == n:
                 return ref
         raise KeyError(n)
+
+    def paper(self, n: int) -> PaperReference:
+        """The cited paper numbered ``n`` (KeyError if the answer has none)."""
+        for paper in self.papers:
+            if paper.n == n:
+                return paper
+        raise KeyError(n)
+
+    def passage(self, passage_id: str) -> Reference:
+        """A passage the answer was given, cited or not (KeyError if none has this id)."""
+        for ref in (*self.references, *self.contexts):
+            if ref.passage_id == passage_id:
+                return ref
+        raise KeyError(passage_id)
 
     @property
     def unsupported_share(self) -> float:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import threading
+from dataclasses import replace
 from typing import Any
 
 from engine.progress import CancelToken
@@ -13,9 +14,10 @@ from engine.render.bibtex import to_bibtex
 from engine.render.common import reference_line
 from engine.render.html import to_html
 from engine.render.markdown import to_markdown
+from engine.render.table import to_csv, to_markdown_table
 from engine.service import Engine
 from engine.store.record import answer_to_dict
-from engine.types import Answer, AnswerMode
+from engine.types import Answer, AnswerMode, PaperReference
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -23,7 +25,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     ask.add_argument("question")
     ask.add_argument("--model", metavar="PATH", help="a GGUF language model (default: settings, else SmolLM2-135M)")
     ask.add_argument("--top-n", type=int, metavar="N", help="passages handed to the model (default 8)")
-    ask.add_argument("--no-feedback", action="store_true", help="skip self-feedback and revision")
+    feedback = ask.add_mutually_exclusive_group()
+    feedback.add_argument("--feedback", action="store_true",
+                          help="add self-feedback and one revision (2 more LM calls)")
+    feedback.add_argument("--no-feedback", action="store_true", help="skip self-feedback and revision")
     ask.add_argument("--no-rewrite", action="store_true", help="search with the question as typed")
     mode = ask.add_mutually_exclusive_group()
     mode.add_argument("--digest", action="store_true", help="no prose: themes of verbatim quotes with references")
@@ -36,6 +41,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     output.add_argument("--markdown", action="store_true", help="print the answer as Markdown")
     output.add_argument("--html", action="store_true", help="print the answer as HTML")
     output.add_argument("--bibtex", action="store_true", help="print BibTeX for the cited works")
+    output.add_argument("--csv", action="store_true", help="with --table: print the table as CSV")
+    ask.add_argument("--table", action="store_true",
+                     help="one row per paper: its answer in one verified sentence and its quote")
     ask.add_argument("--no-save", action="store_true", help="do not keep this answer in the history")
     ask.set_defaults(handler=_ask)
 
@@ -47,8 +55,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _ask(engine: Engine, args: argparse.Namespace) -> int:
+    if args.csv and not args.table:
+        print("quire ask: --csv needs --table (a CSV has a row per paper)", file=sys.stderr)
+        return 2
     doc_ids = [engine.document(d).id for d in args.doc] if args.doc else None
-    streaming = not (args.json or args.markdown or args.html or args.bibtex)
+    streaming = not (args.json or args.markdown or args.html or args.bibtex or args.csv or args.table)
     cancel = CancelToken()
     state: dict[str, Any] = {"streamed": False}
 
@@ -68,7 +79,8 @@ def _ask(engine: Engine, args: argparse.Namespace) -> int:
     def work() -> None:
         try:
             result["answer"] = engine.ask(
-                args.question, top_n=args.top_n, model=args.model, feedback=False if args.no_feedback else None,
+                args.question, top_n=args.top_n, model=args.model,
+                feedback=True if args.feedback else False if args.no_feedback else None, table=args.table,
                 rewrite=False if args.no_rewrite else None, mode="digest" if args.digest else "write" if args.write
                 else None, doc_ids=doc_ids, source=args.source, on_token=on_token, on_stage=on_stage,
                 cancel=cancel, save=not args.no_save)
@@ -89,6 +101,10 @@ def _ask(engine: Engine, args: argparse.Namespace) -> int:
     answer: Answer = result["answer"]
     if args.json:
         print(json.dumps(answer_to_dict(answer), indent=2, ensure_ascii=False))
+    elif args.csv:
+        print(to_csv(answer), end="")
+    elif args.table and not (args.html or args.bibtex):
+        print(to_markdown_table(answer), end="")
     elif args.markdown:
         print(to_markdown(answer), end="")
     elif args.html:
@@ -118,11 +134,26 @@ def print_answer(answer: Answer) -> None:
         print(f"{'- ' if answer.mode == AnswerMode.DIGEST else ''}{sentence.text}{flag}")
     if answer.cancelled:
         print("\n(cancelled: partial answer)")
-    if answer.references:
+    if answer.papers:
         print("\nReferences")
-        for reference in answer.references:
-            print(f"  [{reference.n}] {reference_line(reference)}")
+        for paper in answer.papers:
+            print(f"  [{paper.n}] {paper_line(answer, paper)}")
+    if answer.mode == AnswerMode.NO_EVIDENCE and answer.contexts:
+        print("\nClosest passages (none of them addresses the question):")
+        for reference in answer.contexts:
+            snippet = " ".join(reference.text.split())[:200]
+            print(f"  - {reference_line(reference)}\n    “{snippet}…”")
     print(f"\n(answer {answer.id}; {dict(answer.timings).get('total', 0):.1f} s)", file=sys.stderr)
+
+
+def paper_line(answer: Answer, paper: PaperReference) -> str:
+    """``Title. Authors (Year). pp. 3, 7. doi:...``: a cited paper with the pages of its cited passages."""
+    first = next(r for r in answer.references if r.n == paper.n)
+    line = reference_line(replace(first, page=None, page_end=None))
+    if not paper.pages:
+        return line
+    pages = f"p. {paper.pages[0]}" if len(paper.pages) == 1 else "pp. " + ", ".join(map(str, paper.pages))
+    return f"{line}. {pages}"
 
 
 def _answers(engine: Engine, args: argparse.Namespace) -> int:

@@ -1,11 +1,13 @@
-"""ask(question): retrieve -> evidence -> plan -> write (or digest) -> verify -> Answer.
+"""ask(question): retrieve -> evidence -> direct answer + plan -> write (or digest) -> verify -> Answer.
 
 Everything the pipeline needs from the rest of the engine comes in as a callable or a protocol
 (``retrieve``, a ``LanguageModel`` factory, the support scorer), so every stage runs in tests
 with a scripted fake LM and a deterministic embedder, and for real with SmolLM2 and MiniLM.
 
 Faithfulness does not depend on the model: every ``[n]`` left in the answer names a passage the
-model was given and comes with a verbatim quote of it. When the model's draft does not survive
+model was given and comes with a verbatim quote of it; numbers name cited papers 1..k in order of
+first use. Every answer opens with its direct answer (section 0). Passages that do not address the
+question are dropped before anything is written. When the model's draft does not survive
 verification (``mode="auto"``), or the user asks for it, the answer is the evidence digest.
 """
 
@@ -15,16 +17,30 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from engine.cite.support import SupportScorer
 from engine.cite.verify import RectsFor, VerifyReport, no_rects, verify_text
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
-from engine.synthesis.digest import digest_sentences
-from engine.synthesis.evidence import RELEVANCE_THRESHOLD, Evidence, extract_evidence, relevant, to_reference
+from engine.synthesis.digest import ANSWER_HEADING, digest_sentences
+from engine.synthesis.evidence import (
+    PER_PAPER,
+    RELATIVE_RELEVANCE,
+    RELEVANCE_THRESHOLD,
+    Evidence,
+    best_answer,
+    closest,
+    diverse,
+    extract_evidence,
+    relevant,
+    to_reference,
+)
+from engine.synthesis.numbering import number_by_paper
 from engine.synthesis.plan import Theme, plan_themes
+from engine.synthesis.table import by_paper, table_rows
 from engine.synthesis.textjoin import answer_text
 from engine.synthesis.write import ContextTooSmall, StageCallback, WriteOutcome, Writer, WriterOptions
 from engine.types import Answer, AnswerMode, AnswerSentence, Reference, SearchHit, StepCost
@@ -42,18 +58,23 @@ MODES = ("auto", "write", "digest")
 class AskOptions:
     top_n: int = 8
     mode: str = "auto"  # "auto": write, fall back to the digest if the draft fails verification
-    feedback: bool = True
+    feedback: bool = False  # self-feedback and one revision: two more LM calls (see write.py)
     quotes_per_passage: int = 2
     max_themes: int = 3
     relevance_threshold: float = RELEVANCE_THRESHOLD
+    relative_relevance: float = RELATIVE_RELEVANCE
+    per_paper: int = PER_PAPER
     min_supported: float = 0.5  # auto mode: share of citation-worthy sentences that must survive
     feedback_k: int = 2  # passages retrieved per feedback query
+    table: bool = False  # a row per paper instead of an answer (engine.synthesis.table)
     writer: WriterOptions = field(default_factory=WriterOptions)
 
     def as_pairs(self) -> tuple[tuple[str, str], ...]:
         return (("top_n", str(self.top_n)), ("mode", self.mode), ("feedback", str(self.feedback)),
                 ("quotes_per_passage", str(self.quotes_per_passage)), ("max_themes", str(self.max_themes)),
-                ("relevance_threshold", str(self.relevance_threshold)), ("min_supported", str(self.min_supported)))
+                ("relevance_threshold", str(self.relevance_threshold)),
+                ("relative_relevance", str(self.relative_relevance)), ("per_paper", str(self.per_paper)),
+                ("min_supported", str(self.min_supported)))
 
 
 def normalise_question(question: str) -> tuple[str, str]:
@@ -98,62 +119,56 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
             "id": uuid.uuid4().hex[:16], "created_at": time.time()}
 
     def cancelled(sentences: Sequence[AnswerSentence] = (), refs: Sequence[Reference] = (), **extra: object) -> Answer:
-        cited = _cited(sentences, refs)
-        return Answer(text=answer_text(sentences), sentences=tuple(sentences), references=cited,
-                      mode=AnswerMode.WRITTEN, contexts=tuple(refs), cancelled=True,
+        return Answer(**_numbered(sentences, refs), mode=AnswerMode.WRITTEN, cancelled=True,
                       notice="Cancelled; what was written so far is kept.", timings=clock.done(),
                       **base, **extra)  # type: ignore[arg-type]
 
     stage("retrieving")
     try:
-        hits = retrieve(used, options.top_n)
+        # Twice the passages, so that after at most per_paper of each paper there are still top_n.
+        hits = diverse(retrieve(used, options.top_n * 2), options.top_n, options.per_paper)
     except Cancelled:
         return cancelled()
     clock.lap("retrieving")
     if cancel is not None and cancel.cancelled:
         return cancelled()
     references = [to_reference(h, i + 1, hit_text(h) if hit_text else None) for i, h in enumerate(hits)]
-    evidence = relevant(extract_evidence(used, references, scorer, options.quotes_per_passage,
-                                         [h.is_reference for h in hits]), options.relevance_threshold)
+    found = extract_evidence(used, references, scorer, options.quotes_per_passage, [h.is_reference for h in hits])
+    evidence = relevant(found, options.relevance_threshold, options.relative_relevance)
     clock.lap("evidence")
     if not evidence:
-        text = ("I found nothing relevant to this question in your library" +
-                (" or the attached datastores" if any(not h.is_library for h in hits) else "") +
-                ", so I will not write an answer. Try other words, or add papers on the topic.")
-        return Answer(text=text, sentences=(AnswerSentence(text, needs_citation=False, supported=True),),
-                      references=(), mode=AnswerMode.NO_EVIDENCE, contexts=tuple(references),
+        return Answer(**_nothing(found, any(not h.is_library for h in hits)), mode=AnswerMode.NO_EVIDENCE,
                       notice=notice, timings=clock.done(), **base)  # type: ignore[arg-type]
+    given = {e.reference.n: e.reference for e in evidence}
+    lm = language_model() if language_model is not None and options.mode != "digest" else None
+    if options.table:
+        return _table(used, evidence, given, scorer, lm, rects_for, on_token, cancel, clock, notice, base)
+    direct = best_answer(evidence)
     themes = plan_themes(used, evidence, scorer, options.max_themes)
     clock.lap("planning")
-    given = {e.reference.n: e.reference for e in evidence}
-    titles = {n: r.title for n, r in given.items()}
 
     def digest(reason: str, steps: Sequence[StepCost] = (), model: str = "") -> Answer:
-        sentences = digest_sentences(themes, given, rects_for)
-        return Answer(text=answer_text(sentences, digest=True), sentences=tuple(sentences),
-                      references=_cited(sentences, list(given.values())), mode=AnswerMode.DIGEST,
-                      sections=tuple(t.title for t in themes), contexts=tuple(given.values()),
-                      notice=" ".join(x for x in (notice, reason) if x), timings=clock.done(), steps=tuple(steps),
-                      model=model, **base)  # type: ignore[arg-type]
+        sentences, headings = digest_sentences(direct, themes, given, rects_for)
+        return Answer(**_numbered(sentences, list(given.values()), digest=True), mode=AnswerMode.DIGEST,
+                      sections=headings, notice=" ".join(x for x in (notice, reason) if x), timings=clock.done(),
+                      steps=tuple(steps), model=model, **base)  # type: ignore[arg-type]
 
-    if options.mode == "digest" or language_model is None:
+    if lm is None:
         return digest("" if options.mode == "digest" else "No language model is available; showing the evidence.")
-    lm = language_model()
-    writer = Writer(lm, WriterOptions(**{**options.writer.__dict__, "feedback": options.feedback}), on_token,
-                    stage, cancel)
+    writer = Writer(lm, replace(options.writer, feedback=options.feedback), on_token, stage, cancel)
 
     def more(query: str) -> list[Evidence]:
-        known = {r.passage_id for r in references} | {r.passage_id for r in given.values()}
+        known = {r.passage_id for r in references}
         fresh = [h for h in retrieve(query, options.feedback_k + 2) if h.passage_id not in known][: options.feedback_k]
-        start = max([*given, *(r.n for r in references)]) + 1
+        start = max(r.n for r in references) + 1
         new_refs = [to_reference(h, start + i, hit_text(h) if hit_text else None) for i, h in enumerate(fresh)]
-        found = relevant(extract_evidence(query, new_refs, scorer, options.quotes_per_passage),
-                         options.relevance_threshold)
         references.extend(new_refs)
-        return found
+        return relevant(extract_evidence(used, new_refs, scorer, options.quotes_per_passage),
+                        options.relevance_threshold)
 
     try:
-        outcome = writer.write(used, themes, titles, more)
+        outcome = writer.write(used, [q for e in evidence for q in e.quotes], {n: r.title for n, r in given.items()},
+                               more)
     except (ContextTooSmall, GenerationError) as exc:
         log.warning("writing failed (%s); answering with the evidence digest", exc)
         return digest(f"The model could not write this answer ({exc}); showing the evidence instead.",
@@ -163,40 +178,74 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     clock.lap("writing")
     stage("verifying")
     given.update({e.reference.n: e.reference for e in outcome.extra})
-    sentences, report = _verify(outcome, scorer, given, rects_for)
+    sentences, headings, report = _verify(outcome, scorer, given, rects_for)
     clock.lap("verifying")
     if outcome.cancelled:
         return cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),
-                         sections=tuple(t.title for t in themes))
+                         sections=headings)
     worthy = [s for s in sentences if s.needs_citation]
     supported = sum(s.supported for s in worthy)
-    if options.mode == "auto" and (not worthy or supported < options.min_supported * len(worthy)):
+    direct_held = any(s.supported and s.citations for s in sentences if s.section == 0)
+    if options.mode == "auto" and (not direct_held or not worthy or supported < options.min_supported * len(worthy)):
         return digest(f"The model's draft did not hold up against the sources ({supported} of {len(worthy)} "
-                      "sentences supported), so Quire shows the evidence itself.", outcome.steps, lm.model_id)
+                      "sentences supported, the direct answer " + ("among them" if direct_held else "not") +
+                      "), so Quire shows the evidence itself.", outcome.steps, lm.model_id)
     parts = [notice, outcome.trimmed and f"Note: {outcome.trimmed}."]
     if report.invented or report.dropped:
         parts.append(f"Verification removed {report.invented + report.dropped} citation(s) the sources do not back.")
     if report.unsupported:
         parts.append(f"{len(report.unsupported)} sentence(s) could not be matched to a source and are marked.")
-    return Answer(text=answer_text(sentences), sentences=tuple(sentences),
-                  references=_cited(sentences, list(given.values())), mode=AnswerMode.WRITTEN,
-                  sections=tuple(t.title for t in themes), contexts=tuple(given.values()),
+    return Answer(**_numbered(sentences, list(given.values())), mode=AnswerMode.WRITTEN, sections=headings,
                   notice=" ".join(p for p in parts if p), timings=clock.done(), steps=tuple(outcome.steps),
                   model=lm.model_id, **base)  # type: ignore[arg-type]
 
 
+def _table(question: str, evidence: Sequence[Evidence], given: dict[int, Reference], scorer: SupportScorer,
+           lm: LanguageModel | None, rects_for: RectsFor, on_token: TokenCallback | None, cancel: CancelToken | None,
+           clock: _Clock, notice: str, base: dict[str, Any]) -> Answer:
+    """A row per paper (section = row): see engine.synthesis.table."""
+    try:
+        sentences, headings, steps = table_rows(question, by_paper(evidence), given, scorer, lm, rects_for, on_token,
+                                                cancel)
+    except (GenerationError, Cancelled) as exc:  # a row without a written sentence keeps its quote
+        log.warning("writing the table failed (%s); rows show quotes", exc)
+        sentences, headings, steps = table_rows(question, by_paper(evidence), given, scorer, None, rects_for)
+    written = any(not s.text.startswith("“") for s in sentences)
+    return Answer(**_numbered(sentences, list(given.values()), digest=True),
+                  mode=AnswerMode.WRITTEN if written else AnswerMode.DIGEST, sections=headings, notice=notice,
+                  timings=clock.done(), steps=tuple(steps), model=lm.model_id if lm is not None else "",
+                  **{**base, "settings": (*base["settings"], ("table", "True"))})
+
+
+def _nothing(found: Sequence[Evidence], datastores: bool) -> dict[str, Any]:
+    """The plain "nothing addresses this" answer; the closest passages come along as contexts."""
+    text = ("None of the passages found in your library" + (" or the attached datastores" if datastores else "") +
+            " addresses this question, so there is no answer to give. The closest passages are listed below; "
+            "try other words, or add papers on the topic.")
+    return {"text": text, "sentences": (AnswerSentence(text, needs_citation=False, supported=True),),
+            "references": (), "contexts": tuple(replace(e.reference, n=0) for e in closest(found))}
+
+
 def _verify(outcome: WriteOutcome, scorer: SupportScorer, given: dict[int, Reference],
-            rects_for: RectsFor) -> tuple[list[AnswerSentence], VerifyReport]:
+            rects_for: RectsFor) -> tuple[list[AnswerSentence], tuple[str, ...], VerifyReport]:
+    """Every written sentence verified; section 0 is the direct answer, then the model's headed sections."""
     report = VerifyReport()
-    sentences: list[AnswerSentence] = []
-    for section, text in enumerate(outcome.sections):
-        sentences.extend(verify_text(text, given, scorer, rects_for, True, section, report))
-    return sentences, report
+    written = outcome.written
+    sentences = verify_text(written.direct, given, scorer, rects_for, True, 0, report) if written.direct else []
+    headings = [ANSWER_HEADING]
+    for title, text in written.sections:
+        verified = verify_text(text, given, scorer, rects_for, True, len(headings), report)
+        if verified:
+            sentences.extend(verified)
+            headings.append(title or "Details")
+    return sentences, tuple(headings), report
 
 
-def _cited(sentences: Sequence[AnswerSentence], references: Sequence[Reference]) -> tuple[Reference, ...]:
-    numbers = {c.n for s in sentences for c in s.citations}
-    return tuple(sorted((r for r in references if r.n in numbers), key=lambda r: r.n))
+def _numbered(sentences: Sequence[AnswerSentence], given: Sequence[Reference], digest: bool = False) -> dict[str, Any]:
+    """The Answer fields that depend on numbering: references numbered by paper in order of first use."""
+    numbered = number_by_paper(sentences, given)
+    return {"text": answer_text(numbered.sentences, digest=digest), "sentences": numbered.sentences,
+            "references": numbered.references, "contexts": numbered.contexts, "papers": numbered.papers}
 
 
 __all__ = ["AskOptions", "Theme", "ask", "normalise_question"]

@@ -2,23 +2,21 @@
 
 Quotes start grouped by paper (a paper's quotes usually make one point about it); groups are then
 merged, most similar first (average cosine of their quotes), while the similarity clears ``join``
-or while there are more than ``max_themes``. Deterministic and LM-free. A one-paper theme is
-titled by the paper's short title ("SPECTER"); a mixed theme by the words its quotes share most.
+or while there are more than ``max_themes``. Deterministic and LM-free. A theme's heading names its
+point: the opening clause of its best-answering quote, a few words long.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from engine.cite.support import SupportScorer, content_words, stem
+from engine.cite.markers import strip_markers
+from engine.cite.support import SupportScorer
 from engine.synthesis.evidence import Evidence, Quote
-
-_SURFACE = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -34,7 +32,7 @@ class Theme:
 def select_quotes(evidence: Sequence[Evidence], max_quotes: int) -> list[Quote]:
     """Every relevant passage's best quote first, then second-best ones: the plan covers the papers
     retrieval found instead of filling up with one paper's many good sentences."""
-    ranked = sorted(evidence, key=lambda e: -e.relevance)
+    ranked = sorted(evidence, key=lambda e: -max((q.answer for q in e.quotes), default=0.0))
     rounds = max((len(e.quotes) for e in ranked), default=0)
     return [e.quotes_by_score[r] for r in range(rounds) for e in ranked if r < len(e.quotes)][:max_quotes]
 
@@ -46,7 +44,6 @@ def plan_themes(question: str, evidence: Sequence[Evidence], scorer: SupportScor
     if not quotes:
         return []
     doc_of = {e.reference.n: e.reference.doc_id for e in evidence}
-    titles = {e.reference.doc_id: e.reference.title for e in evidence}
     vectors = scorer.vectors([q.text for q in quotes])
     groups: list[list[int]] = []
     by_doc: dict[str, int] = {}
@@ -70,16 +67,11 @@ def plan_themes(question: str, evidence: Sequence[Evidence], scorer: SupportScor
         groups[a] = sorted(groups[a] + groups[b])
         del groups[b]
     groups.sort(key=lambda g: min(g))  # quotes are in selection order: best first
-    question_words = content_words(question)
     themes = []
     for group in groups:
         members = [quotes[i] for i in group]
-        docs = {doc_of.get(q.n, "") for q in members}
-        if len(docs) == 1:
-            title = short_title(titles.get(next(iter(docs)), "")) or _keywords(members, groups, quotes, question_words)
-        else:
-            title = _keywords(members, groups, quotes, question_words)
-        themes.append(Theme(title, tuple(members)))
+        lead = max(members, key=lambda q: q.answer)
+        themes.append(Theme(heading(lead.text), tuple(members)))
     return themes
 
 
@@ -91,25 +83,21 @@ def short_title(title: str) -> str:
     return head[:60].rsplit(" ", 1)[0] + "…"
 
 
-def _keywords(group: list[Quote], groups: list[list[int]], quotes: list[Quote], question_words: set[str]) -> str:
-    """The three words most frequent in this theme relative to the others (question words count too)."""
-    surface: dict[str, Counter[str]] = {}
-    counts: Counter[str] = Counter()
-    for quote in group:
-        seen: set[str] = set()
-        for word in _SURFACE.findall(quote.text):
-            key = stem(word.lower())
-            if key not in content_words(word) or key in seen:
-                continue
-            seen.add(key)
-            counts[key] += 1
-            surface.setdefault(key, Counter())[word if word.isupper() else word.lower()] += 1
-    elsewhere: Counter[str] = Counter()
-    members = set(map(id, group))
-    for quote in quotes:
-        if id(quote) not in members:
-            elsewhere.update(content_words(quote.text))
-    ranked = sorted(counts, key=lambda k: (-(counts[k] - 0.5 * elsewhere[k] + 0.5 * (k in question_words)),
-                                           -len(k), k))
-    words = [surface[k].most_common(1)[0][0] for k in ranked[:3]]
-    return ", ".join(words).capitalize() if words else "Evidence"
+_LEAD = re.compile(r"^(in (addition|contrast|particular|summary|this (study|work|paper))|however|moreover|furthermore|"
+                   r"thus|therefore|here|together|overall|notably|importantly|interestingly|similarly|finally|"
+                   r"consistent with (this|these|previous) \w+|as (expected|a result|shown))\s*,?\s*", re.IGNORECASE)
+_PARENS = re.compile(r"\s*[(\[][^()\[\]]*[)\]]")
+_CLAUSE = re.compile(r"[;:]|,\s+(which|while|whereas|and thus|but|although|suggesting|indicating)\b| – | — ")
+HEADING_WORDS = 9
+
+
+def heading(quote: str) -> str:
+    """A section heading from its best quote: the opening clause, lead-ins and parentheses dropped, <= 9 words."""
+    text = " ".join(strip_markers(quote).split())
+    text = _PARENS.sub("", _LEAD.sub("", text)).strip()
+    clause = _CLAUSE.split(text, maxsplit=1)[0].strip()
+    words = clause.split()
+    cut = " ".join(words[:HEADING_WORDS]).rstrip(" ,.;:")
+    if len(words) > HEADING_WORDS:
+        cut += " …"
+    return (cut[:1].upper() + cut[1:]) if cut else "Evidence"

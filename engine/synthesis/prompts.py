@@ -1,8 +1,8 @@
 """Prompt files (resources/prompts/answer_*.txt) and the text that goes into them.
 
 The layout is what makes the KV cache pay: the system message and the "question + evidence" block
-open the first user turn, and every later call is one more turn of the same conversation, so
-llama.cpp re-evaluates just the new turn.
+open the first user turn, and every later call (feedback, revision) is one more turn of the same
+conversation, so llama.cpp re-evaluates just the new turn.
 """
 
 from __future__ import annotations
@@ -33,33 +33,37 @@ def inert(text: str) -> str:
 
 
 def evidence_block(quotes: Sequence[Quote], titles: Mapping[int, str], quote_chars: int = 320) -> str:
-    """``[n] Title: "quote" … "quote"`` lines, numbers ascending."""
-    by_number: dict[int, list[str]] = {}
-    for quote in sorted(quotes, key=lambda q: (q.n, q.start)):
-        by_number.setdefault(quote.n, []).append(f"\"{inert(quote.text)[:quote_chars]}\"")
+    """``[n] Title: "quote" … "quote"`` lines, passages in the order of their best quote (best first)."""
+    by_number: dict[int, list[Quote]] = {}
+    for quote in sorted(quotes, key=lambda q: -q.answer):
+        by_number.setdefault(quote.n, []).append(quote)
     lines = []
-    for n, texts in sorted(by_number.items()):
+    for n, group in by_number.items():
+        texts = [f"\"{inert(q.text)[:quote_chars]}\"" for q in sorted(group, key=lambda q: q.start)]
         title = inert(titles.get(n, ""))[:90]
         lines.append(f"[{n}] {title + ': ' if title else ''}{' … '.join(texts)}")
     return "\n".join(lines)
 
 
 def prefix(question: str, quotes: Sequence[Quote], titles: Mapping[int, str], quote_chars: int = 320) -> str:
-    """The shared head of every user message."""
+    """The head of the first user message: the question and the evidence."""
     return prompt("answer_evidence").format(question=inert(question),
                                             evidence=evidence_block(quotes, titles, quote_chars))
 
 
-def draft_task(theme: str, numbers: Sequence[int], sentences: int) -> str:
-    return prompt("answer_draft").format(theme=inert(theme), numbers=", ".join(f"[{n}]" for n in numbers),
-                                         sentences=sentences)
+def write_task(sections: int, sentences: int) -> str:
+    return prompt("answer_write").format(sections=sections, sentences=sentences)
+
+
+def table_task(numbers: Sequence[int]) -> str:
+    return prompt("answer_table").format(numbers=", ".join(f"[{n}]" for n in numbers))
 
 
 def feedback_task() -> str:
     return prompt("answer_feedback_task")
 
 
-def revise_task(feedback: str, new_evidence: str, theme: str, sentences: int) -> str:
+def revise_task(feedback: str, new_evidence: str, sections: int, sentences: int) -> str:
     block = f"New evidence:\n{new_evidence}\n" if new_evidence else ""
-    return prompt("answer_revise").format(feedback=inert(feedback), new_evidence=block, theme=inert(theme),
+    return prompt("answer_revise").format(feedback=inert(feedback), new_evidence=block, sections=sections,
                                           sentences=sentences)

@@ -1,12 +1,12 @@
-"""OpenScholar-style writing with a small LM: draft each section, self-feedback, revise.
+"""Writing with an LM: one call writes the direct answer, then a few short headed sections.
 
-1. draft: one call per theme, each from the shared "question + evidence" prefix plus a short
-   task naming the theme's evidence numbers;
-2. feedback: one call on the whole draft, up to 3 items, each optionally with a search query;
-3. revise: for sections a feedback item concerns, one call each; new passages found for the
-   feedback's query come in with new numbers. Citations are verified afterwards, not here.
-All calls are turns of one conversation (the evidence comes once, in the first user turn), so
-each prompt extends the previous prompt plus its reply and the KV cache covers all but the new turn.
+On a CPU every call costs its prompt and every token it writes, so the answer is one call: the
+system message, the question and the evidence (quotes that address the question, best first),
+and a task asking for the direct answer first and then at most ``sections`` headed sections.
+The direct answer streams first. Optional self-feedback (OpenScholar's loop) adds two calls as
+further turns of the same conversation, so llama.cpp's prefix cache evaluates only the new turn:
+a feedback call (up to 3 items, each optionally with a search query) and one revision of the
+whole answer with any new evidence. Citations are verified afterwards, not here.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from engine.generate.base import ChatMessage, Completion, LanguageModel, TokenCa
 from engine.progress import CancelToken
 from engine.synthesis import prompts
 from engine.synthesis.evidence import Evidence, Quote
-from engine.synthesis.plan import Theme
 from engine.types import StepCost
 
 log = logging.getLogger(__name__)
@@ -41,12 +40,20 @@ class FeedbackItem:
     query: str = ""
 
 
+@dataclass(frozen=True)
+class Written:
+    """The model's answer split into its direct answer and headed sections."""
+
+    direct: str
+    sections: tuple[tuple[str, str], ...]  # (heading, text)
+
+
 @dataclass
 class WriteOutcome:
-    """The written sections (after revision), the first drafts, and what each call cost."""
+    """What the model wrote (after revision), its first draft, and what each call cost."""
 
-    sections: list[str]
-    drafts: list[str]
+    written: Written
+    draft: str = ""
     feedback: list[FeedbackItem] = field(default_factory=list)
     extra: list[Evidence] = field(default_factory=list)
     steps: list[StepCost] = field(default_factory=list)
@@ -56,11 +63,13 @@ class WriteOutcome:
 
 @dataclass(frozen=True)
 class WriterOptions:
+    sections: int = 2
     sentences_per_section: int = 2
-    section_tokens: int = 110
-    feedback_tokens: int = 96
-    feedback: bool = True
+    answer_tokens: int = 200  # the whole answer: direct answer and sections
+    feedback_tokens: int = 80
+    feedback: bool = False  # measured: it doubles the time and rarely changes what is verified
     quote_chars: int = 320
+    max_quotes: int = 8
 
 
 def parse_feedback(text: str) -> list[FeedbackItem]:
@@ -84,11 +93,13 @@ def parse_feedback(text: str) -> list[FeedbackItem]:
     return items[:MAX_FEEDBACK]
 
 
-_ECHO = re.compile(r"^\s*(task|question|evidence|feedback|search|draft answer|new evidence)\s*:", re.IGNORECASE)
+_ECHO = re.compile(r"^\s*(task|question|evidence|feedback|search|draft answer|new evidence|answer)\s*:",
+                   re.IGNORECASE)
+_HEADING = re.compile(r"^\s*(#{1,6}\s*|\*\*)(?P<title>[^#*\n]{2,120}?)\**\s*:?\s*$")
 
 
 def clean_section(text: str, max_sentences: int) -> str:
-    """The model's section without echoed prompt lines, repeated sentences or run-on rambling."""
+    """A part of the model's answer without echoed prompt lines, repeated sentences or run-on rambling."""
     lines = [line for line in text.splitlines() if line.strip() and not _ECHO.match(line)]
     kept: list[str] = []
     seen: set[frozenset[str]] = set()
@@ -103,8 +114,32 @@ def clean_section(text: str, max_sentences: int) -> str:
     return " ".join(kept)
 
 
+def parse_answer(text: str, max_sections: int, sentences_per_section: int) -> Written:
+    """Direct answer (everything before the first heading) and up to ``max_sections`` headed sections."""
+    parts: list[tuple[str, list[str]]] = [("", [])]
+    for line in text.splitlines():
+        heading = _HEADING.match(line)
+        if heading:
+            parts.append((" ".join(heading.group("title").split()).strip(" :"), []))
+        else:
+            parts[-1][1].append(line)
+    direct = clean_section("\n".join(parts[0][1]), 2)
+    sections = []
+    for title, lines in parts[1:]:
+        body = clean_section("\n".join(lines), sentences_per_section)
+        if body:
+            sections.append((title, body))
+    if not direct and sections:  # the model began with a heading: its first section is the answer
+        direct = clean_section(sections.pop(0)[1], 2)
+    return Written(direct, tuple(sections[:max_sections]))
+
+
+class ContextTooSmall(Exception):
+    """Raised by Writer.fit; the pipeline answers with the evidence digest instead."""
+
+
 class Writer:
-    """Runs the draft / feedback / revise calls on one LanguageModel."""
+    """Runs the writing call (and optional feedback and revision) on one LanguageModel."""
 
     def __init__(self, lm: LanguageModel, options: WriterOptions | None = None, on_token: TokenCallback | None = None,
                  on_stage: StageCallback | None = None, cancel: CancelToken | None = None) -> None:
@@ -114,45 +149,37 @@ class Writer:
         self.on_stage = on_stage or (lambda _stage: None)
         self.cancel = cancel
 
-    # --- fitting the context ----------------------------------------------------------------
-
-    def fit(self, question: str, themes: Sequence[Theme], titles: Mapping[int, str]) -> tuple[str, list[Theme], str]:
-        """Drop the weakest quotes (then shorten the question) until the longest call fits the context."""
+    def fit(self, question: str, quotes: Sequence[Quote], titles: Mapping[int, str]) -> tuple[str, list[Quote], str]:
+        """Drop the weakest quotes (then shorten the question) until every call fits the context."""
         opts = self.options
-        # The conversation grows turn by turn: each section's task and reply, then feedback and up
-        # to MAX_FEEDBACK revisions with their new evidence; all of it must fit after the prefix.
-        reserve = len(themes) * (opts.section_tokens + 70) + _TEMPLATE_OVERHEAD
+        reserve = opts.answer_tokens + 120 + _TEMPLATE_OVERHEAD
         if opts.feedback:
-            reserve += opts.feedback_tokens + 90 + MAX_FEEDBACK * (opts.section_tokens + 90) + 250
+            reserve += opts.feedback_tokens + 90 + opts.answer_tokens + 250
         budget = self.lm.context_size - reserve
-        quotes = sorted((q for t in themes for q in t.quotes), key=lambda q: -q.score)
+        kept = sorted(quotes, key=lambda q: -q.answer)[: opts.max_quotes]
         system = prompts.prompt("answer_system")
         note = ""
 
-        def cost(q: str, kept: Sequence[Quote]) -> int:
-            return self.lm.count_tokens(system + prompts.prefix(q, kept, titles, opts.quote_chars))
+        def cost(q: str, chosen: Sequence[Quote]) -> int:
+            return self.lm.count_tokens(system + prompts.prefix(q, chosen, titles, opts.quote_chars))
 
         dropped = 0
-        while len(quotes) > 1 and cost(question, quotes) > budget:
-            quotes.pop()
+        while len(kept) > 1 and cost(question, kept) > budget:
+            kept.pop()
             dropped += 1
-        while len(question) > 80 and cost(question, quotes) > budget:
+        while len(question) > 80 and cost(question, kept) > budget:
             question = question[: len(question) * 2 // 3]
             note = "the question was shortened"
-        if cost(question, quotes) > budget:
+        if cost(question, kept) > budget:
             raise ContextTooSmall(f"the model's context ({self.lm.context_size} tokens) cannot hold even one quote")
         if dropped:
             note = f"{dropped} weaker quotes were left out to fit the model's context" + (f"; {note}" if note else "")
-        kept_ids = {id(q) for q in quotes}
-        fitted = [Theme(t.title, tuple(q for q in t.quotes if id(q) in kept_ids)) for t in themes]
-        return question, [t for t in fitted if t.quotes], note
-
-    # --- the calls ----------------------------------------------------------------------------
+        return question, kept, note
 
     def _call(self, step: str, messages: list[ChatMessage], user: str, max_tokens: int, steps: list[StepCost],
               on_token: TokenCallback | None = None) -> Completion:
-        """One more turn of the conversation: every call's prompt extends the previous prompt and its
-        reply, so llama.cpp's prefix cache leaves only the new user turn to evaluate."""
+        """One more turn of the conversation: its prompt extends the previous prompt and its reply, so
+        llama.cpp's prefix cache leaves only the new user turn to evaluate."""
         messages.append(ChatMessage("user", user))
         completion = self.lm.chat(messages, max_tokens=max_tokens, temperature=0.0, on_token=on_token,
                                   cancel=self.cancel)
@@ -162,42 +189,36 @@ class Writer:
                               round(completion.seconds_total, 3)))
         return completion
 
-    def write(self, question: str, themes: Sequence[Theme], titles: Mapping[int, str],
+    def _streamed(self, valid: set[int]) -> tuple[TokenCallback | None, Callable[[], None]]:
+        """A token callback that never shows an unknown [n] (and the flush for its end)."""
+        if self.on_token is None:
+            return None, lambda: None
+        stream = StreamFilter(valid)
+        sink = self.on_token
+        return (lambda piece: sink(stream.feed(piece))), (lambda: sink(stream.flush()))
+
+    def write(self, question: str, quotes: Sequence[Quote], titles: Mapping[int, str],
               more_evidence: MoreEvidence | None = None) -> WriteOutcome:
-        """Draft every theme, then (optionally) feedback and revision, as one conversation."""
+        """The answer in one call; then, if enabled, feedback and one revision as later turns."""
         opts = self.options
-        question, fitted, note = self.fit(question, themes, titles)
-        quotes = [q for t in fitted for q in t.quotes]
-        head = prompts.prefix(question, quotes, titles, opts.quote_chars)
-        outcome = WriteOutcome(sections=[], drafts=[], trimmed=note)
-        stream = StreamFilter({q.n for q in quotes})
+        question, kept, note = self.fit(question, quotes, titles)
+        head = prompts.prefix(question, kept, titles, opts.quote_chars)
         messages = [ChatMessage("system", prompts.prompt("answer_system"))]
         self.on_stage("drafting")
-        for index, theme in enumerate(fitted):
-            if index and self.on_token:
-                self.on_token("\n\n")
-            task = prompts.draft_task(theme.title, theme.numbers, opts.sentences_per_section)
-
-            def forward(piece: str) -> None:
-                if self.on_token:
-                    self.on_token(stream.feed(piece))
-
-            completion = self._call(f"draft {index + 1}", messages, (head if index == 0 else "") + task,
-                                    opts.section_tokens, outcome.steps, forward)
-            if self.on_token:
-                self.on_token(stream.flush())
-            outcome.drafts.append(clean_section(completion.text, opts.sentences_per_section + 1))
-            if completion.cancelled:
-                outcome.cancelled = True
-                break
-        outcome.sections = list(outcome.drafts)
-        if outcome.cancelled or not opts.feedback or not any(outcome.drafts):
+        forward, flush = self._streamed({q.n for q in kept})
+        steps: list[StepCost] = []
+        completion = self._call("write", messages, head + prompts.write_task(opts.sections, opts.sentences_per_section),
+                                opts.answer_tokens, steps, forward)
+        flush()
+        outcome = WriteOutcome(parse_answer(completion.text, opts.sections, opts.sentences_per_section),
+                               draft=completion.text, steps=steps, trimmed=note, cancelled=completion.cancelled)
+        if outcome.cancelled or not opts.feedback or not outcome.written.direct:
             return outcome
-        self._feedback_and_revise(fitted, more_evidence, messages, outcome)
+        self._feedback_and_revise(messages, more_evidence, outcome)
         return outcome
 
-    def _feedback_and_revise(self, themes: Sequence[Theme], more_evidence: MoreEvidence | None,
-                             messages: list[ChatMessage], outcome: WriteOutcome) -> None:
+    def _feedback_and_revise(self, messages: list[ChatMessage], more_evidence: MoreEvidence | None,
+                             outcome: WriteOutcome) -> None:
         opts = self.options
         self.on_stage("revising")
         completion = self._call("feedback", messages, prompts.feedback_task(), opts.feedback_tokens, outcome.steps)
@@ -205,43 +226,30 @@ class Writer:
             outcome.cancelled = True
             return
         outcome.feedback = parse_feedback(completion.text)
-        targets: dict[int, list[FeedbackItem]] = {}
+        if not outcome.feedback:
+            return
+        new: list[Evidence] = []
         for item in outcome.feedback:
-            targets.setdefault(_closest_theme(item, themes), []).append(item)
-        for section, items in sorted(targets.items()):
-            new: list[Evidence] = []
-            for item in items:
-                if item.query and more_evidence is not None:
-                    new.extend(more_evidence(item.query))
-            new_quotes = [q for e in new for q in e.quotes]
-            outcome.extra.extend(new)
-            block = prompts.evidence_block(new_quotes, {e.reference.n: e.reference.title for e in new},
-                                           opts.quote_chars)
-            task = prompts.revise_task(" ".join(i.text for i in items), block, themes[section].title,
-                                       opts.sentences_per_section)
-            if self.cancel is not None and self.cancel.cancelled:
-                outcome.cancelled = True
-                return
-            if self._tokens(messages) + self.lm.count_tokens(task) + opts.section_tokens + 16 > self.lm.context_size:
-                log.info("no room left in the context for revising section %d", section + 1)
-                break
-            revised = self._call(f"revise {section + 1}", messages, task, opts.section_tokens, outcome.steps)
-            if revised.cancelled:
-                outcome.cancelled = True
-                return
-            text = clean_section(revised.text, opts.sentences_per_section + 1)
-            if text:
-                outcome.sections[section] = text
+            if item.query and more_evidence is not None:
+                new.extend(more_evidence(item.query))
+        outcome.extra.extend(new)
+        block = prompts.evidence_block([q for e in new for q in e.quotes],
+                                       {e.reference.n: e.reference.title for e in new}, opts.quote_chars)
+        task = prompts.revise_task(" ".join(i.text for i in outcome.feedback), block, opts.sections,
+                                   opts.sentences_per_section)
+        if self.cancel is not None and self.cancel.cancelled:
+            outcome.cancelled = True
+            return
+        if self._tokens(messages) + self.lm.count_tokens(task) + opts.answer_tokens + 16 > self.lm.context_size:
+            log.info("no room left in the context for revising the answer")
+            return
+        revised = self._call("revise", messages, task, opts.answer_tokens, outcome.steps)
+        if revised.cancelled:
+            outcome.cancelled = True
+            return
+        written = parse_answer(revised.text, opts.sections, opts.sentences_per_section)
+        if written.direct:
+            outcome.written = written
 
     def _tokens(self, messages: Sequence[ChatMessage]) -> int:
         return sum(self.lm.count_tokens(m.content) + 6 for m in messages) + _TEMPLATE_OVERHEAD
-
-
-class ContextTooSmall(Exception):
-    """Raised by Writer.fit; the pipeline answers with the evidence digest instead."""
-
-
-def _closest_theme(item: FeedbackItem, themes: Sequence[Theme]) -> int:
-    words = content_words(f"{item.text} {item.query}")
-    scores = [len(words & content_words(t.title + " " + " ".join(q.text for q in t.quotes))) for t in themes]
-    return max(range(len(themes)), key=lambda i: (scores[i], -i)) if themes else 0

@@ -1,0 +1,89 @@
+"""A per-paper answer (``quire ask --table``) as rows, CSV and a Markdown table.
+
+Row ``n`` is cited paper ``n``: its answer to the question in one verified sentence and the
+verbatim quote that supports it, with the page it is on. Cells are plain text; the Markdown
+table escapes pipes and folds line breaks so a paper's text cannot break the table.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from engine.cite.markers import defuse_markers, strip_markers
+from engine.render.common import authors_short
+from engine.types import Answer, PaperReference, Reference
+
+COLUMNS = ("n", "paper", "authors", "year", "answer", "quote", "page", "link")
+
+
+@dataclass(frozen=True)
+class TableRow:
+    n: int
+    paper: str
+    authors: str
+    year: str
+    answer: str
+    quote: str
+    page: str
+    link: str
+    supported: bool
+
+    def cells(self) -> tuple[str, ...]:
+        return (str(self.n), self.paper, self.authors, self.year, self.answer, self.quote, self.page, self.link)
+
+
+def _link(paper: PaperReference) -> str:
+    if paper.doi:
+        return f"https://doi.org/{paper.doi}"
+    if paper.arxiv_id:
+        return f"https://arxiv.org/abs/{paper.arxiv_id}"
+    return paper.url
+
+
+def rows(answer: Answer) -> list[TableRow]:
+    """One row per cited paper, in the answer's order."""
+    out = []
+    for paper in answer.papers:
+        sentence = next((s for s in answer.sentences if any(c.n == paper.n for c in s.citations)), None)
+        if sentence is None:
+            continue
+        citation = next(c for c in sentence.citations if c.n == paper.n)
+        passage: Reference | None = next((r for r in answer.references if r.passage_id == citation.passage_id), None)
+        page = "" if passage is None or passage.page is None else str(passage.page)
+        who = authors_short(passage) if passage is not None else ""
+        out.append(TableRow(paper.n, " ".join(paper.title.split()), who, str(paper.year or ""),
+                            defuse_markers(strip_markers(sentence.text)), " ".join(citation.quote.split()), page,
+                            _link(paper), sentence.supported))
+    return out
+
+
+def to_csv(answer: Answer) -> str:
+    """The rows as CSV with a header line (RFC 4180 quoting)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows(answer):
+        writer.writerow(row.cells())
+    return buffer.getvalue()
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def to_markdown_table(answer: Answer) -> str:
+    """The question, then a Markdown table: #, paper, answer, quote, page."""
+    lines = [f"**Q:** {_cell(answer.question)}", ""]
+    if answer.notice:
+        lines += [f"> {_cell(answer.notice)}", ""]
+    table = rows(answer)
+    if not table:
+        return "\n".join([*lines, _cell(answer.text), ""])
+    lines += ["| # | Paper | Answer | Quote | Page |", "|---|---|---|---|---|"]
+    for row in table:
+        paper = row.paper + (f" ({row.authors}{', ' if row.authors and row.year else ''}{row.year})"
+                             if row.authors or row.year else "")
+        lines.append(f"| {row.n} | {_cell(paper)} | {_cell(row.answer)} | “{_cell(row.quote)}” | {row.page} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,71 @@
+"""Number an answer's references by paper: ``[1]`` .. ``[k]`` in order of first use, no gaps.
+
+Inside the pipeline every passage handed to the model has its own number (the model cites
+passages, and verification checks each citation against one passage's text). Readers think in
+papers, so once the sentences are verified the numbers are rewritten: the first paper cited is
+``[1]``, the next new paper ``[2]``, and two passages of one paper share their paper's number.
+Each citation keeps its ``passage_id``, quote, page and rectangles, so ``[n]`` in a sentence still
+opens the exact passage that sentence cites.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from engine.cite.markers import rewrite_markers
+from engine.types import AnswerSentence, PaperReference, Reference
+
+
+def paper_key(reference: Reference) -> tuple[str, str]:
+    """What makes two passages one paper: their source and document id."""
+    return reference.source, reference.doc_id
+
+
+@dataclass(frozen=True)
+class Numbered:
+    """Sentences, cited passages, all given passages and cited papers, numbered by paper."""
+
+    sentences: tuple[AnswerSentence, ...]
+    references: tuple[Reference, ...]
+    contexts: tuple[Reference, ...]
+    papers: tuple[PaperReference, ...]
+
+
+def number_by_paper(sentences: Sequence[AnswerSentence], given: Sequence[Reference]) -> Numbered:
+    """Renumber ``sentences`` (whose citations use the passages' own numbers in ``given``) by paper."""
+    by_number = {r.n: r for r in given}
+    paper_of: dict[tuple[str, str], int] = {}
+    cited_passages: dict[str, int] = {}  # passage id -> paper number, in order of first use
+    for sentence in sentences:
+        for citation in sentence.citations:
+            reference = by_number.get(citation.n)
+            if reference is None:
+                continue
+            number = paper_of.setdefault(paper_key(reference), len(paper_of) + 1)
+            cited_passages.setdefault(reference.passage_id, number)
+
+    def mapping(n: int) -> int | None:
+        reference = by_number.get(n)
+        return cited_passages.get(reference.passage_id) if reference is not None else None
+
+    renumbered = []
+    for sentence in sentences:
+        citations = tuple(replace(c, n=mapping(c.n) or 0) for c in sentence.citations if mapping(c.n))
+        renumbered.append(replace(sentence, text=rewrite_markers(sentence.text, mapping), citations=citations))
+    contexts = tuple(replace(r, n=cited_passages.get(r.passage_id, 0)) for r in given)
+    references = tuple(sorted((r for r in contexts if r.n), key=lambda r: (r.n, _first_use(r, cited_passages))))
+    papers = tuple(_paper(n, [r for r in references if r.n == n]) for n in range(1, len(paper_of) + 1))
+    return Numbered(tuple(renumbered), references, contexts, papers)
+
+
+def _first_use(reference: Reference, order: dict[str, int]) -> int:
+    return list(order).index(reference.passage_id)
+
+
+def _paper(n: int, passages: Sequence[Reference]) -> PaperReference:
+    first = passages[0]
+    pages = sorted({p for r in passages for p in (r.page, r.page_end) if p is not None})
+    return PaperReference(n=n, doc_id=first.doc_id, source=first.source, title=first.title, authors=first.authors,
+                          year=first.year, doi=first.doi, arxiv_id=first.arxiv_id, url=first.url,
+                          pages=tuple(pages), passage_ids=tuple(r.passage_id for r in passages))

@@ -1,0 +1,101 @@
+"""What a question asks for: its kind (a quantity, a choice, yes/no) and its key terms.
+
+A sentence *answers* "how many loci are there?" when it carries a number, and "which gene ...?"
+when it names something the question does not; topical similarity alone ranks a sentence that
+restates the question above the one that answers it. Key terms are the question's content words;
+a term the passages never use (a typo, "methylaton") is matched to the closest word they do use,
+so a misspelt key term still counts where the paper spells it right.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from rapidfuzz import fuzz, process
+
+from engine.cite.support import content_words
+
+_QUANTITY = re.compile(
+    r"\b(how (many|much|long|often|large|small|big|far|fast|high|low)|what (percent|percentage|proportion|fraction|"
+    r"share|number|size|range|concentration|rate|ratio|length|amount|level)|by what (factor|percent|amount)|"
+    r"(which|what) (factor|percentage)|how much (more|less|tighter|higher|lower)|fold|percent(age)?|kcal|"
+    r"what is the (size|number|range|percentage|proportion))\b", re.IGNORECASE)
+_YES_NO = re.compile(r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|might)\b",
+                     re.IGNORECASE)
+_YES_NO_INSIDE = re.compile(r",\s*(is|are|do|does|did|can|has|have)\s+(it|they|there|this|these)\b", re.IGNORECASE)
+_CHOICE = re.compile(r"\b(which|what|who|where)\b", re.IGNORECASE)
+# A number that states a quantity: not a figure, table, panel or reference number, nor a year.
+_FIGURE_NUMBER = re.compile(r"\b(fig(ure)?s?|tables?|supplementary|panels?|refs?|eq(uation)?s?|sections?)\.?\s*"
+                            r"S?\d+[A-Za-z]?", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.])[-−~≈]?\d[\d,]*(\.\d+)?\s*(%|-?fold|×|x\b|kcal|nm|µm|μm|mm|Å|kda|bp|kb|mb)?",
+                     re.IGNORECASE)
+_YEAR = re.compile(r"^(19|20)\d\d$")
+_NAME = re.compile(r"\b[A-Za-z]*[A-Z][A-Za-z]*\d[\w+-]*|\b[A-Z]{2,}[\w+-]*|\b[A-Z][a-z]+\d\w*|\b\w+\d+[+-]")
+
+
+class QuestionKind(StrEnum):
+    QUANTITY = "quantity"  # how many / how much / what percentage / by what factor
+    YES_NO = "yes/no"
+    CHOICE = "choice"  # which / what / who: wants a name
+    OPEN = "open"  # how / why / describe
+
+
+@dataclass(frozen=True)
+class Question:
+    """The question as the answer scorer sees it."""
+
+    text: str
+    kind: QuestionKind
+    terms: frozenset[str]  # stemmed content words
+    names: frozenset[str] = field(default_factory=frozenset)  # gene/protein-like names it mentions, lower-cased
+
+
+def analyse(question: str) -> Question:
+    """Kind, key terms and names of ``question``."""
+    if _QUANTITY.search(question):
+        kind = QuestionKind.QUANTITY
+    elif _YES_NO.match(question) or _YES_NO_INSIDE.search(question):
+        kind = QuestionKind.YES_NO
+    elif _CHOICE.search(question):
+        kind = QuestionKind.CHOICE
+    else:
+        kind = QuestionKind.OPEN
+    names = frozenset(m.group().lower() for m in _NAME.finditer(question))
+    return Question(question, kind, frozenset(content_words(question)), names)
+
+
+def with_typos_matched(question: Question, vocabulary: Iterable[str]) -> Question:
+    """Key terms the passages never use replaced by the closest word they do use (edit-distance ratio >= 80)."""
+    words = set(vocabulary)
+    missing = [t for t in question.terms if t not in words and len(t) >= 5 and not any(c.isdigit() for c in t)]
+    if not missing or not words:
+        return question
+    choices = sorted(words)
+    terms = set(question.terms)
+    for term in missing:
+        found = process.extractOne(term, choices, scorer=fuzz.ratio, score_cutoff=80)
+        if found is not None:
+            terms.discard(term)
+            terms.add(found[0])
+    return Question(question.text, question.kind, frozenset(terms), question.names)
+
+
+def quantities(text: str) -> list[str]:
+    """The numbers in ``text`` that state a quantity (figure/table/reference numbers and years left out)."""
+    masked = _FIGURE_NUMBER.sub(" ", text)
+    found = []
+    for match in _NUMBER.finditer(masked):
+        number = match.group().strip()
+        digits = re.sub(r"[^\d]", "", number.split()[0])
+        if _YEAR.match(digits) and not match.group(2):
+            continue
+        found.append(number)
+    return found
+
+
+def new_names(text: str, question: Question) -> list[str]:
+    """Gene/protein/strain-like names in ``text`` that the question does not already mention."""
+    return [m.group() for m in _NAME.finditer(text) if m.group().lower() not in question.names]

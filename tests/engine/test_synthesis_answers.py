@@ -1,0 +1,254 @@
+"""Answers that lead with the answer: the direct answer first, only passages that address the question,
+references numbered by paper, the per-paper table, and bad input (scripted LM, hashing embedder)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+from fixtures.scripted_lm import ScriptedLM
+
+from engine.cite.markers import cited_numbers
+from engine.cite.support import SupportScorer
+from engine.embed import HashingEmbedder
+from engine.generate.base import ChatMessage
+from engine.progress import CancelToken
+from engine.render.table import rows, to_csv, to_markdown_table
+from engine.synthesis.evidence import is_caption, quantities, sentence_spans
+from engine.synthesis.pipeline import AskOptions, ask
+from engine.synthesis.plan import heading
+from engine.synthesis.question import QuestionKind, analyse, with_typos_matched
+from engine.types import Answer, AnswerMode, SearchHit
+
+TRAINING = ("SPECTER is trained with a triplet margin loss on citation triplets of scientific papers. The training "
+            "data consists of 684K triplets built from the citation graph of Semantic Scholar papers. A paper that "
+            "cites the query paper is a positive example, and a paper it does not cite is a negative example.")
+EVALUATION = ("We evaluate SPECTER embeddings of scientific papers on SCIDOCS, a benchmark of seven document-level "
+              "tasks. SPECTER embeddings outperform strong baselines on citation prediction and recommendation.")
+CORPUS = ("We collected academic papers from many fields and many publishers for the corpus. In total, S2ORC "
+          "contains 81.1M English-language academic papers spanning many academic disciplines.")
+CAPTION = ("Figure 2: Overview of the SPECTER training triplets and the citation graph of papers. The citation "
+           "graph links each paper to the papers it cites, and triplets are drawn from it.")
+BANANA = ("Banana bread is baked with ripe bananas, flour, sugar and butter. Walnuts add crunch to the loaf and "
+          "the oven should be at 180 degrees for an hour.")
+
+BOTH = "How are SPECTER embeddings of scientific papers trained, and how many academic papers does S2ORC contain?"
+TITLES = {TRAINING: "SPECTER", EVALUATION: "SPECTER", CORPUS: "S2ORC", CAPTION: "Literature graph",
+          BANANA: "Baking at home"}
+DOCS = {TRAINING: "specter", EVALUATION: "specter", CORPUS: "s2orc", CAPTION: "graph", BANANA: "bake"}
+
+
+def retriever(*texts: str):  # type: ignore[no-untyped-def]
+    found = [SearchHit(f"{DOCS[t]}-{i:04d}", DOCS[t], "library", TITLES[t], t, score=1.0 / (i + 1), page=i + 1)
+             for i, t in enumerate(texts)]
+    return lambda _query, k: found[:k]
+
+
+def scorer() -> SupportScorer:
+    return SupportScorer(HashingEmbedder())
+
+
+def opts(**overrides: object) -> AskOptions:
+    """The hashing embedder scores lower than MiniLM: the relevance floor set for it."""
+    return AskOptions(**{"relevance_threshold": 0.2, **overrides})  # type: ignore[arg-type]
+
+
+def guarantees(answer: Answer) -> None:
+    numbers = cited_numbers(answer.text)
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert [p.n for p in answer.papers] == numbers
+    for sentence in answer.sentences:
+        for citation in sentence.citations:
+            passage = answer.passage(citation.passage_id)
+            assert passage.n == citation.n and citation.quote in passage.text
+
+
+def first_quote(answer: Answer) -> str:
+    return answer.sentences[0].citations[0].quote
+
+
+# --- the answer first ---------------------------------------------------------------------------
+
+
+def test_how_many_leads_with_the_sentence_that_has_the_number() -> None:
+    answer = ask("How many English-language papers does S2ORC contain?", retrieve=retriever(CORPUS, TRAINING),
+                 scorer=scorer(), options=opts(mode="digest"))
+    assert answer.mode == AnswerMode.DIGEST and answer.sections[0] == "Answer"
+    assert "81.1M" in first_quote(answer) and answer.text.startswith("“In total, S2ORC contains 81.1M")
+    guarantees(answer)
+
+
+def test_quotes_are_whole_sentences_and_never_captions() -> None:
+    answer = ask("How is SPECTER trained from the citation graph?", retrieve=retriever(CAPTION, TRAINING),
+                 scorer=scorer(), options=opts(mode="digest"))
+    quotes = [c.quote for s in answer.sentences for c in s.citations]
+    assert quotes and not any(q.startswith("Figure") for q in quotes)
+    for sentence in answer.sentences:
+        for citation in sentence.citations:
+            text = answer.passage(citation.passage_id).text
+            assert citation.quote_start == 0 or text[citation.quote_start - 2] in ".!?"  # starts a sentence
+            assert citation.quote.rstrip()[-1] in ".!?"
+    assert is_caption("Figure 2: Overview of the triplets.") and is_caption("(B) Western blot of the lysate shows")
+    assert next(TRAINING[s:e] for s, e in sentence_spans(TRAINING)).startswith("SPECTER is trained")
+
+
+def test_passages_that_do_not_address_the_question_are_dropped() -> None:
+    answer = ask("How is SPECTER trained and what data does it learn from?",
+                 retrieve=retriever(TRAINING, BANANA, EVALUATION), scorer=scorer(), options=opts(mode="digest"))
+    assert "bake" not in {r.doc_id for r in answer.contexts}
+    assert all(answer.passage(c.passage_id).doc_id != "bake" for s in answer.sentences for c in s.citations)
+    assert "triplet" in first_quote(answer)
+
+
+def test_papers_are_numbered_in_order_of_first_use_and_share_a_number() -> None:
+    answer = ask(BOTH,
+                 retrieve=retriever(TRAINING, CORPUS, EVALUATION), scorer=scorer(), options=opts(mode="digest"))
+    guarantees(answer)
+    specter = next(p for p in answer.papers if p.doc_id == "specter")
+    assert len(specter.passage_ids) == 2 and specter.pages == (1, 3)  # both passages of one paper, one number
+    assert len(answer.papers) == 2 and {p.n for p in answer.papers} == {1, 2}
+
+
+def test_headings_name_the_point_from_the_best_quote() -> None:
+    assert heading("In addition, we find that SPECTER outperforms all baselines on every task (Table 3).") == \
+        "We find that SPECTER outperforms all baselines on every …"
+    assert heading("Thus, S2ORC contains 81.1M papers; most are in English.") == "S2ORC contains 81.1M papers"
+
+
+def test_question_kinds_and_quantities() -> None:
+    assert analyse("By what factor does X rise?").kind == QuestionKind.QUANTITY
+    assert analyse("Does EEF2 splice its introns in order?").kind == QuestionKind.YES_NO
+    assert analyse("Which gene is stabilized upon DDX3X depletion?").kind == QuestionKind.CHOICE
+    assert quantities("as shown in Figure 3 and Table S2 in 2021") == []
+    assert quantities("a 5-fold drop and 73% of genes") == ["5-fold", "73%"]
+
+
+# --- the writer ---------------------------------------------------------------------------------
+
+
+def writer(direct: str, sections: str = "") -> ScriptedLM:
+    return ScriptedLM(lambda _m: direct + ("\n## " + sections if sections else ""))
+
+
+def test_writer_answers_first_then_headed_sections_in_one_call() -> None:
+    lm = writer("SPECTER is trained with a triplet margin loss on citation triplets [1].",
+                "Evaluation\nSPECTER embeddings outperform strong baselines on citation prediction [2].")
+    tokens: list[str] = []
+    answer = ask("How is SPECTER trained?", retrieve=retriever(TRAINING, EVALUATION), scorer=scorer(),
+                 language_model=lambda: lm, options=opts(mode="write"), on_token=tokens.append)
+    assert answer.mode == AnswerMode.WRITTEN and [s.step for s in answer.steps] == ["write"]
+    assert answer.sections == ("Answer", "Evaluation")
+    assert answer.text.startswith("SPECTER is trained with a triplet margin loss") and answer.sentences[0].supported
+    assert "".join(tokens).startswith("SPECTER is trained")  # the direct answer streams first
+    guarantees(answer)
+
+
+def test_yes_no_question_keeps_the_verified_yes() -> None:
+    lm = writer("Yes, SPECTER is trained with a triplet margin loss on citation triplets [1].")
+    answer = ask("Is SPECTER trained with a triplet loss?", retrieve=retriever(TRAINING, EVALUATION),
+                 scorer=scorer(), language_model=lambda: lm, options=opts())
+    assert answer.mode == AnswerMode.WRITTEN and answer.text.startswith("Yes, SPECTER")
+    assert answer.sentences[0].supported and answer.sentences[0].citations
+    digest = ask("Is SPECTER trained with a triplet loss?", retrieve=retriever(EVALUATION, TRAINING),
+                 scorer=scorer(), options=opts(mode="digest"))
+    assert "triplet margin loss" in first_quote(digest)
+
+
+def test_a_model_that_emits_no_citations_gets_them_inserted_or_flagged() -> None:
+    lm = writer("SPECTER is trained with a triplet margin loss on citation triplets of scientific papers. "
+                "It was invented by astronauts living in a base on the lunar surface.")
+    answer = ask("How is SPECTER trained?", retrieve=retriever(TRAINING, EVALUATION), scorer=scorer(),
+                 language_model=lambda: lm, options=opts(mode="write"))
+    first, second = answer.sentences[:2]
+    assert first.supported and first.citations and first.citations[0].inserted
+    assert not second.supported and not second.citations
+    guarantees(answer)
+
+
+def test_a_model_that_cites_99_never_shows_it() -> None:
+    lm = writer("SPECTER is trained with a triplet margin loss on citation triplets [99].")
+    tokens: list[str] = []
+    answer = ask("How is SPECTER trained?", retrieve=retriever(TRAINING), scorer=scorer(),
+                 language_model=lambda: lm, options=opts(mode="write"), on_token=tokens.append)
+    assert "[99]" not in answer.text and "[99]" not in "".join(tokens) and "99" not in "".join(tokens)
+    assert "removed" in answer.notice or answer.sentences[0].citations[0].inserted
+    guarantees(answer)
+
+
+def test_cancel_while_the_direct_answer_streams_keeps_what_was_written() -> None:
+    cancel = CancelToken()
+    lm = ScriptedLM(lambda _m: "SPECTER is trained with a triplet margin loss on citation triplets [1].\n## More\n"
+                               "Other things [2].", cancel_after_tokens=6, cancel=cancel)
+    answer = ask("How is SPECTER trained?", retrieve=retriever(TRAINING, EVALUATION), scorer=scorer(),
+                 language_model=lambda: lm, options=opts(mode="write"), cancel=cancel)
+    assert answer.cancelled and "Cancelled" in answer.notice
+    assert answer.text.startswith("SPECTER is trained with") and "Other things" not in answer.text
+    assert all(s.section == 0 for s in answer.sentences)
+    guarantees(answer)
+
+
+# --- bad questions --------------------------------------------------------------------------------
+
+
+def test_a_question_no_passage_addresses_is_answered_plainly_with_the_closest_passages() -> None:
+    answer = ask("What is the boiling point of liquid nitrogen at sea level?",
+                 retrieve=retriever(TRAINING, CORPUS, BANANA), scorer=scorer(), language_model=lambda: writer("x"),
+                 options=opts())
+    assert answer.mode == AnswerMode.NO_EVIDENCE and answer.papers == () and cited_numbers(answer.text) == []
+    assert "addresses this question" in answer.text and "closest passages" in answer.text
+    assert answer.contexts and all(r.n == 0 for r in answer.contexts)
+
+
+def test_a_typo_in_the_key_term_still_finds_the_answer() -> None:
+    asked = with_typos_matched(analyse("What loss is SPECTER trained with on citaton tripplets?"),
+                               {"triplet", "citation", "loss", "train"})
+    assert "triplet" in asked.terms and "citation" in asked.terms and "tripplet" not in asked.terms
+    answer = ask("What loss is SPECTER trained with on citaton tripplets?", retrieve=retriever(EVALUATION, TRAINING),
+                 scorer=scorer(), options=opts(mode="digest"))
+    assert "triplet margin loss" in first_quote(answer)
+
+
+def test_a_question_in_another_language_answers_from_its_key_terms() -> None:
+    answer = ask("Wie wird SPECTER mit einem triplet loss trainiert?", retrieve=retriever(EVALUATION, TRAINING),
+                 scorer=scorer(), options=opts(mode="digest"))
+    assert answer.mode == AnswerMode.DIGEST and "triplet margin loss" in first_quote(answer)
+    guarantees(answer)
+
+
+# --- the per-paper table ---------------------------------------------------------------------------
+
+
+def test_table_has_one_verified_row_per_paper_and_exports() -> None:
+    def rows_writer(messages: Sequence[ChatMessage]) -> str:
+        """A line per paper of the prompt: true for SPECTER, made up for S2ORC."""
+        lines = []
+        for line in messages[-1].content.splitlines():
+            if line.startswith("[") and "] " in line:
+                k, title = line[1:].split("] ", 1)
+                specter = title.startswith("SPECTER")
+                claim = ("SPECTER is trained with a triplet margin loss on citation triplets" if specter
+                         else "The moon is made of green cheese and old socks")
+                lines.append(f"[{k}] {claim} [{k}].")
+        return "\n".join(lines)
+
+    answer = ask(BOTH, retrieve=retriever(TRAINING, CORPUS), scorer=scorer(),
+                 language_model=lambda: ScriptedLM(rows_writer), options=opts(mode="write", table=True))
+    guarantees(answer)
+    table = rows(answer)
+    assert [r.n for r in table] == [1, 2] and len(answer.sections) == 2
+    by_paper = {r.paper: r for r in table}
+    assert by_paper["SPECTER"].answer.startswith("SPECTER is trained with a triplet margin loss")
+    assert "cheese" not in answer.text and by_paper["S2ORC"].answer.startswith("“")  # unsupported -> its quote
+    parsed = list(csv.reader(io.StringIO(to_csv(answer))))
+    assert parsed[0][:2] == ["n", "paper"] and len(parsed) == 3
+    assert all(row[5] in (TRAINING + CORPUS) for row in parsed[1:])  # quotes verbatim
+    markdown = to_markdown_table(answer)
+    assert markdown.count("\n| ") == 3 and "| # | Paper | Answer | Quote | Page |" in markdown
+
+
+def test_table_without_a_writer_is_each_papers_best_quote() -> None:
+    answer = ask(BOTH, retrieve=retriever(TRAINING, CORPUS), scorer=scorer(), options=opts(mode="digest", table=True))
+    assert answer.mode == AnswerMode.DIGEST and len(rows(answer)) == 2
+    assert all(r.answer.startswith("“") and r.quote for r in rows(answer))
+    guarantees(answer)
