@@ -23,6 +23,7 @@ from pathlib import Path
 from engine.datastore.reader import LineProblem, Record
 from engine.errors import StoreError
 from engine.retrieve.dedupe import normalize_title
+from engine.sqlite import connect, transaction, use_wal
 
 SCHEMA_VERSION = 1
 # Problems kept per import (the count is always exact): enough to fix a file, bounded for a bad one.
@@ -110,10 +111,8 @@ class DatastoreStore:
         if not create and not path.is_file():
             raise StoreError(f"No datastore database at {path}.")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn = connect(path)
+            use_wal(conn)
             self._ensure_schema(conn)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"The datastore database {path} cannot be opened ({exc}); remove the datastore "
@@ -136,14 +135,8 @@ class DatastoreStore:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        with transaction(self._conn, self._lock) as conn:
+            yield conn
 
     def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         """Rows of a read-only query (used by the source, the packer and tests)."""

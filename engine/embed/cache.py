@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import StoreError
+from engine.sqlite import connect, transaction, use_wal
 
 SCHEMA_VERSION = 1
 # SQLite's default limit on bound parameters is 32766 on modern builds but 999 on old ones.
@@ -37,10 +38,8 @@ class EmbeddingCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn = connect(path)
+            use_wal(conn)
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise StoreError(f"The embedding cache {path} was written by a newer Quire; update Quire or delete "
@@ -88,16 +87,12 @@ class EmbeddingCache:
         dimension = matrix.shape[1]
         rows = [(model_id, content_hash, dimension, matrix[row].tobytes())
                 for row, content_hash in enumerate(content_hashes)]
-        with self._lock:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-                self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
-                self._conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise StoreError(f"Could not write to the embedding cache {self.path} ({exc}); check free disk "
-                                 "space.") from None
+        try:
+            with transaction(self._conn, self._lock) as conn:
+                conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+        except sqlite3.Error as exc:
+            raise StoreError(f"Could not write to the embedding cache {self.path} ({exc}); check free disk "
+                             "space.") from None
 
     def count(self, model_id: str | None = None) -> int:
         """How many vectors are cached, for one model or for all."""

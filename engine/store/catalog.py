@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import DocumentNotFoundError, StoreError
+from engine.sqlite import connect, transaction, use_wal
 from engine.store.codec import decode_words, encode_words
 from engine.store.schema import ensure_schema
 from engine.types import Document, DocumentStatus, Page, PageRect, Passage, Rect
@@ -43,10 +44,8 @@ class Library:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn = connect(path)
+            use_wal(conn)
             conn.execute("PRAGMA foreign_keys=ON")
             ensure_schema(conn)
         except sqlite3.DatabaseError as exc:
@@ -69,21 +68,8 @@ class Library:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; rolled back on any error, including cancellation."""
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                # After a failed write (disk full) SQLite may already have rolled back on its own.
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
-            try:
-                self._conn.execute("COMMIT")
-            except sqlite3.Error:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
+        with transaction(self._conn, self._lock) as conn:
+            yield conn
 
     # --- files ---------------------------------------------------------------------------
 

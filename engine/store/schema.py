@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Callable
 
 from engine.errors import StoreError
+from engine.sqlite import transaction
 
 SCHEMA_VERSION = 2
 
@@ -110,8 +111,7 @@ def ensure_schema(conn: sqlite3.Connection, migrations: dict[int, Migration] | N
                          f"{target}); update Quire to open it.")
     if version == target:
         return version
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         if version == 0:
             # One statement at a time: executescript() would commit mid-way.
             for statement in _V1.split(";\n"):
@@ -125,9 +125,4 @@ def ensure_schema(conn: sqlite3.Connection, migrations: dict[int, Migration] | N
             step(conn)
             version += 1
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version),))
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return version
