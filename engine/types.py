@@ -186,6 +186,10 @@ class Passage:
     content_hash: str
     is_reference: bool = False
     words: Sequence[WordBox] = field(default=(), repr=False, compare=False)
+    # What the text is: running "text", a figure or table "caption", a "table" body, or "figure"
+    # text (labels drawn inside a figure). Captions and tables are searchable but never spliced
+    # into the running text.
+    kind: str = "text"
 
     @property
     def search_text(self) -> str:

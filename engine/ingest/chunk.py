@@ -45,7 +45,8 @@ _COMPOUND_LINKS = frozenset("of the to and in on by for a an".split())
 
 def is_split_word(before: str, after: str) -> bool:
     """'represen-' at a line end followed by 'tation': one word broken by hyphenation."""
-    return (len(before) > 2 and before[-1] == "-" and before[-2].isalpha()
+    # An acronym before the hyphen ("RNA-" / "coding") is a compound: TeX never hyphenates one.
+    return (len(before) > 2 and before[-1] == "-" and before[-2].isalpha() and not before[-2].isupper()
             and "-" not in before[:-1] and after[:1].islower())
 
 
@@ -54,17 +55,38 @@ def is_split_compound(before: str, after: str) -> bool:
     return is_split_word(before, after) and after.split("-", 1)[0] in _COMPOUND_LINKS and "-" in after
 
 
+class Numbering:
+    """Ordinals and character offsets shared by the chunkers of one document (one per passage kind).
+
+    A passage gets its number when it is released, so passages of every kind come out in one
+    sequence, in order, without overlapping spans of the document text.
+    """
+
+    def __init__(self) -> None:
+        self.ordinal = 0
+        self.offset = 0  # length of the document text so far
+        self.ready: list[Passage] = []
+
+    def claim(self, length: int) -> tuple[int, int]:
+        """The next ordinal and the character offset of a passage of ``length`` characters."""
+        start = self.offset + 1 if self.ordinal else 0  # one separator character between passages
+        ordinal = self.ordinal
+        self.ordinal += 1
+        self.offset = start + length
+        return ordinal, start
+
+
 @dataclass
 class _Draft:
     """The passage being built."""
 
-    start: int = 0  # char offset of its first word in the document text
     parts: list[str] = field(default_factory=list)
     # Its words' boxes packed as in WordBoxes (spans relative to ``start``): no object per word.
     boxes: array[float] = field(default_factory=lambda: array("f"))
     count: int = 0  # words
     rects: list[PageRect] = field(default_factory=list)  # one per line (part)
     length: int = 0
+    is_reference: bool = False
 
 
 @dataclass
@@ -78,19 +100,19 @@ class _Line:
 class Chunker:
     """Feed lines in reading order with :meth:`add_line`; passages come out as they close."""
 
-    def __init__(self, doc_id: str, title: str, target_words: int = 250) -> None:
+    def __init__(self, doc_id: str, title: str, target_words: int = 250, *, kind: str = "text",
+                 numbering: Numbering | None = None) -> None:
         self.doc_id = doc_id
         self.title = title
+        self.kind = kind
         self.target_words = max(20, target_words)
         self.max_words = int(self.target_words * 1.6)
         self.is_reference = False
-        self._ordinal = 0
-        self._offset = 0  # length of the document text produced so far
+        self.numbering = numbering or Numbering()
         self._draft = _Draft()
-        self._held: Passage | None = None  # last closed passage, kept so a short tail can join it
+        self._held: _Draft | None = None  # last closed passage, kept so a short tail can join it
         self._waiting: _Line | None = None
         self._previous_word = ""
-        self._ready: list[Passage] = []
 
     # --- input ---------------------------------------------------------------------------
 
@@ -126,8 +148,8 @@ class Chunker:
         return ends_sentence(last)
 
     def passages(self) -> Iterator[Passage]:
-        """Yield and forget the passages closed so far."""
-        ready, self._ready = self._ready, []
+        """Yield and forget the passages closed so far (of every chunker sharing the numbering)."""
+        ready, self.numbering.ready = self.numbering.ready, []
         yield from ready
 
     def finish(self) -> Iterator[Passage]:
@@ -144,10 +166,9 @@ class Chunker:
         self._flush_waiting()
         tail, held = self._draft, self._held
         if (held is not None and tail.count and tail.count < self.target_words // 4
-                and len(held.words) + tail.count <= self.max_words):
+                and held.count + tail.count <= self.max_words):
             self._held = None
-            self._ordinal -= 1
-            self._draft = self._reopen(held)
+            self._draft = held
             self._append_draft(tail)
         self._close()
         self._release_held()
@@ -188,16 +209,12 @@ class Chunker:
             if index == last_index and trim_last_hyphen:
                 text = text[:-1]
             if not draft.count:
-                if self._offset:
-                    self._offset += 1  # the separator between passages in the document text
-                draft.start = self._offset
                 sep = ""
             start = draft.length + len(sep)
             draft.parts.append(sep + text)
             draft.length = start + len(text)
             draft.count += 1
             draft.boxes.extend((start, draft.length, page, word[0], word[1], word[2], word[3]))
-        self._offset = draft.start + draft.length
         self._previous_word = previous
         self._end_line_part(line, line_first, len(line.words))
 
@@ -211,9 +228,6 @@ class Chunker:
             texts[-1] = previous[:-1]
         sep = "" if glued else "\n" if line.new_block else " "
         if not draft.count:
-            if self._offset:
-                self._offset += 1  # the separator between passages in the document text
-            draft.start = self._offset
             sep = ""
         position = draft.length + len(sep)
         page = line.page
@@ -226,7 +240,6 @@ class Chunker:
         draft.length = position - 1
         draft.count += len(words)
         draft.rects.append(PageRect(page, line.rect))
-        self._offset = draft.start + draft.length
         self._previous_word = previous
 
     def _end_line_part(self, line: _Line, first: int, end: int) -> None:
@@ -242,12 +255,6 @@ class Chunker:
         x1 = max(w[2] for w in placed)
         y1 = max(w[3] for w in placed)
         self._draft.rects.append(PageRect(line.page, Rect(x0, y0, x1, y1)))
-
-    @staticmethod
-    def _reopen(passage: Passage) -> _Draft:
-        boxes = array("f", WordBoxes.of(passage.words).flat)
-        return _Draft(passage.char_start, [passage.text], boxes, len(boxes) // WORD_FIELDS, list(passage.rects),
-                      len(passage.text))
 
     def _append_draft(self, tail: _Draft) -> None:
         # The tail followed the reopened passage after a one-character separator.
@@ -268,22 +275,22 @@ class Chunker:
         draft = self._draft
         if not draft.count:
             return
-        text = "".join(draft.parts)
-        pages = draft.boxes[2::WORD_FIELDS]
-        passage = Passage(
-            id=passage_id(self.doc_id, self._ordinal), doc_id=self.doc_id, ordinal=self._ordinal,
-            text=text, title=self.title, page_start=int(min(pages)), page_end=int(max(pages)),
-            char_start=draft.start, char_end=draft.start + len(text), rects=tuple(draft.rects),
-            content_hash=content_hash(f"{self.title}\n{text}"), is_reference=self.is_reference,
-            words=WordBoxes(draft.boxes))
-        self._ordinal += 1
-        # A passage may close mid-line: the next one starts after it, not after the line before.
-        self._offset = passage.char_end
+        draft.is_reference = self.is_reference
         self._draft = _Draft()
         self._release_held()
-        self._held = passage
+        self._held = draft
 
     def _release_held(self) -> None:
-        if self._held is not None:
-            self._ready.append(self._held)
-            self._held = None
+        draft = self._held
+        if draft is None:
+            return
+        self._held = None
+        text = "".join(draft.parts)
+        ordinal, start = self.numbering.claim(len(text))
+        pages = draft.boxes[2::WORD_FIELDS]
+        self.numbering.ready.append(Passage(
+            id=passage_id(self.doc_id, ordinal), doc_id=self.doc_id, ordinal=ordinal,
+            text=text, title=self.title, page_start=int(min(pages)), page_end=int(max(pages)),
+            char_start=start, char_end=start + len(text), rects=tuple(draft.rects),
+            content_hash=content_hash(f"{self.title}\n{text}"), is_reference=draft.is_reference,
+            words=WordBoxes(draft.boxes), kind=self.kind))

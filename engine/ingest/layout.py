@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -24,6 +25,7 @@ RawWord = tuple[float, float, float, float, str, int, int, int]
 # no Python object is made per word on the way from PyMuPDF to the stored passage.
 Word = tuple[Any, ...]
 TEXT = 4  # index of a word's text in its tuple
+TEXT_KIND = "text"  # a line of running text (the other kinds are in engine.ingest.regions)
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl",
                             "ﬅ": "st", "ﬆ": "st", "\u00ad": "", "\u200b": ""})
@@ -58,6 +60,8 @@ class PageLayout:
     lines: list[Line]
     block_starts: set[int]  # indexes into ``lines`` where a new block (paragraph) begins
     footnote_lines: int = 0  # how many of the last ``lines`` are footnotes, read after the page's text
+    kinds: list[str] = field(default_factory=list)  # each line's kind (see engine.types.Passage.kind)
+    region_starts: set[int] = field(default_factory=set)  # lines that open a caption
 
 
 # TeX PDFs often draw an accent as a separate spacing character before its letter ("Lemaˆıtre").
@@ -214,19 +218,43 @@ def reading_order(blocks: list[Block], page_width: float) -> list[Block]:
     return ordered
 
 
-def layout_page(number: int, width: float, height: float, raw_words: list[RawWord]) -> PageLayout:
-    """Turn one page's raw words into lines in reading order, footnotes last."""
+# Classifies a page's blocks (in reading order) as text, caption, table or figure text; see
+# engine.ingest.regions. Arguments: blocks, page width, height, number, body line height, pitch.
+Classifier = Callable[[list[Block], float, float, int, float, float], tuple[list[str], set[int]]]
+
+
+def layout_page(number: int, width: float, height: float, raw_words: list[RawWord],
+                classify: Classifier | None = None) -> PageLayout:
+    """Turn one page's raw words into lines in reading order, footnotes last.
+
+    With ``classify``, each line also gets its kind: captions, tables and figure text are marked
+    so the caller can keep them out of the running text.
+    """
     body, footnotes = split_footnotes(reading_order(_group_blocks(build_lines(raw_words, width)), width), height)
     blocks = body + footnotes
     pitch = line_pitch([line for block in blocks for line in block.lines])
+    block_kinds = [TEXT_KIND] * len(blocks)
+    opens: set[int] = set()
+    if classify is not None and body:
+        body_kinds, opens = classify(body, width, height, number, _body_line_height(body), pitch)
+        block_kinds[:len(body)] = body_kinds
     lines: list[Line] = []
+    kinds: list[str] = []
     block_starts: set[int] = set()
-    for block in blocks:
-        if not lines or not continues_paragraph(lines[-1], block.lines[0], pitch):
+    region_starts: set[int] = set()
+    last_of_kind: dict[str, Line] = {}
+    for index, (block, kind) in enumerate(zip(blocks, block_kinds, strict=True)):
+        previous = last_of_kind.get(kind)
+        if previous is None or not continues_paragraph(previous, block.lines[0], pitch):
             block_starts.add(len(lines))
+        if index in opens:
+            region_starts.add(len(lines))
         lines.extend(block.lines)
+        kinds.extend([kind] * len(block.lines))
+        last_of_kind[kind] = block.lines[-1]
     return PageLayout(number, width, height, lines, block_starts,
-                      footnote_lines=sum(len(block.lines) for block in footnotes))
+                      footnote_lines=sum(len(block.lines) for block in footnotes), kinds=kinds,
+                      region_starts=region_starts)
 
 
 _FOOTNOTE_MARK = re.compile(r"^(\d{1,2}|[*∗†‡§¶])\D")

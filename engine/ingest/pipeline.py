@@ -16,10 +16,11 @@ from typing import Any
 
 from engine.errors import IngestError
 from engine.ingest import ocr
-from engine.ingest.chunk import Chunker
+from engine.ingest.chunk import Chunker, Numbering
 from engine.ingest.layout import TEXT, Line, PageLayout, in_margin, is_page_furniture, layout_page, margin_signature
 from engine.ingest.metadata import DocumentMeta, extract_metadata
 from engine.ingest.pdf import TEXT_FLAGS, file_hash, open_pdf
+from engine.ingest.regions import CAPTION, FIGURE, TABLE, classify_blocks
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.types import Page, Passage
 
@@ -133,7 +134,7 @@ class PdfParse:
                     log.warning("OCR failed on %s page %d: %s", self.path, index + 1, exc)
             if not used_ocr:
                 self.scanned_pages.append(index + 1)
-        layout = layout_page(index + 1, width, height, raw_words)
+        layout = layout_page(index + 1, width, height, raw_words, classify_blocks)
         self.pages.append(Page(self.doc_id, index + 1, width, height,
                                sum(len(line.words) for line in layout.lines),
                                has_text_layer=bool(raw_words) and not used_ocr, ocr_used=used_ocr))
@@ -142,7 +143,11 @@ class PdfParse:
     def passages(self, progress: ProgressCallback = no_progress,
                  cancel: CancelToken | None = None) -> Iterator[Passage]:
         """Yield passages in reading order while reading the PDF one page at a time."""
-        chunker = Chunker(self.doc_id, self.meta.title, self.options.passage_words)
+        numbering = Numbering()
+        chunker = Chunker(self.doc_id, self.meta.title, self.options.passage_words, numbering=numbering)
+        # Captions, tables and figure text become passages of their own kind, never mixed into the text.
+        others = {kind: Chunker(self.doc_id, self.meta.title, self.options.passage_words, kind=kind,
+                                numbering=numbering) for kind in (CAPTION, TABLE, FIGURE)}
         window = self.options.header_window
         ahead: deque[PageLayout] = deque(self._opening)
         signatures: dict[int, set[str]] = {}
@@ -167,11 +172,13 @@ class PdfParse:
             for number in range(current.number - window, current.number + window + 1):
                 if number != current.number:
                     repeated |= signatures.get(number, set())
-            self._feed(chunker, current, repeated, footnotes)
+            self._feed(chunker, others, current, repeated, footnotes)
             signatures.pop(current.number - window, None)
             yield from chunker.passages()
             progress(Progress("parse", current.number, self.page_count, self.path.name))
         _release(chunker, footnotes)
+        for other in others.values():
+            other.start_section(is_reference=False)
         yield from chunker.finish()
 
     @staticmethod
@@ -179,15 +186,25 @@ class PdfParse:
         signatures[layout.number] = {margin_signature(line, layout.height) for line in layout.lines
                                      if in_margin(line, layout.width, layout.height)}
 
-    def _feed(self, chunker: Chunker, layout: PageLayout, repeated: set[str], footnotes: list[_HeldLine]) -> None:
+    def _feed(self, chunker: Chunker, others: dict[str, Chunker], layout: PageLayout, repeated: set[str],
+              footnotes: list[_HeldLine]) -> None:
         late = self.page_count <= 3 or layout.number >= 0.4 * self.page_count
         first_footnote = len(layout.lines) - layout.footnote_lines
         new_block = True
+        for other in others.values():
+            other.start_section(is_reference=False)  # captions, tables and figures end with their page
         for index, line in enumerate(layout.lines):
-            if index in layout.block_starts:
-                new_block = True
             if is_page_furniture(line, layout.width, layout.height, repeated, layout.number):
                 continue
+            kind = layout.kinds[index] if layout.kinds else "text"
+            # A reference list's entries are short, numeric lines too; they stay in the list.
+            if kind in others and not (chunker.is_reference and kind != CAPTION):
+                if index in layout.region_starts:
+                    others[kind].start_section(is_reference=False)
+                others[kind].add_line(line.words, layout.number, line.rect, new_block=index in layout.block_starts)
+                continue
+            if index in layout.block_starts:
+                new_block = True
             if index >= first_footnote:
                 footnotes.append(_HeldLine(line, layout.number, new_block))
                 new_block = False

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from engine.errors import StoreError
 from engine.sqlite import transaction
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -89,8 +89,13 @@ def _v2_answers(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS answers_created ON answers(created_at)")
 
 
+def _v3_passage_kinds(conn: sqlite3.Connection) -> None:
+    """Version 3: each passage says what it is (text, caption, table, figure); older passages are text."""
+    conn.execute("ALTER TABLE passages ADD COLUMN kind TEXT NOT NULL DEFAULT 'text'")
+
+
 # MIGRATIONS[n] upgrades a catalog from version n to n + 1.
-MIGRATIONS: dict[int, Migration] = {1: _v2_answers}
+MIGRATIONS: dict[int, Migration] = {1: _v2_answers, 2: _v3_passage_kinds}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -5,9 +5,10 @@ Run by hand when the ingest pipeline changes on purpose:
     .venv/bin/python tests/engine/golden/regenerate.py [PAPERS_DIR]
 
 then read the printed table against the papers' first pages before committing. The golden
-file pins what a reader can check on the page (printed title and authors, page count), a
-tolerance band around the passage count, whether a reference list was found, and one sentence
-per paper whose highlight rectangles the test re-reads from the PDF.
+file pins what a reader can check on the page (printed title and authors, page count),
+tolerance bands around the counts of running-text and of caption passages, whether a reference
+list was found, and one sentence per paper whose highlight rectangles the test re-reads from the
+PDF.
 
 A value the extractor gets wrong is fixed in engine/ingest, not blessed here. Where that is not
 done yet, ``KNOWN_ISSUES`` records the value printed on the page and why it is missed; the
@@ -58,7 +59,7 @@ def is_prose(sentence: str) -> bool:
 
 def sample_sentence(passages: list[Passage]) -> dict[str, object]:
     """A fixed, reproducible pick: the middle prose sentence of the middle body passage that has one."""
-    body = [p for p in passages if not p.is_reference] or passages
+    body = [p for p in passages if not p.is_reference and p.kind == "text"] or passages
     candidates = [(p, [s for s in sentences(p) if is_prose(p.text[s[0]:s[1]])]) for p in body]
     with_prose = [(p, spans) for p, spans in candidates if spans] or [(p, sentences(p)) for p in body]
     passage, spans = with_prose[len(with_prose) // 2]
@@ -68,13 +69,17 @@ def sample_sentence(passages: list[Passage]) -> dict[str, object]:
 
 def golden_entry(path: Path) -> dict[str, object]:
     parsed = parse_pdf(path)
-    count = len(parsed.passages)
+    count = sum(p.kind == "text" for p in parsed.passages)
     slack = max(2, round(count * COUNT_SLACK))
+    captions = sum(p.kind == "caption" for p in parsed.passages)
+    caption_slack = max(1, round(captions * COUNT_SLACK))
     entry: dict[str, object] = {
         "title": parsed.meta.title,
         "authors": list(parsed.meta.authors),
         "page_count": len(parsed.pages),
         "passages": {"min": max(1, count - slack), "max": count + slack, "when_generated": count},
+        "captions": {"min": max(0, captions - caption_slack), "max": captions + caption_slack,
+                     "when_generated": captions},
         "has_references": any(p.is_reference for p in parsed.passages),
         "sample": sample_sentence(parsed.passages),
     }
@@ -90,7 +95,8 @@ def main(argv: list[str]) -> None:
     GOLDEN.write_text(json.dumps(golden, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for name, entry in golden.items():
         print(f"{name}\n  title:   {entry['title']!r}\n  authors: {', '.join(entry['authors'])}\n"
-              f"  pages {entry['page_count']}, passages {entry['passages']}, references {entry['has_references']}\n"
+              f"  pages {entry['page_count']}, passages {entry['passages']}, captions {entry['captions']}, "
+              f"references {entry['has_references']}\n"
               f"  sample:  {entry['sample']['sentence']!r}")  # type: ignore[index]
     print(f"wrote {GOLDEN} ({len(golden)} papers)")
 
