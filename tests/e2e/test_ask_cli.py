@@ -1,0 +1,60 @@
+"""`quire ask` end to end on two real papers: the answer first, references by paper, the per-paper table.
+
+Real subprocesses with the packaged embedder and the digest (no LM prose), as a user's script runs them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import quire
+
+pytestmark = pytest.mark.slow
+
+PAPERS = ("2020.acl-main.207.pdf", "2020.acl-main.447.pdf")  # SPECTER, S2ORC
+QUESTION = "How is SPECTER trained and what data does it learn from?"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory, papers_dir: Path) -> Path:
+    folder = tmp_path_factory.mktemp("ask")
+    done = quire(folder, "ingest", *(papers_dir / name for name in PAPERS))
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+def test_json_answer_leads_with_a_quote_and_numbers_papers_in_order(home: Path) -> None:
+    done = quire(home, "ask", QUESTION, "--digest", "--json", "--no-save")
+    assert done.returncode == 0, done.stderr
+    answer: dict[str, Any] = json.loads(done.stdout)
+    numbers = [int(n) for n in re.findall(r"\[(\d+)\]", answer["answer"])]
+    assert numbers and sorted(set(numbers)) == list(range(1, max(numbers) + 1))
+    assert numbers[0] == 1 and answer["sections"][0] == "Answer"
+    assert answer["answer"].startswith("“") and "SPECTER" in answer["answer"][:400]
+    cited = {c["passage_id"] for s in answer["sentences"] for c in s["quotes"]}
+    texts = {c["passage_id"]: c["text"] for c in answer["citations"] + answer["contexts"]}
+    for sentence in answer["sentences"]:
+        for quote in sentence["quotes"]:
+            assert quote["quote"] in texts[quote["passage_id"]]
+    assert cited <= set(texts)
+
+
+def test_table_csv_has_a_row_per_cited_paper(home: Path) -> None:
+    done = quire(home, "ask", "What does each paper contribute to scientific document representation?",
+                 "--table", "--csv", "--no-save")
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.reader(io.StringIO(done.stdout)))
+    assert rows[0] == ["n", "paper", "authors", "year", "answer", "quote", "page", "link"]
+    assert [int(r[0]) for r in rows[1:]] == list(range(1, len(rows)))
+    assert all(r[5] for r in rows[1:])
+
+
+def test_csv_without_table_is_refused_clearly(home: Path) -> None:
+    done = quire(home, "ask", QUESTION, "--csv")
+    assert done.returncode == 2 and "--table" in done.stderr
