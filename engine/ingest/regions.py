@@ -128,11 +128,15 @@ def classify_blocks(blocks: list[Block], page_width: float, page_height: float, 
             last = block.rect
             index += 1
 
+    # The title, authors and affiliations of a first page are short lines too: above the first
+    # paragraph, in type not much smaller than the body's.
+    prose_tops = [blocks[i].rect.y0 for i in range(len(blocks)) if kinds[i] == TEXT and is_prose(i)]
+    title_area = min(prose_tops, default=0.0) if page_number == 1 else 0.0
     for index, block in enumerate(blocks):
         if kinds[index] != TEXT or is_prose(index):
             continue
-        # The title, authors and affiliations of a first page are short lines too.
-        if page_number == 1 and block.rect.y1 < 0.45 * page_height and not shapes[index].tabular:
+        if (block.rect.y1 <= title_area + 1 and not shapes[index].tabular
+                and shapes[index].height >= 0.85 * body_height):
             continue
         if not shapes[index].tabular and (_is_heading(blocks, shapes, kinds, index, body_height, is_prose)
                                           or _carries_on(blocks, kinds, index, body_height, pitch)

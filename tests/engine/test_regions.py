@@ -1,0 +1,133 @@
+"""Captions, tables and figure text kept out of the running text; words repaired from their boxes.
+
+Unit tests on hand-made words, then bad input: real PDFs generated with PyMuPDF (all figures, a
+figure spanning two columns, line numbers in the margin, text drawn letter by letter) and the
+corpus' table-only page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from engine.ingest import parse_pdf
+from engine.ingest.layout import build_lines
+from engine.ingest.regions import FIGURE, TABLE, caption_label
+from engine.ingest.words import glue_kerned, line_number_words
+from tests.engine.test_layout import line_words
+from tests.fixtures.pdfs import (
+    all_figures_pdf,
+    letter_by_letter_pdf,
+    line_numbered_pdf,
+    two_column_figure_pdf,
+)
+
+BODY = "The enzyme was purified from liver extracts and its activity was followed for several hours. "
+
+
+def text_of(passages: list, kind: str) -> str:
+    return "\n".join(p.text for p in passages if p.kind == kind)
+
+
+# --- captions -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "size", "label"), [
+    ("Figure 2. Binding of the antibody", 10.0, FIGURE),
+    ("Fig. 3 | Structure of the complex", 10.0, FIGURE),
+    ("Extended Data Fig. 4 Sequence alignment", 10.0, FIGURE),
+    ("Table 1: Results on the benchmark", 10.0, TABLE),
+    ("Table 2 Data collection and refinement statistics", 10.0, TABLE),
+    ("Figure 2 shows that the antibody binds", 10.0, None),  # a sentence of the running text
+    ("Table 1 presents the main results", 10.0, None),
+    ("Figure 5 shows the effect", 8.0, FIGURE),  # ... unless set smaller than the body
+])
+def test_caption_label(text: str, size: float, label: str | None) -> None:
+    [line] = build_lines(line_words(text, 60, 100, 0, size=size))
+    assert caption_label(line, body_height=10.0) == label
+
+
+# --- words from their boxes ----------------------------------------------------------------
+
+
+def test_words_split_at_kerning_adjustments_are_rejoined() -> None:
+    # "comple x f ormed b y": glyphs of one word touch (gap <= 0), real spaces are ~0.2 em wide.
+    pieces = [(60.0, 100.0, 89.1, 108.0, "comple"), (88.9, 100.0, 93.0, 108.0, "x"),
+              (94.6, 100.0, 97.3, 108.0, "f"), (97.2, 100.0, 120.3, 108.0, "ormed"),
+              (122.0, 100.0, 126.4, 108.0, "b"), (126.3, 100.0, 130.3, 108.0, "y")]
+    assert [w[4] for w in glue_kerned(pieces)] == ["complex", "formed", "by"]
+
+
+def test_a_single_overlap_is_not_taken_for_kerning() -> None:
+    # An italic word leaning into the next one: one touching pair in the line is not the pattern.
+    words = [(60.0, 100.0, 80.0, 108.0, "FoxF"), (79.8, 100.0, 88.0, 108.0, "is"), (90.0, 100.0, 110.0, 108.0, "here")]
+    assert [w[4] for w in glue_kerned(words)] == ["FoxF", "is", "here"]
+
+
+def test_a_column_of_margin_line_numbers_is_found() -> None:
+    raw = []
+    for row in range(8):
+        raw += line_words(f"{340 + row}", 37, 100 + 14 * row, row, 1)
+        raw += line_words("Text of the manuscript line 12 goes here", 72, 100 + 14 * row, row, 0)
+    numbers = line_number_words(raw, 595)
+    assert sorted(raw[i][4] for i in numbers) == [str(340 + row) for row in range(8)]
+
+
+# --- bad input: generated PDFs -------------------------------------------------------------
+
+
+def test_a_pdf_of_figures_only_gives_captions_and_figure_text(tmp_path: Path) -> None:
+    parsed = parse_pdf(all_figures_pdf(tmp_path / "figures.pdf", pages=2))
+    assert [p.kind for p in parsed.passages if p.kind == "caption"] == ["caption", "caption"]
+    assert "Growth of the mutant strain over time." in text_of(parsed.passages, "caption")
+    assert "Time (h)" in text_of(parsed.passages, "figure")
+    assert not [p for p in parsed.passages if p.kind == "text"]
+
+
+def test_a_figure_spanning_two_columns_stays_out_of_their_sentences(tmp_path: Path) -> None:
+    left = BODY * 7 + "When the buffer was changed the activity rose sharply after"
+    right = "calcium was added to the reaction mixture. " + BODY * 7
+    caption = "Figure 1: Activity of the enzyme in wild type and mutant cells, measured every hour."
+    parsed = parse_pdf(two_column_figure_pdf(tmp_path / "two-column.pdf", left, right, caption))
+    text = text_of(parsed.passages, "text")
+    # The sentence runs from the foot of the left column to the top of the right one, whole.
+    assert "the activity rose sharply after calcium was added to the reaction mixture." in " ".join(text.split())
+    assert "Activity of the enzyme" not in text and "Time (h)" not in text and "Mutant" not in text
+    assert text_of(parsed.passages, "caption") == caption
+    assert "Time (h)" in text_of(parsed.passages, "figure")
+
+
+def test_margin_line_numbers_are_dropped(tmp_path: Path) -> None:
+    parsed = parse_pdf(line_numbered_pdf(tmp_path / "numbered.pdf", BODY * 12, first_number=340))
+    text = " ".join(p.text for p in parsed.passages)
+    assert not any(str(n) in text.split() for n in range(340, 380))
+    assert text.count("followed for several hours.") == 12
+    # Each number is a word on the page: the test would fail if none were printed.
+    with pymupdf.open(tmp_path / "numbered.pdf") as document:
+        assert "341" in document[0].get_text().split()
+
+
+@pytest.mark.parametrize("kerning_spaces", [False, True])
+def test_text_drawn_letter_by_letter_reads_as_words(tmp_path: Path, kerning_spaces: bool) -> None:
+    path = letter_by_letter_pdf(tmp_path / "letters.pdf", BODY * 3, kerning_spaces=kerning_spaces)
+    parsed = parse_pdf(path)
+    assert " ".join(" ".join(p.text for p in parsed.passages).split()) == " ".join((BODY * 3).split())
+    if kerning_spaces:  # what a plain text extraction makes of it
+        with pymupdf.open(path) as document:
+            assert "e n z y m e" in document[0].get_text()
+
+
+# --- bad input: the corpus' table-only page -------------------------------------------------
+
+
+def test_a_table_only_page_keeps_tables_out_of_the_discussion(papers_dir: Path) -> None:
+    parsed = parse_pdf(papers_dir / "1903.10676.pdf")
+    kinds = {p.kind for p in parsed.passages}
+    assert {"caption", "table", "text"} <= kinds
+    text = text_of(parsed.passages, "text")
+    assert "No prior published SOTA results exist for the Paper Field dataset." in text
+    assert "88.857" not in text and "BC5CDR (Li et al., 2016)" not in text
+    assert "88.857" in text_of(parsed.passages, "table")
+    assert text_of(parsed.passages, "caption").startswith("Table 1: Test performances of all BERT variants")
