@@ -8,16 +8,14 @@ quote supports that particular claim, since one reference can back different sen
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Iterable
 
 from PySide6.QtCore import QUrl, QUrlQuery
 
+from engine.cite.markers import find_markers
 from engine.types import Answer, AnswerMode, AnswerSentence, Reference
 
 CITE_SCHEME = "quire"
-_MARKER = re.compile(r"\[\s*(\d+(?:\s*[-–,;]\s*\d+)*)\s*\]")
-_NUMBER = re.compile(r"\d+")
 UNSUPPORTED_STYLE = "background-color:#fde7e4; color:#8c2a1c; text-decoration:underline"
 _CITE_STYLE = "color:#1f5fbf; text-decoration:none; font-weight:600"
 
@@ -40,15 +38,13 @@ def parse_cite_url(url: QUrl) -> tuple[int, int | None] | None:
 
 
 def _linked(text: str, sentence: int | None, known: set[int]) -> str:
-    """Escape ``text`` and turn each [n] marker into links, one per number."""
+    """Escape ``text`` and turn each [n] marker into links, one per number (``[1-3]`` links 1, 2 and 3)."""
     parts: list[str] = []
     position = 0
-    for match in _MARKER.finditer(text):
-        parts.append(html.escape(text[position:match.start()]))
-        body = match.group(1)
-        linked = _NUMBER.sub(lambda m: _number_link(int(m.group()), sentence, known), html.escape(body))
-        parts.append(f"[{linked}]")
-        position = match.end()
+    for marker in find_markers(text):
+        parts.append(html.escape(text[position:marker.start]))
+        parts.append(f"[{', '.join(_number_link(n, sentence, known) for n in marker.numbers)}]")
+        position = marker.end
     parts.append(html.escape(text[position:]))
     return "".join(parts)
 

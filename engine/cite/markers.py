@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 MAX_RANGE = 20  # a model writing [1-500] gets the first MAX_RANGE numbers, not 500 citations
 
-_MARKER = re.compile(r"\[\s*\d+(?:\s*(?:[-–—]|,|;)\s*\d+)*\s*\]")
+# The one definition of a marker: the renderers, the sentence splitter and the UI use it from here.
+MARKER = re.compile(r"\[\s*\d+(?:\s*(?:[-–—]|,|;)\s*\d+)*\s*\]")
 _PART = re.compile(r"(\d+)(?:\s*[-–—]\s*(\d+))?")
 
 
@@ -41,7 +42,7 @@ def parse_numbers(body: str) -> tuple[int, ...]:
 
 def find_markers(text: str) -> list[Marker]:
     """Every marker in ``text``; adjacent markers such as ``[1][2]`` are reported separately."""
-    return [Marker(m.start(), m.end(), parse_numbers(m.group()[1:-1])) for m in _MARKER.finditer(text)]
+    return [Marker(m.start(), m.end(), parse_numbers(m.group()[1:-1])) for m in MARKER.finditer(text)]
 
 
 def cited_numbers(text: str) -> list[int]:
@@ -62,7 +63,7 @@ def format_marker(numbers: Iterable[int]) -> str:
 
 def strip_markers(text: str) -> str:
     """The text without any marker, with the space before a removed marker removed too."""
-    return _tidy(_MARKER.sub("", text))
+    return _tidy(MARKER.sub("", text))
 
 
 def rewrite_markers(text: str, mapping: Callable[[int], int | None]) -> str:
@@ -72,7 +73,7 @@ def rewrite_markers(text: str, mapping: Callable[[int], int | None]) -> str:
         kept = [m for m in (mapping(n) for n in parse_numbers(match.group()[1:-1])) if m is not None]
         return format_marker(kept)
 
-    return _tidy(_MARKER.sub(replace, text))
+    return _tidy(MARKER.sub(replace, text))
 
 
 def _tidy(text: str) -> str:
@@ -115,7 +116,7 @@ class StreamFilter:
 
     def _release(self) -> str:
         held, self._held = self._held, ""
-        if _MARKER.fullmatch(held):
+        if MARKER.fullmatch(held):
             return format_marker(n for n in parse_numbers(held[1:-1]) if n in self.valid)
         return held
 
@@ -126,4 +127,4 @@ def defuse_markers(text: str) -> str:
     Quoted passage text must never carry a bracketed number the reader (or the model) could take
     for one of the answer's references.
     """
-    return _MARKER.sub(lambda m: f"(ref. {m.group()[1:-1].strip()})", text)
+    return MARKER.sub(lambda m: f"(ref. {m.group()[1:-1].strip()})", text)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from engine.cite.markers import MARKER
+
 _ABBREVIATIONS = frozenset("""
 al e.g eg i.e ie etc fig figs eq eqs sec secs tab vs cf approx resp no nos vol pp p ch dr mr ms prof
 st jr sr inc ltd co corp dept univ ref refs def thm lem prop cor alg appx app ca viz
@@ -19,7 +21,7 @@ st jr sr inc ltd co corp dept univ ref refs def thm lem prop cor alg appx app ca
 
 # A candidate end: . ! or ? (optionally followed by closing quotes or brackets), then whitespace.
 _END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|(?<=[^\s,;:(\-–])(?=\n[ \t]*[A-Z0-9])")
-_LEADING_MARKERS = re.compile(r"(?:\s*\[\s*\d+(?:\s*(?:[-–—]|,|;)\s*\d+)*\s*\])+")
+_LEADING_MARKERS = re.compile(rf"(?:\s*{MARKER.pattern})+")
 
 
 class Span(NamedTuple):

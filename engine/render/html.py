@@ -7,13 +7,10 @@ saying ``<script>`` or "ignore previous instructions" is shown as text, never in
 from __future__ import annotations
 
 import html
-import re
 
-from engine.cite.markers import parse_numbers
+from engine.cite.markers import find_markers
 from engine.render.common import reference_line
 from engine.types import Answer, AnswerMode
-
-_MARKER = re.compile(r"\[\s*\d+(?:\s*(?:[-–—]|,|;)\s*\d+)*\s*\]")
 
 
 def cite_url(n: int, sentence: int | None = None) -> str:
@@ -23,12 +20,12 @@ def cite_url(n: int, sentence: int | None = None) -> str:
 def _sentence_html(text: str, index: int, known: set[int]) -> str:
     parts: list[str] = []
     position = 0
-    for match in _MARKER.finditer(text):
-        parts.append(html.escape(text[position:match.start()]))
+    for marker in find_markers(text):
+        parts.append(html.escape(text[position:marker.start]))
         links = [f'<a class="cite" href="{cite_url(n, index)}">{n}</a>' if n in known else str(n)
-                 for n in parse_numbers(match.group()[1:-1])]
+                 for n in marker.numbers]
         parts.append(f"[{', '.join(links)}]")
-        position = match.end()
+        position = marker.end
     parts.append(html.escape(text[position:]))
     return "".join(parts)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urlsplit
 
-from engine.cite.markers import defuse_markers
+from engine.cite.markers import MARKER, defuse_markers
 from engine.render.common import byline, join_sentences, pages
 from engine.types import Answer, AnswerMode, Reference
 
@@ -20,7 +20,6 @@ from engine.types import Answer, AnswerMode, Reference
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]{}|~#!])")
 # Characters that would start a block (list, heading, quote, numbered list) at a line's start.
 _LINE_START = re.compile(r"^(\s*)([-+>=]|\d+[.)])")
-_MARKER = re.compile(r"\[\s*\d+(?:\s*(?:[-–—]|,|;)\s*\d+)*\s*\]")
 _SAFE_SCHEMES = ("http", "https")
 
 
@@ -60,7 +59,7 @@ def _sentence(text: str) -> str:
     """A model sentence, escaped, keeping its ``[n]`` citation markers readable."""
     parts: list[str] = []
     position = 0
-    for match in _MARKER.finditer(text):
+    for match in MARKER.finditer(text):
         parts.append(escape_markdown(text[position:match.start()], strip=False))
         parts.append("\\[" + " ".join(match.group()[1:-1].split()) + "\\]")
         position = match.end()
