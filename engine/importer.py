@@ -25,7 +25,7 @@ from engine.ingest.pipeline import IngestOptions, PdfParse
 from engine.ingest.worker import ParseJob, ParsePool, default_worker_count
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.store import FileRecord, Library
-from engine.types import Document, DocumentStatus, IngestResult, Outcome, Page, Passage
+from engine.types import Document, DocumentStatus, IngestResult, Outcome, Page, Passage, document_id
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def discover_pdfs(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def _failure_id(path: str, content: str) -> str:
-    return content[:16] if content else "x" + hashlib.sha1(path.encode("utf-8")).hexdigest()[:15]
+    return document_id(content) if content else "x" + hashlib.sha1(path.encode("utf-8")).hexdigest()[:15]
 
 
 @dataclass
@@ -215,7 +215,7 @@ class Importer:
                 return IngestResult(str(path), Outcome.UNCHANGED, document.id, document.title,
                                     document.page_count, document.passage_count)
         digest = file_hash(path)
-        record = FileRecord(key, digest[:16], stat.st_size, stat.st_mtime)
+        record = FileRecord(key, document_id(digest), stat.st_size, stat.st_mtime)
         existing = self.library.find_by_hash(digest)
         if existing is not None and existing.status != DocumentStatus.FAILED:
             # The same bytes under another name (or touched): one document, one more path. If this path

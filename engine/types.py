@@ -140,6 +140,11 @@ class Page:
     ocr_used: bool = False
 
 
+def document_id(content_hash: str) -> str:
+    """A document's id: the first 16 hex digits of the SHA-256 of its file, so a copy is the same document."""
+    return content_hash[:16]
+
+
 @dataclass(frozen=True)
 class Document:
     """A paper in the library. ``id`` is derived from the file's bytes, so a copy is the same document."""

@@ -22,7 +22,7 @@ from engine.ingest.metadata import DocumentMeta, extract_metadata
 from engine.ingest.pdf import TEXT_FLAGS, file_hash, open_pdf
 from engine.ingest.regions import CAPTION, FIGURE, TABLE, classify_blocks
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
-from engine.types import Page, Passage
+from engine.types import Page, Passage, document_id
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class PdfParse:
         self.path = path
         self.options = options or IngestOptions()
         self.content_hash = content_hash or file_hash(path)
-        self.doc_id = self.content_hash[:16]
+        self.doc_id = document_id(self.content_hash)
         self.file_size = path.stat().st_size if path.exists() else 0
         self._document = open_pdf(path, self.options.password)
         self.page_count = self._document.page_count
