@@ -6,4 +6,32 @@ Pure Python; never imports Qt. The CLI, the tests and the desktop UI all use it 
 
 from __future__ import annotations
 
+import os
+
 __version__ = "0.1.0"
+
+# ONNX Runtime's opt-outs of its telemetry: 1.32 reads the first, newer sources name the second.
+_ONNX_RUNTIME_OPT_OUTS = ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED")
+
+
+def keep_onnx_runtime_offline() -> None:
+    """Switch ONNX Runtime's telemetry off; it must run before ``onnxruntime`` creates its environment.
+
+    The official ONNX Runtime wheels for Linux and macOS (1.32) ship Microsoft's 1DS telemetry:
+    seconds after the first inference session its native threads look up
+    ``mobile.events.data.microsoft.com``, again and again, and it writes a device id and an event
+    queue under ``~/.cache/Microsoft/DeveloperTools``. Quire loads ONNX Runtime for its int8
+    embedder, and PyMuPDF 2 loads it at ``import pymupdf`` (its pymupdf-layout model), so every
+    process that reads a PDF would report home. ``onnxruntime.disable_telemetry_events()`` only
+    drops "non-essential" events: the uploader still starts and still looks the host up. The
+    environment variable is the opt-out that creates no uploader, id or queue at all. Forced, not
+    defaulted (Quire promises never to reach the network), and inherited by the parse workers.
+    ``tests/trust/test_offline_native.py`` checks it at the system-call level.
+    """
+    for name in _ONNX_RUNTIME_OPT_OUTS:
+        os.environ[name] = "1"
+
+
+# Here, at the first import of anything in the engine: before any of it can import PyMuPDF or
+# ONNX Runtime (the desktop app imports the engine before the UI's PDF viewer).
+keep_onnx_runtime_offline()

@@ -17,6 +17,8 @@ from typing import Any
 import platformdirs
 import tomli_w
 
+from engine.errors import SettingsError
+
 log = logging.getLogger(__name__)
 
 SETTINGS_VERSION = 1
@@ -74,14 +76,43 @@ class Settings:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Settings:
-        """Build settings from TOML data, ignoring unknown keys so old files keep working."""
+    def from_dict(cls, data: dict[str, Any], where: str = "settings") -> Settings:
+        """Build settings from TOML data, ignoring unknown keys so old files keep working.
+
+        A known key of the wrong type or out of range raises :class:`SettingsError` naming it:
+        a wrong value must not surface later as a traceback or as a failed PDF.
+        """
         sections: dict[str, Any] = {}
         for name, section_type in SECTIONS.items():
             section_data = data.get(name, {})
-            known = {f.name for f in fields(section_type)}
-            sections[name] = section_type(**{k: v for k, v in section_data.items() if k in known})
+            if not isinstance(section_data, dict):
+                raise SettingsError(f"{where}: [{name}] must be a section (a table of keys), not "
+                                    f"{section_data!r}; fix it or delete that line to use the defaults.")
+            known = {f.name: f for f in fields(section_type)}
+            values = {k: v for k, v in section_data.items() if k in known}
+            for key, value in values.items():
+                _check_value(name, key, value, known[key].default, where)
+            sections[name] = section_type(**values)
         return cls(**sections, version=SETTINGS_VERSION)
+
+
+# The least value each numeric setting may take (a larger one is the user's choice).
+_MINIMUM: dict[str, int] = {"passage_words": 20, "top_n": 1, "per_paper": 1, "context_size": 256, "threads": 0,
+                            "gpu_layers": -1, "max_answer_tokens": 1}
+_KIND = {bool: "true or false", int: "a whole number", str: "a text in quotes"}
+
+
+def _check_value(section: str, key: str, value: Any, default: Any, where: str) -> None:
+    expected = type(default)
+    # bool is a subclass of int in Python, not in TOML: `top_n = true` is a mistake, not 1.
+    wrong_type = isinstance(value, bool) != (expected is bool) or not isinstance(value, expected)
+    if wrong_type:
+        raise SettingsError(f"{where}: [{section}] {key} must be {_KIND.get(expected, expected.__name__)}, not "
+                            f"{value!r}; fix it, or delete the line to use the default ({default!r}).")
+    minimum = _MINIMUM.get(key)
+    if minimum is not None and value < minimum:
+        raise SettingsError(f"{where}: [{section}] {key} must be at least {minimum}, not {value!r}; fix it, or "
+                            f"delete the line to use the default ({default!r}).")
 
 
 @dataclass(frozen=True)
@@ -114,12 +145,32 @@ def resolve_paths(home: str | Path | None = None) -> Paths:
                  config_file=Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "settings.toml")
 
 
+def ensure_home(home: Path) -> None:
+    """Create the data folder, or say plainly why it cannot be one (a file in the way, a read-only disk)."""
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise SettingsError(f"{home} is a file, not a folder, so Quire cannot keep its library there; give "
+                            "--home (or QUIRE_HOME) a folder path.") from None
+    except NotADirectoryError:
+        raise SettingsError(f"{home} cannot be Quire's data folder: part of that path is a file, not a folder; "
+                            "give --home (or QUIRE_HOME) a path made of folders.") from None
+    except OSError as exc:
+        raise SettingsError(f"Quire cannot create its data folder {home} ({exc.strerror}): the place is read-only "
+                            "or you lack permission there; give --home (or QUIRE_HOME) a folder you can write "
+                            "to.") from None
+
+
 def load_settings(path: Path) -> Settings:
-    """Read settings; a missing file gives defaults, a broken one is reported and set aside."""
+    """Read settings; a missing file gives defaults, a broken one is reported and set aside.
+
+    A file that parses but holds a wrong value raises :class:`SettingsError` naming the key (the
+    file is left as it is, for the user to fix).
+    """
     if not path.exists():
         return Settings()
     try:
-        return Settings.from_dict(tomllib.loads(path.read_text(encoding="utf-8")))
+        return Settings.from_dict(tomllib.loads(path.read_text(encoding="utf-8")), str(path))
     except (tomllib.TOMLDecodeError, TypeError, UnicodeDecodeError) as exc:
         backup = path.with_suffix(".toml.broken")
         path.replace(backup)

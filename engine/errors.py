@@ -24,6 +24,10 @@ class StoreError(EngineError):
     """The catalog database cannot be opened or written."""
 
 
+class SettingsError(EngineError):
+    """The settings file holds a value of the wrong type or out of range; the message names the key."""
+
+
 class DocumentNotFoundError(EngineError):
     """No document in the library has the requested id."""
 

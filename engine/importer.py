@@ -6,10 +6,12 @@ and an interrupted batch resumes by skipping what is already stored.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
 import sqlite3
+import stat
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -20,7 +22,7 @@ from typing import Protocol
 from engine.errors import Cancelled, IngestError, StoreError
 from engine.ingest.metadata import DocumentMeta
 from engine.ingest.ocr import HOW_TO_ENABLE
-from engine.ingest.pdf import file_hash
+from engine.ingest.pdf import file_hash, open_pdf
 from engine.ingest.pipeline import IngestOptions, PdfParse
 from engine.ingest.worker import ParseJob, ParsePool, default_worker_count
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
@@ -29,22 +31,59 @@ from engine.types import Document, DocumentStatus, IngestResult, Outcome, Page, 
 
 log = logging.getLogger(__name__)
 
+_SNIFF_BYTES = 1024  # where a PDF's "%PDF" header must appear (as the parser checks it)
+# A failed file is fingerprinted by its bytes only up to this size; a huge non-PDF is named by its path.
+_FAILURE_HASH_LIMIT = 64 << 20
 
-def discover_pdfs(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand folders recursively into their PDFs; explicit files are kept whatever their name."""
+
+def discover_pdfs(paths: Iterable[str | Path], problems: list[IngestResult] | None = None) -> list[Path]:
+    """Expand folders recursively into their PDFs; explicit files are kept whatever their name.
+
+    A path that cannot be looked at (a symbolic-link loop, a folder Quire may not read) becomes a
+    failed result in ``problems`` instead of stopping the batch; missing files are kept and
+    reported as failures when they are planned, never dropped silently.
+    """
     found: list[Path] = []
+    troubles = problems if problems is not None else []
     for given in paths:
         path = Path(given).expanduser()
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs.sort()
-                found.extend(Path(root) / name for name in sorted(files) if name.lower().endswith(".pdf"))
-        else:
-            found.append(path)  # missing files are reported as failures, not dropped silently
+        try:
+            is_folder = path.is_dir()
+        except OSError as exc:  # a permission error on a parent folder; ELOOP is "not a folder"
+            troubles.append(_unreadable(path, exc))
+            continue
+        if not is_folder:
+            found.append(path)
+            continue
+
+        def skipped(error: OSError, top: Path = path) -> None:
+            troubles.append(_unreadable(Path(error.filename or top), error, folder=True))
+
+        for root, dirs, files in os.walk(path, onerror=skipped):
+            dirs.sort()
+            found.extend(Path(root) / name for name in sorted(files) if name.lower().endswith(".pdf"))
     unique: dict[str, Path] = {}
     for path in found:
-        unique.setdefault(str(path.resolve()), path)
+        try:
+            key = str(path.resolve())
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic-link loop (Python < 3.13)
+            troubles.append(_unreadable(path, exc))
+            continue
+        unique.setdefault(key, path)
     return list(unique.values())
+
+
+def _unreadable(path: Path, error: BaseException, folder: bool = False) -> IngestResult:
+    """The failed result of a path that cannot even be looked at."""
+    what = "folder" if folder else "path"
+    if isinstance(error, RuntimeError) or getattr(error, "errno", None) == errno.ELOOP:
+        reason = "it is a symbolic link that leads back to itself (a link loop); fix or delete the link"
+    elif isinstance(error, PermissionError):
+        reason = (f"Quire may not read this {what} ({error.strerror}); check its permissions"
+                  + ("; the PDFs inside were not added" if folder else ""))
+    else:
+        reason = f"this {what} cannot be read ({getattr(error, 'strerror', None) or error})"
+    return IngestResult(str(path), Outcome.FAILED, reason=reason)
 
 
 def _failure_id(path: str, content: str) -> str:
@@ -102,7 +141,9 @@ class Importer:
     def add(self, paths: Iterable[str | Path], progress: ProgressCallback = no_progress,
             cancel: CancelToken | None = None) -> Iterator[IngestResult]:
         """Ingest every PDF under ``paths``, yielding each file's result as soon as it is stored."""
-        files = discover_pdfs(paths)
+        problems: list[IngestResult] = []
+        files = discover_pdfs(paths, problems)
+        yield from problems
         workers = self.options.parse_workers
         workers = min(default_worker_count() if workers is None else workers, len(files))
         self._pool = ParsePool(workers, self.options.page_timeout) if workers > 0 else None
@@ -204,25 +245,23 @@ class Importer:
         if not _storable(key):
             raise IngestError(str(path), "the file name is not valid UTF-8 (it was made on a system with another "
                                          "encoding); rename the file and add it again")
-        try:
-            stat = path.stat()
-        except FileNotFoundError:
-            raise IngestError(str(path), "file not found; it may have been moved or deleted") from None
+        found = _regular_file_stat(path)
         known = self.library.file_record(key)
-        if known and known.size == stat.st_size and known.mtime == stat.st_mtime:
+        if known and known.size == found.st_size and known.mtime == found.st_mtime:
             document = self.library.document(known.doc_id)
             if document.status != DocumentStatus.FAILED:
                 return IngestResult(str(path), Outcome.UNCHANGED, document.id, document.title,
                                     document.page_count, document.passage_count)
+        _refuse_non_pdf(path, found.st_size)  # a glance at the first KiB before hashing every byte
         digest = file_hash(path)
-        record = FileRecord(key, document_id(digest), stat.st_size, stat.st_mtime)
+        record = FileRecord(key, document_id(digest), found.st_size, found.st_mtime)
         existing = self.library.find_by_hash(digest)
         if existing is not None and existing.status != DocumentStatus.FAILED:
             # The same bytes under another name (or touched): one document, one more path. If this path
             # held another document before, that version is dropped unless another file still holds it.
             replaced = known.doc_id if known and known.doc_id != existing.id else None
             updated = replaced is not None and not self._is_failure(replaced)
-            self.library.add_file(FileRecord(key, existing.id, stat.st_size, stat.st_mtime), replaces=replaced)
+            self.library.add_file(FileRecord(key, existing.id, found.st_size, found.st_mtime), replaces=replaced)
             note = "" if existing.path == key else f"same file as {existing.path}"
             return IngestResult(str(path), Outcome.UPDATED if updated else Outcome.UNCHANGED, existing.id,
                                 existing.title, existing.page_count, existing.passage_count, note)
@@ -258,6 +297,11 @@ class Importer:
 
         def final_status() -> tuple[DocumentStatus, str]:
             # Called inside the write transaction once every page has been read.
+            if _file_changed(plan.path, plan.record):
+                # Truncated, rewritten or still being copied while it was read: what was parsed is
+                # not the file that is there now. Raising here rolls the whole document back.
+                raise IngestError(str(plan.path), "the file changed while Quire was reading it (it may still "
+                                                  "be downloading or copying); add it again once it is complete")
             warnings.extend(parse.warnings)
             if parse.scanned_pages:
                 where = f"pages {_page_list(parse.scanned_pages)} of {parse.page_count}"
@@ -279,9 +323,11 @@ class Importer:
         if not _storable(key):  # SQLite cannot hold the name: report the failure without a catalog entry
             return IngestResult(str(path), Outcome.FAILED, reason=reason)
         try:
-            stat = path.stat()
-            size, mtime = stat.st_size, stat.st_mtime
-            digest = file_hash(path) if size else ""
+            found = path.stat()
+            size, mtime = found.st_size, found.st_mtime
+            # Never a second read of a huge file, nor a first one of a pipe or device (it would block).
+            readable = stat.S_ISREG(found.st_mode) and 0 < size <= _FAILURE_HASH_LIMIT
+            digest = file_hash(path) if readable else ""
         except (OSError, IngestError):
             size, mtime, digest = 0, 0.0, ""
         doc_id = _failure_id(key, digest)
@@ -293,6 +339,52 @@ class Importer:
         except Exception:  # remembering a failure must not turn into a second failure
             log.exception("Could not record the failure of %s", path)
         return IngestResult(str(path), Outcome.FAILED, doc_id, reason=reason)
+
+
+def _regular_file_stat(path: Path) -> os.stat_result:
+    """The file's stat, or an :class:`IngestError` saying why it cannot be read as a document.
+
+    Only regular files are read: a named pipe or a device (or a link to one) called ``x.pdf``
+    would block the batch forever on its first read.
+    """
+    where = str(path)
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        raise IngestError(where, "file not found; it may have been moved or deleted") from None
+    except OSError as exc:
+        raise IngestError(where, _unreadable(path, exc).reason) from None
+    if not stat.S_ISREG(found.st_mode):
+        kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(found.st_mode) else
+                "a device" if stat.S_ISCHR(found.st_mode) or stat.S_ISBLK(found.st_mode) else
+                "a socket" if stat.S_ISSOCK(found.st_mode) else "not a regular file")
+        raise IngestError(where, f"this is {kind}, not a PDF file; only regular files can be added")
+    return found
+
+
+def _refuse_non_pdf(path: Path, size: int) -> None:
+    """Raise the parser's own "not a PDF" / "empty" error from the file's first KiB, before any hashing.
+
+    ``open_pdf`` reads only the head and the tail before it refuses such a file, so it is called
+    here only when the head already shows the file is no PDF: real PDFs are parsed in a worker.
+    """
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise IngestError(str(path), f"cannot read the file ({exc.strerror}); check its permissions") from None
+    if size and b"%PDF" in head:
+        return
+    open_pdf(path).close()  # raises the precise reason; returns only if the file changed meanwhile
+
+
+def _file_changed(path: Path, record: FileRecord) -> bool:
+    """Whether the file no longer has the size and modification time it had when it was planned."""
+    try:
+        now = path.stat()
+    except OSError:
+        return True
+    return now.st_size != record.size or now.st_mtime != record.mtime
 
 
 def _storable(path: str) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import engine
-from engine.config import Paths, Settings, load_settings, resolve_paths, save_settings
+from engine.config import Paths, Settings, ensure_home, load_settings, resolve_paths, save_settings
 from engine.datastore.registry import DatastoreRegistry
 from engine.ingest.ocr import tesseract_available
 from engine.models import default_embedder_path, default_lm_path, installed_version
@@ -49,7 +49,7 @@ class Engine:
 
     def __init__(self, home: str | Path | None = None, settings: Settings | None = None) -> None:
         self.paths: Paths = resolve_paths(home)
-        self.paths.home.mkdir(parents=True, exist_ok=True)
+        ensure_home(self.paths.home)
         self.settings = settings or load_settings(self.paths.config_file)
         self.library = Library(self.paths.catalog)
 
@@ -341,6 +341,10 @@ class Engine:
         from engine.manager.setup import choose_model
 
         choice = choose_model(self.paths.models, name_or_path, self.settings, hardware or self.hardware())
+        if choice.model.kind == "embedder":  # it must really embed before every search depends on it
+            from engine.embed.sentence import verify_embedder
+
+            verify_embedder(Path(choice.model.path))
         self.save_settings(choice.settings)
         return choice
 
@@ -363,5 +367,13 @@ class Engine:
             "ocr": ("tesseract found" if tesseract_available()
                     else "tesseract not installed (scanned pages are flagged)"),
             "counts": self.library.counts(),
-            "problems": self.library.check_integrity(),
+            "problems": self.library.check_integrity() + _settings_problems(self.settings),
         }
+
+
+def _settings_problems(settings: Settings) -> list[str]:
+    """Settings that would make a command fail later (a chosen embedder folder that is gone or not a model)."""
+    from engine.embed.sentence import embedder_setting_problem
+
+    problem = embedder_setting_problem(settings.retrieval.embedder)
+    return [problem] if problem else []

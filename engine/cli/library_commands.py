@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from engine.cli.progress_bar import ProgressBar
+from engine.cli.progress_bar import ProgressBar, terminal_safe
 from engine.progress import CancelToken
 from engine.service import Engine
 from engine.types import Document, Passage
@@ -62,7 +62,7 @@ def _remove(engine: Engine, doc_id: str, as_json: bool) -> int:
     if as_json:
         print(json.dumps({"removed": removed.id, "title": removed.title}))
     else:
-        print(f"removed {removed.id}  {removed.title or Path(removed.path).name}")
+        print(terminal_safe(f"removed {removed.id}  {removed.title or Path(removed.path).name}"))
     return 0
 
 
@@ -94,7 +94,8 @@ def _ingest(engine: Engine, paths: list[str], password: str | None, as_json: boo
         print(json.dumps([{**asdict(r), "outcome": r.outcome.value} for r in results], indent=2))
     summary = ", ".join(f"{n} {name}" for name, n in counts.items() if n) or "no PDF files found"
     print(f"{len(results)} files: {summary}", file=sys.stderr)
-    return 0
+    # Scripts must be able to tell a batch where nothing could be added from one that worked.
+    return 1 if results and counts[Outcome.FAILED.value] == len(results) else 0
 
 
 def document_json(document: Document) -> dict[str, Any]:
@@ -122,7 +123,8 @@ def _list(engine: Engine, as_json: bool) -> int:
         authors = ", ".join(d.authors[:2]) + (" et al." if len(d.authors) > 2 else "")
         title = d.title or Path(d.path).name
         status = "" if d.status.value == "indexed" else f"  [{d.status.value}]"
-        print(f"{d.id}  {title[:70]:<70}  {authors[:30]:<30} {d.year or '':>4} {d.page_count:>4}p{status}")
+        print(terminal_safe(f"{d.id}  {title[:70]:<70}  {authors[:30]:<30} {d.year or '':>4} {d.page_count:>4}p"
+                            f"{status}"))
     return 0
 
 
@@ -136,7 +138,7 @@ def _show(engine: Engine, doc_id: str, with_passages: bool, as_json: bool) -> in
         return 0
     for key, value in document_json(document).items():
         if value not in ("", None, []) and key != "abstract":
-            print(f"{key:>10}: {', '.join(value) if isinstance(value, list) else value}")
+            print(terminal_safe(f"{key:>10}: {', '.join(value) if isinstance(value, list) else value}"))
     if document.abstract:
         print(f"  abstract: {document.abstract}")
     body = sum(not p.is_reference for p in passages)

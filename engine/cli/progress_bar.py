@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import time
 from typing import TextIO
 
 from engine.progress import Progress
+
+# C0 and C1 control characters (ESC starts ANSI sequences; CSI is U+009B) and DEL: a file name
+# holding them could recolour, move the cursor or retitle the user's terminal.
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character except newline shown as an escape (``\\x1b``), never sent raw."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 class ProgressBar:
@@ -44,7 +54,8 @@ class ProgressBar:
         if 0.02 < fraction < 1:
             eta = f" ETA {int(elapsed * (1 - fraction) / fraction)}s"
         detail = f" page {progress.done}/{progress.total}" if progress.stage == "parse" else ""
-        line = f"[{'#' * filled}{'-' * (bar_width - filled)}] {files.done}/{files.total}{eta} {files.label}{detail}"
+        label = terminal_safe(files.label).replace("\n", " ")
+        line = f"[{'#' * filled}{'-' * (bar_width - filled)}] {files.done}/{files.total}{eta} {label}{detail}"
         self.stream.write("\r" + line[: width - 1].ljust(width - 1))
         self.stream.flush()
 
@@ -57,4 +68,4 @@ class ProgressBar:
     def print(self, text: str, stream: TextIO | None = None) -> None:
         """Print a line above the bar without garbling it."""
         self.clear()
-        print(text, file=stream or sys.stdout, flush=True)
+        print(terminal_safe(text), file=stream or sys.stdout, flush=True)

@@ -15,8 +15,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from engine.datastore.importer import ImportReport, import_jsonl
+from engine.datastore.lock import datastore_lock
 from engine.datastore.manifest import Manifest, PackError
-from engine.datastore.pack import build_pack, install_pack, sha256_of
+from engine.datastore.pack import build_pack, install_pack, read_pack_manifest, sha256_of
 from engine.datastore.reader import DatastoreInputError, JsonLinesReader
 from engine.datastore.registry import DatastoreRegistry, check_name
 from engine.progress import CancelToken, ProgressCallback, no_progress
@@ -53,6 +54,12 @@ def add_datastore(registry: DatastoreRegistry, path: Path, name: str, *, passage
     """Import ``path`` into datastore ``name`` (created if new; a rerun resumes), then embed it unless told not to."""
     check_name(name)
     JsonLinesReader(path)  # a missing file fails here, before an empty datastore is created
+    with datastore_lock(registry.root, name, f"importing {path.name}"):
+        return _add_locked(registry, path, name, passage_words, embed, progress, cancel)
+
+
+def _add_locked(registry: DatastoreRegistry, path: Path, name: str, passage_words: int, embed: bool,
+                progress: ProgressCallback, cancel: CancelToken | None) -> ImportReport:
     created = not registry.exists(name)
     source = registry.create(name)
     source.forget_postings()  # they describe the passages before this import
@@ -81,8 +88,9 @@ def embed_datastore(registry: DatastoreRegistry, name: str, progress: ProgressCa
     Also builds its BM25 postings if missing (a datastore from an older Quire, or a cancelled build).
     """
     source = registry.source(name)
-    source.build_postings(progress, cancel)
-    return source.embed_pending(progress, cancel)
+    with datastore_lock(registry.root, name, "embedding"):
+        source.build_postings(progress, cancel)
+        return source.embed_pending(progress, cancel)
 
 
 def datastore_info(registry: DatastoreRegistry, name: str) -> DatastoreInfo:
@@ -135,13 +143,15 @@ def install_datastore(registry: DatastoreRegistry, location: str, *, configured_
         if sha256 and pack.is_file() and sha256_of(pack, cancel) != sha256.strip().lower():
             raise PackError(f"{pack} does not match the sha256 you gave; the file is damaged or not the one meant.")
     try:
-        manifest = install_pack(pack, registry.root, configured_model=configured_model, reembed=reembed,
-                                replace=replace, progress=progress, cancel=cancel,
-                                before_replace=registry.forget)
+        name = check_name(read_pack_manifest(pack).name)
+        with datastore_lock(registry.root, name, f"installing {pack.name}"):
+            manifest = install_pack(pack, registry.root, configured_model=configured_model, reembed=reembed,
+                                    replace=replace, progress=progress, cancel=cancel,
+                                    before_replace=registry.forget)
+            source = registry.source(manifest.name)
+            source.store.set_meta(version=manifest.version)
+            source.build_postings(progress, cancel)
     finally:
         if downloaded is not None:
             shutil.rmtree(downloaded.parent, ignore_errors=True)
-    source = registry.source(manifest.name)
-    source.store.set_meta(version=manifest.version)
-    source.build_postings(progress, cancel)
     return manifest

@@ -40,13 +40,15 @@ from engine.datastore.manifest import (
 from engine.datastore.registry import DATABASE_FILE, INDEX_FILE, check_name
 from engine.datastore.source import DatastoreSource
 from engine.datastore.store import DatastoreStore
-from engine.errors import EngineError
+from engine.errors import EngineError, IndexCorruptError
+from engine.index.storage import load_index
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
 
 CHUNK = 1 << 20
 PACK_SUFFIX = ".quirepack"
+_CHECK_SECONDS = 30.0  # the least time the database check of a pack may take before it is stopped
 _HTML_STARTS = (b"<!doctype html", b"<html", b"<head", b"<?xml", b"<body")
 
 
@@ -197,6 +199,7 @@ def install_pack(pack: Path, root: Path, *, configured_model: Callable[[], str],
         _check_database(staging, manifest, pack)
         if reembed or manifest.embedding_model is None:
             (staging / INDEX_FILE).unlink(missing_ok=True)
+        _check_index(staging, manifest, pack)
         if before_replace is not None:
             before_replace(name)
         _move_into_place(staging, target)
@@ -278,16 +281,31 @@ def _check_database(staging: Path, manifest: Manifest, pack: Path) -> None:
     if manifest.file(DATABASE_FILE) is None:
         raise PackError(f"{pack}: the manifest lists no {DATABASE_FILE}; this is not a datastore pack.")
     try:
-        store = DatastoreStore(staging / DATABASE_FILE)
+        store = DatastoreStore(staging / DATABASE_FILE)  # refuses a schema Quire did not write
         try:
-            records = store.counts()["records"]
+            # A count over plain tables takes well under a second a million records; a database
+            # built to make SQLite loop (or one far bigger than its manifest) is stopped instead.
+            with store.bounded(_CHECK_SECONDS + manifest.record_count / 100_000):
+                records = store.counts()["records"]
         finally:
             store.close()
     except EngineError as exc:
-        raise PackError(f"{pack}: the datastore database in the pack cannot be opened ({exc}).") from None
+        raise PackError(f"{pack}: the datastore database in the pack cannot be used ({exc}).") from None
     if records != manifest.record_count:
         raise PackError(f"{pack}: the database holds {records:,} records but the manifest promises "
                         f"{manifest.record_count:,}; refusing the pack.")
+
+
+def _check_index(staging: Path, manifest: Manifest, pack: Path) -> None:
+    """Load the pack's vector index once: one that does not load is damage, refused at install, not at search."""
+    path = staging / INDEX_FILE
+    if not path.is_file():
+        return
+    try:
+        load_index(path, model_id=manifest.embedding_model)
+    except IndexCorruptError as exc:
+        raise PackError(f"{pack}: the vector index in the pack is damaged ({exc}); download or build the pack "
+                        "again, or install it with --reembed to embed its passages here.") from None
 
 
 def _move_into_place(staging: Path, target: Path) -> None:

@@ -181,6 +181,8 @@ def parse_line(number: int, raw: bytes) -> Record | LineProblem:
         return LineProblem(number, "not UTF-8 text")
     except ValueError as exc:
         return LineProblem(number, f"not valid JSON ({exc})")
+    except RecursionError:  # a line of deeply nested brackets: Python's parser gives up, the import goes on
+        return LineProblem(number, "JSON nested too deeply to read (thousands of brackets inside each other)")
     if not isinstance(data, dict):
         return LineProblem(number, f"a JSON {type(data).__name__}, not an object with id, title and text")
     return record_from_json(number, data)

@@ -12,6 +12,7 @@ done; a killed import resumes after the last committed batch.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -80,6 +81,60 @@ CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
 """
 
 
+# SQLite virtual-machine steps between two calls of the progress handler (a few per millisecond).
+_PROGRESS_STEPS = 20_000
+_FTS5 = re.compile(r"^CREATE\s+VIRTUAL\s+TABLE\s+\S+\s+USING\s+fts5\s*\(", re.I)
+
+
+def _expected_schema() -> dict[str, tuple[str, set[str]]]:
+    """What :data:`_SCHEMA` creates: object name -> (kind, column names), read back from SQLite itself."""
+    reference = sqlite3.connect(":memory:")
+    try:
+        reference.executescript(_SCHEMA)
+        rows = reference.execute("SELECT type, name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+        return {name: ("fts5" if _FTS5.match(sql or "") else "table",
+                       {row[1] for row in reference.execute(f'PRAGMA table_info("{name}")')})
+                for _kind, name, sql in rows if not name.startswith("passages_fts_")}
+    finally:
+        reference.close()
+
+
+_EXPECTED = _expected_schema()
+
+
+def check_schema(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a database whose schema is not the one Quire writes (it may come from anyone's pack).
+
+    Before any of its data is read: every table Quire queries must be a plain table with the
+    expected columns (the text index an FTS5 table), and there may be no views or triggers, which
+    would run the pack author's SQL (a recursive view never ends) whenever Quire reads or writes.
+    An empty database (a datastore being created) passes; its schema is written next.
+    """
+    objects = conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
+    if not objects:
+        return
+    problems: list[str] = []
+    found: dict[str, str] = {}
+    for kind, name, sql in objects:
+        if kind in ("view", "trigger"):
+            problems.append(f"it defines a {kind} {name!r}")
+        elif kind == "table":
+            found[name] = "fts5" if _FTS5.match(sql or "") else "virtual" if (sql or "").upper().startswith(
+                "CREATE VIRTUAL") else "table"
+    for name, (kind, columns) in _EXPECTED.items():
+        if name not in found:
+            continue  # an older or partial database: _ensure_schema adds it, or reading it fails cleanly
+        if found[name] != kind:
+            problems.append(f"{name!r} is not a plain {'FTS5 index' if kind == 'fts5' else 'table'}")
+        else:
+            have = {row[1] for row in conn.execute(f'PRAGMA table_info("{name}")')}
+            if not columns <= have:
+                problems.append(f"table {name!r} lacks {', '.join(sorted(columns - have))}")
+    if problems:
+        raise StoreError(f"The datastore database {path} is not one Quire wrote ({'; '.join(problems)}); it was not "
+                         "read. Remove it, or install a pack made by `quire datastore pack`.")
+
+
 @dataclass(frozen=True)
 class StoredPassage:
     """A passage as written: its record's id and title, its place in the record, its text and hash."""
@@ -110,15 +165,42 @@ class DatastoreStore:
         self.path = path
         if not create and not path.is_file():
             raise StoreError(f"No datastore database at {path}.")
+        self._deadline: float | None = None  # see bounded()
+        self._interrupted = False
         try:
             conn = connect(path)
+            # A datastore may come from a pack someone else made: its schema must not run code
+            # (views, triggers, functions in defaults) on Quire's behalf.
+            conn.execute("PRAGMA trusted_schema=OFF")
+            conn.set_progress_handler(self._keep_going, _PROGRESS_STEPS)
+            check_schema(conn, path)
             use_wal(conn)
             self._ensure_schema(conn)
+            check_schema(conn, path)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"The datastore database {path} cannot be opened ({exc}); remove the datastore "
                              "(`quire datastore remove NAME`) and add or install it again.") from None
         self._conn = conn
         self._lock = threading.RLock()
+
+    def _keep_going(self) -> int:
+        """SQLite's progress handler: non-zero stops the running statement (a time bound, or Ctrl-C)."""
+        try:
+            if self._deadline is not None and time.monotonic() > self._deadline:
+                return 1
+        except KeyboardInterrupt:  # delivered inside the callback: stop the query, re-raised by the caller
+            self._interrupted = True
+            return 1
+        return 0
+
+    @contextmanager
+    def bounded(self, seconds: float) -> Iterator[None]:
+        """Stop any query that runs longer than ``seconds`` inside this block (untrusted databases)."""
+        self._deadline = time.monotonic() + seconds
+        try:
+            yield
+        finally:
+            self._deadline = None
 
     @staticmethod
     def _ensure_schema(conn: sqlite3.Connection) -> None:
@@ -143,9 +225,24 @@ class DatastoreStore:
         with self._lock:
             try:
                 return self._conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                self._stopped(exc)
+                raise StoreError(f"The datastore database {self.path} could not be read ({exc}); remove the "
+                                 "datastore and add or install it again.") from None
             except sqlite3.DatabaseError as exc:
                 raise StoreError(f"The datastore database {self.path} could not be read ({exc}); remove the "
                                  "datastore and add or install it again.") from None
+
+    def _stopped(self, exc: sqlite3.OperationalError) -> None:
+        """Turn a statement the progress handler stopped into what stopped it."""
+        if "interrupted" not in str(exc):
+            return
+        if self._interrupted:
+            self._interrupted = False
+            raise KeyboardInterrupt
+        if self._deadline is not None:
+            raise StoreError(f"Reading the datastore database {self.path} took too long (its data or schema is not "
+                             "what Quire writes); it was stopped. Remove it, or do not install this pack.") from None
 
     # --- meta ------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import keep_onnx_runtime_offline
 from engine.embed.base import normalize_rows
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,8 @@ def export_int8(model: Any, folder: Path) -> Path:
         return target
     import torch
     from onnx import TensorProto
+
+    keep_onnx_runtime_offline()
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     staging = folder.with_name(folder.name + f".exporting-{os.getpid()}")
@@ -115,6 +118,7 @@ class OnnxInt8Encoder:
     """Runs the exported model: tokenise, run, mean-pool over real tokens, normalise."""
 
     def __init__(self, path: Path, tokenizer: Any, max_length: int) -> None:
+        keep_onnx_runtime_offline()  # again (see there): another library may have reset the environment
         import onnxruntime as ort
 
         options = ort.SessionOptions()

@@ -76,6 +76,30 @@ def _check_folder(folder: Path) -> None:
         raise ModelNotFoundError(f"{folder} holds no model weights (*.safetensors, *.bin or *.onnx); {_HOW_TO_FIX}.")
 
 
+def verify_embedder(folder: Path) -> int:
+    """Load the model in ``folder`` once and return its vector size; :class:`ModelNotFoundError` if it cannot embed.
+
+    Run before a folder is saved as the embedder: a setting that points at anything else would
+    break every later search and answer until the settings file was edited by hand.
+    """
+    embedder = SentenceTransformerEmbedder(folder)
+    vectors = embedder.embed(["a test sentence"])
+    if vectors.shape != (1, embedder.dimension) or not np.isfinite(vectors).all():
+        raise ModelNotFoundError(f"The model in {folder} does not produce usable sentence vectors; {_HOW_TO_FIX}.")
+    return embedder.dimension
+
+
+def embedder_setting_problem(setting: str) -> str | None:
+    """What is wrong with ``retrieval.embedder`` (a cheap check of the folder, nothing loaded), or None."""
+    if not setting:
+        return None
+    try:
+        _check_folder(Path(setting).expanduser())
+    except ModelNotFoundError as exc:
+        return f"settings retrieval.embedder: {exc} Until it is fixed, search and answers cannot run."
+    return None
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model behind the :class:`~engine.embed.Embedder` protocol.
 

@@ -162,8 +162,9 @@ def _restore(header: IndexHeader, sections: dict[str, bytes], path: Path) -> Fai
         faiss_index = faiss.deserialize_index(np.frombuffer(sections["faiss"], dtype=np.uint8))
         keys = np.frombuffer(sections["keys"], dtype="<i8").astype(np.int64)
         ids = IdTable.from_arrays(keys, sections["names"])
-    except (RuntimeError, ValueError, UnicodeDecodeError) as exc:
-        raise IndexCorruptError(f"The index file {path} cannot be decoded ({exc}); {_REBUILD}.") from None
+    except Exception as exc:  # FAISS reports a bad header as anything, even MemoryError (std::bad_alloc)
+        raise IndexCorruptError(f"The index file {path} cannot be decoded ({type(exc).__name__}: {exc}); "
+                                f"{_REBUILD}.") from None
     if not (faiss_index.ntotal == header.count == len(ids)) or faiss_index.d != header.dimension:
         raise IndexCorruptError(f"The index file {path} disagrees with its header (count {faiss_index.ntotal} vs "
                                 f"{header.count}, {len(ids)} ids; dimension {faiss_index.d} vs {header.dimension}); "

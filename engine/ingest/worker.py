@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 _LOOKAHEAD_PASSAGES = 4096
 # Address space a worker may use; a PDF that needs more fails alone, with a clear reason.
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
+# A gap between two reads of the workers' pipes longer than this is the caller's own stall (Ctrl-Z,
+# a long hash, a slow disk), not the worker's: it is not counted against the page time limit.
+_PUMP_ALLOWANCE = 1.0
 
 
 def default_worker_count() -> int:
@@ -214,6 +217,7 @@ class ParsePool:
         self._context = _context()
         self._idle: list[_Worker] = []
         self._busy: list[_Worker] = []
+        self._last_pump = time.monotonic()  # when this process last listened to the workers
 
     def __enter__(self) -> ParsePool:
         return self
@@ -254,8 +258,21 @@ class ParsePool:
         worker.stop(kill=kill)
 
     def pump(self, current: ParseJob, timeout: float) -> None:
-        """Read whatever the workers have sent; fail a job whose worker died or went silent."""
+        """Read whatever the workers have sent; fail a job whose worker died or went silent.
+
+        A worker's silence is timed only while this process listens: time it spent elsewhere
+        (stopped with Ctrl-Z, hashing a huge file, storing a long document) is not the worker's,
+        and what the worker sent meanwhile is read before any job is judged.
+        """
         now = time.monotonic()
+        away_since = self._last_pump + _PUMP_ALLOWANCE
+        if now > away_since:
+            for worker in self._busy:
+                if worker.job is not None:  # only the part of the absence after the job last spoke
+                    worker.job.last_heard += max(0.0, now - max(away_since, worker.job.last_heard))
+        self._read_ready([worker.conn for worker in self._busy if worker.job is not None and (
+            worker.job is current or worker.job.buffered < _LOOKAHEAD_PASSAGES)], 0)
+        self._last_pump = now = time.monotonic()
         listening = []
         for worker in list(self._busy):
             job = worker.job
@@ -271,11 +288,19 @@ class ParsePool:
                          "the PDF is probably malformed: re-save it from a PDF viewer and add it again")
                 continue
             listening.append(worker.conn)
+        if listening:
+            self._read_ready(listening, timeout)
+        self._last_pump = time.monotonic()
+
+    def _read_ready(self, listening: list[Connection], timeout: float) -> None:
+        """Deliver every message waiting on ``listening`` (waiting up to ``timeout`` for the first)."""
         if not listening:
             return
-        for conn in wait(listening, timeout=timeout):
-            worker = next(w for w in self._busy if w.conn is conn)
-            job = worker.job
+        for ready in wait(listening, timeout=timeout):
+            worker = next((w for w in self._busy if w.conn is ready), None)
+            if worker is None or worker.job is None:
+                continue
+            conn, job = worker.conn, worker.job
             assert job is not None
             try:
                 while conn.poll():

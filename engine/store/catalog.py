@@ -8,6 +8,7 @@ next run simply adds what is missing.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -38,6 +39,17 @@ class FileRecord:
     mtime: float
 
 
+def _cannot_open(path: Path, exc: sqlite3.DatabaseError) -> str:
+    """Why the catalog cannot be opened, with the advice that fits: permissions are not damage."""
+    writable = all(os.access(where, os.W_OK) for where in (path, path.parent) if where.exists())
+    if not writable or "readonly" in str(exc) or "unable to open" in str(exc):
+        return (f"The library database {path} cannot be opened for writing ({exc}): its folder or file is "
+                "read-only, or you lack permission. Make them writable (check the owner and the mount), "
+                "or use another library folder with --home; the file itself is not damaged.")
+    return (f"The library database {path} cannot be opened ({exc}). If the file is damaged, move it aside and "
+            "ingest your PDFs again.")
+
+
 class Library:
     """Thread-safe access to one catalog database; every public call is atomic."""
 
@@ -49,8 +61,7 @@ class Library:
             conn.execute("PRAGMA foreign_keys=ON")
             ensure_schema(conn)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"The library database {path} cannot be opened ({exc}). If the file is "
-                             "damaged, move it aside and ingest your PDFs again.") from None
+            raise StoreError(_cannot_open(path, exc)) from None
         self._conn = conn
         self._lock = threading.RLock()
 

@@ -1,0 +1,57 @@
+"""One writer per datastore: a lock file beside its folder, held while it is imported, embedded or installed.
+
+Two `quire datastore add` into one datastore would otherwise interleave their transactions (a
+duplicate-id ``IntegrityError``, or BM25 postings built from half of the other's records). The
+lock is an advisory ``flock`` on ``<datastores>/.<name>.lock``: the kernel drops it when its
+holder exits, however it exits, so a killed import never leaves the datastore locked. The file
+says who holds it, so the second writer can tell the user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from engine.errors import EngineError
+
+log = logging.getLogger(__name__)
+
+
+class DatastoreBusyError(EngineError):
+    """Another Quire process is changing the same datastore right now."""
+
+
+@contextlib.contextmanager
+def datastore_lock(root: Path, name: str, action: str) -> Iterator[None]:
+    """Hold the write lock of datastore ``name`` under ``root``, or raise :class:`DatastoreBusyError` at once."""
+    if sys.platform == "win32":  # no flock; the desktop app and CLI rarely write one datastore twice there
+        yield
+        return
+    import fcntl
+
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / f".{name}.lock"
+    with path.open("a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another Quire process"
+            raise DatastoreBusyError(
+                f"The datastore {name!r} is being changed right now by {holder}; wait until it has finished, "
+                "then run this again.") from None
+        try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"Quire process {os.getpid()} ({action}, since {time.strftime('%H:%M:%S')})")
+            handle.flush()
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                handle.truncate(0)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
