@@ -254,6 +254,12 @@ class Engine:
 
     @cached_property
     def support_judge(self) -> SupportJudge:
+    def save_answer(self, answer: Answer) -> None:
+        """Keep ``answer`` in the history (replacing a saved answer with the same id)."""
+        from engine.store.answers import save_answer
+
+        save_answer(self.library, answer)
+
         """The entailment judge citations and claims are checked with (shipped with Quire, loaded once)."""
         from engine.cite.judge import default_judge
 

@@ -3,6 +3,8 @@ cancelling, opening a citation where it came from, past questions and export."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -10,13 +12,20 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow
 
 from engine.types import Answer, Citation
 from ui.ask_pane import LIBRARY, SELECTED, AskPane
-from ui.engine_client import EngineClient, PassageLocation
+from ui.engine_client import LOOKUP, EngineClient, PassageLocation
 from ui.library_pane import LibraryPane
 from ui.pdf_viewer import PdfViewer
 
 _MESSAGE_MS = 8000
 _EXPORTS = {"markdown": ("Export as Markdown", "Markdown (*.md)", ".md"),
             "bibtex": ("Export as BibTeX", "BibTeX (*.bib)", ".bib")}
+
+
+def export_file_name(question: str, suffix: str, words: int = 8) -> str:
+    """A file name from the question: ``how-does-specter-embed-papers.md`` (``answer.md`` if nothing is left)."""
+    kept = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", question).lower())[:words]
+    stem = "-".join(kept)[:80].strip("-")
+    return f"{stem or 'answer'}{suffix}"
 
 
 def citation_for(answer: Answer, n: int, sentence_index: int) -> Citation | None:
@@ -35,12 +44,15 @@ class AnswerController(QObject):
         super().__init__(window)
         self._client, self._pane, self._viewer, self._library, self._window = client, pane, viewer, library, window
         self._history: dict[str, Answer] = {}
+        self._export_folder = str(Path.home())
+        self._cancel_requested = False
         self.last_location: PassageLocation | None = None
         client.answer_token.connect(pane.append_token)
         client.answer_stage.connect(pane.set_stage)
         pane.cancel_requested.connect(self.cancel)
         pane.citation_activated.connect(self.open_citation)
         pane.history_activated.connect(self._open_past)
+        pane.history_delete_requested.connect(self.delete_past)
         pane.export_requested.connect(self.export)
 
     def _status(self, message: str) -> None:
@@ -61,18 +73,30 @@ class AnswerController(QObject):
         if scope == SELECTED and not doc_ids:
             self._status("Select one or more papers in the library to ask about just those.")
             return False
+        self._cancel_requested = False
         self._pane.start_answer(question)
         if self._client.ingesting:
             self._status("Your question will be answered once the papers being added are stored.")
+        label = self._pane.scope_label() + (f" ({len(doc_ids)})" if doc_ids else "")
         self._client.ask(question, self.show, doc_ids=doc_ids, library_only=scope in (LIBRARY, SELECTED),
-                         on_failure=self._pane.finish)
+                         on_failure=self._failed, mode=self._pane.mode(), scope_label=label)
         return True
 
+    def _failed(self) -> None:
+        """The question ended without an answer (an error, already shown, or a cancel before any text)."""
+        if self._cancel_requested:
+            self._pane.show_failure("Cancelled before anything was written. Ask again when you are ready.")
+        else:
+            self._pane.show_failure("No answer: see the message for why. Fix that and ask again.")
+        self._cancel_requested = False
+
     def cancel(self) -> None:
+        self._cancel_requested = True
         self._client.cancel_answer()
         self._pane.set_cancelling()
 
     def show(self, answer: Answer) -> None:
+        self._cancel_requested = False
         self._pane.show_answer(answer)
         if answer.id:
             self._history[answer.id] = answer
@@ -82,15 +106,28 @@ class AnswerController(QObject):
         self._client.list_answers(self._pane.set_history)
 
     def _open_past(self, answer_id: str) -> None:
+        if self._client.asking:
+            self._status("Still answering; press Esc to stop it before opening a past question.")
+            return
         if answer_id in self._history:
-            self._pane.show_answer(self._history[answer_id])
+            self._reopen(self._history[answer_id])
         else:
             self._client.load_answer(answer_id, self._reopen)
 
     def _reopen(self, answer: Answer) -> None:
         self._history[answer.id] = answer
-        self._pane.show_answer(answer)
-        self._pane.tabs.setCurrentWidget(self._pane.answer_view)
+        self._pane.show_answer(answer, reopened=True)
+
+    def delete_past(self, answer_id: str) -> None:
+        """Delete a past question and its answer from the history (the papers are not touched)."""
+        self._history.pop(answer_id, None)
+        if self._pane.answer is not None and self._pane.answer.id == answer_id:
+            self._pane.clear_answer()
+
+        def deleted(_: object) -> None:
+            self._status("Deleted the question from the history.")
+            self.refresh_history()
+        self._client.call(LOOKUP, lambda engine: engine.delete_answer(answer_id), deleted)
 
     def open_citation(self, n: int, sentence_index: int) -> None:
         answer = self._pane.answer
@@ -108,20 +145,29 @@ class AnswerController(QObject):
         self.last_location = location
         reference = location.reference
         if location.path:
-            if self._viewer.show_passage(location.path, location.page, location.passage_rects, location.quote_rects):
+            title = reference.title or Path(location.path).name
+            if self._viewer.show_passage(location.path, location.page, location.passage_rects, location.quote_rects,
+                                         title=title):
                 self._status(f"[{reference.n}] {reference.title or Path(location.path).name}, page {location.page}")
             return
+        if location.removed:
+            self._status(f"[{reference.n}] {reference.title or 'This paper'} was removed from the library; "
+                         "showing the quoted passage as the answer saved it.")
         self._viewer.show_record(reference.title, reference.text, authors=reference.authors, year=reference.year,
-                                 source=reference.source, url=reference.url, quote=location.quote)
+                                 source="" if location.removed else reference.source, url=reference.url,
+                                 quote=location.quote, removed=location.removed)
 
     def export(self, kind: str) -> None:
         answer = self._pane.answer
         if answer is None or kind not in _EXPORTS:
             return
         caption, file_filter, suffix = _EXPORTS[kind]
-        path, _ = QFileDialog.getSaveFileName(self._window, caption, str(Path.home() / f"answer{suffix}"), file_filter)
+        suggested = Path(self._export_folder) / export_file_name(answer.question, suffix)
+        path, _ = QFileDialog.getSaveFileName(self._window, caption, str(suggested), file_filter)
         if not path:
             return
+
+        self._export_folder = str(Path(path).parent)
 
         def write(text: str) -> None:
             try:

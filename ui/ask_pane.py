@@ -4,18 +4,17 @@ answer with clickable citations, export and copy, and the past questions."""
 from __future__ import annotations
 
 import html
-import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from PySide6.QtCore import QMimeData, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QAction, QGuiApplication
+from PySide6.QtCore import QEvent, QMimeData, QObject, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -28,16 +27,19 @@ from PySide6.QtWidgets import (
 
 from engine.types import Answer
 from ui.answer_html import answer_html, parse_cite_url, streaming_html
+from ui.errors import for_the_app
+from ui.history_list import ANSWER_ID_ROLE, HistoryList
 
 EVERYTHING, LIBRARY, SELECTED = "everything", "library", "selected"
 SCOPES = ((EVERYTHING, "Everything"), (LIBRARY, "Library only"), (SELECTED, "Selected papers"))
 STAGE_NAMES = {"retrieving": "Retrieving passages", "rewriting": "Rewriting the question",
                "reranking": "Reranking passages", "drafting": "Drafting the answer", "feedback": "Reviewing the draft",
                "revising": "Revising", "verifying": "Verifying citations"}
-ANSWER_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+__all__ = ["ANSWER_ID_ROLE", "SCOPES", "AskPane"]
 _STREAM_REFRESH_MS = 60
 _WELCOME = ('<div style="color:#777;line-height:150%"><p style="font-size:large;color:#444">Ask your papers</p>'
-            "<p>Type a literature question above and press <b>Ctrl+Enter</b>. The answer streams in here; "
+            "<p>Type a literature question above and press <b>Enter</b> (Shift+Enter starts a new line). "
+            "The answer streams in here; "
             "every claim cites a passage, and clicking a citation <b>[n]</b> opens the paper at that page "
             "with the supporting words highlighted.</p>"
             "<p>Choose a scope to ask across everything, only your library, or just the papers selected "
@@ -49,6 +51,7 @@ class AskPane(QWidget):
     cancel_requested = Signal()
     citation_activated = Signal(int, int)  # reference number, sentence index (-1: the references list)
     history_activated = Signal(str)  # answer id
+    history_delete_requested = Signal(str)  # answer id
     export_requested = Signal(str)  # "markdown" | "bibtex"
 
     def __init__(self, ask_action: QAction, parent: QWidget | None = None) -> None:
@@ -60,9 +63,11 @@ class AskPane(QWidget):
         self._answering = False
 
         self.question_box = QPlainTextEdit(self)
-        self.question_box.setPlaceholderText("Ask a question about your papers…   (Ctrl+Enter)")
+        self.question_box.setPlaceholderText("Ask a question about your papers…   (Enter; Shift+Enter for a new line)")
         self.question_box.setAccessibleName("Question")
         self.question_box.setTabChangesFocus(True)
+        self._ask_action = ask_action
+        self.question_box.installEventFilter(self)  # Enter asks, Shift+Enter is a new line, as in chat apps
         self.question_box.setFixedHeight(self.question_box.fontMetrics().lineSpacing() * 3 + 16)
         self.scope_box = QComboBox(self)
         self.scope_box.setAccessibleName("Scope")
@@ -72,9 +77,14 @@ class AskPane(QWidget):
         self.ask_button = QPushButton("Ask", self)
         self.ask_button.setObjectName("askButton")
         self.ask_button.setAccessibleName("Ask")
-        self.ask_button.setToolTip("Ask the question (Ctrl+Enter)")
+        self.ask_button.setToolTip("Ask the question (Enter)")
         self.ask_button.setDefault(True)
         self.ask_button.clicked.connect(ask_action.trigger)
+        self.write_box = QCheckBox("Written answer", self)
+        self.write_box.setAccessibleName("Written answer")
+        self.write_box.setToolTip("Let the language model write the answer in prose (each sentence is still checked "
+                                  "against its sources). Unticked, Quire decides: with a small model it shows the "
+                                  "evidence itself, grouped by theme.")
 
         self.stage_label = QLabel(self)
         self.stage_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -103,11 +113,9 @@ class AskPane(QWidget):
         self.answer_view.setOpenExternalLinks(False)
         self.answer_view.anchorClicked.connect(self._on_link)
         self.answer_view.setHtml(_WELCOME)
-        self.history = QListWidget(self)
-        self.history.setAccessibleName("Past questions")
-        self.history.setWordWrap(True)
-        self.history.itemActivated.connect(self._on_history_item)
-        self.history.itemDoubleClicked.connect(self._on_history_item)
+        self.history = HistoryList(self)
+        self.history.open_requested.connect(self.history_activated)
+        self.history.delete_requested.connect(self.history_delete_requested)
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.answer_view, "Answer")
@@ -119,10 +127,15 @@ class AskPane(QWidget):
                                                  lambda: self.export_requested.emit("markdown"))
         self.bibtex_button = self._tool_button("BibTeX…", "Export the cited papers as BibTeX",
                                                lambda: self.export_requested.emit("bibtex"))
-        self.tabs.setCornerWidget(self._corner(), Qt.Corner.TopRightCorner)
+        # Export buttons under the answer, not in the tab bar's corner: there they squeezed the tab
+        # titles ("Past que…") in a narrow pane.
+        self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideNone)
+        self.tabs.tabBar().setUsesScrollButtons(False)
+        self.export_row = self._corner()
 
         question_row = QHBoxLayout()
         question_row.addWidget(self.scope_box, 1)
+        question_row.addWidget(self.write_box)
         question_row.addStretch(1)
         question_row.addWidget(self.ask_button)
         layout = QVBoxLayout(self)
@@ -132,6 +145,7 @@ class AskPane(QWidget):
         layout.addLayout(question_row)
         layout.addWidget(self.stage_row)
         layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.export_row)
 
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
@@ -146,6 +160,31 @@ class AskPane(QWidget):
 
     def scope(self) -> str:
         return str(self.scope_box.currentData())
+
+    def set_scope(self, key: str) -> None:
+        index = self.scope_box.findData(key)
+        if index >= 0:
+            self.scope_box.setCurrentIndex(index)
+
+    def scope_label(self) -> str:
+        return self.scope_box.currentText()
+
+    def mode(self) -> str | None:
+        """``"write"`` when a written answer was asked for, else None (Quire decides)."""
+        return "write" if self.write_box.isChecked() else None
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.question_box and event.type() == QEvent.Type.KeyPress:
+            key_event = event if isinstance(event, QKeyEvent) else None
+            if key_event is not None and key_event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                modifiers = key_event.modifiers()
+                if modifiers & Qt.KeyboardModifier.ShiftModifier:
+                    self.question_box.insertPlainText("\n")
+                    return True
+                if not modifiers & (Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.MetaModifier):
+                    self._ask_action.trigger()
+                    return True
+        return super().eventFilter(watched, event)
 
     def start_answer(self, question: str) -> None:
         self.answer = None
@@ -169,10 +208,29 @@ class AskPane(QWidget):
         if not self._refresh_timer.isActive():
             self._refresh_timer.start()
 
-    def show_answer(self, answer: Answer) -> None:
+    def show_answer(self, answer: Answer, *, reopened: bool = False) -> None:
+        """Show a finished answer; a reopened past answer also puts its question back in the box."""
         self.finish()
         self.answer = answer
-        self.answer_view.setHtml(_question_html(answer.question) + answer_html(answer))
+        shown = replace(answer, notice=for_the_app(answer.notice)) if answer.notice else answer
+        self.answer_view.setHtml(_question_html(answer.question) + answer_html(shown))
+        if reopened:
+            self.question_box.setPlainText(answer.question)
+        self.tabs.setCurrentWidget(self.answer_view)
+        self._update_exports()
+
+    def clear_answer(self) -> None:
+        """Back to the welcome text (the answer shown was deleted)."""
+        self.answer = None
+        self.answer_view.setHtml(_WELCOME)
+        self._update_exports()
+
+    def show_failure(self, headline: str) -> None:
+        """Answering failed: say so in the answer area instead of leaving the last stage on screen."""
+        self.finish()
+        self.answer = None
+        self.answer_view.setHtml(_question_html(self._question) + '<p style="color:#8c2a1c">'
+                                 f"{html.escape(headline)}</p>")
         self._update_exports()
 
     def finish(self) -> None:
@@ -186,14 +244,8 @@ class AskPane(QWidget):
         self.stage_label.setText("Stopping…")
 
     def set_history(self, answers: Sequence[Any]) -> None:
-        """Past questions (anything with ``id``, ``question`` and ``created_at``), newest first."""
-        self.history.clear()
-        for past in answers:
-            item = QListWidgetItem(past.question)  # a plain-text item: questions are never markup
-            item.setData(ANSWER_ID_ROLE, past.id)
-            when = time.strftime("%d %b %Y, %H:%M", time.localtime(past.created_at)) if past.created_at else ""
-            item.setToolTip(f"Asked {when} · double-click to reopen" if when else "Double-click to reopen")
-            self.history.addItem(item)
+        """Past questions, newest first (see :class:`~ui.history_list.HistoryList`)."""
+        self.history.set_entries(answers)
 
     def copy_rich_text(self) -> None:
         if self.answer is None:
@@ -219,6 +271,7 @@ class AskPane(QWidget):
         layout = QHBoxLayout(corner)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
+        layout.addStretch(1)
         for button in (self.copy_button, self.markdown_button, self.bibtex_button):
             layout.addWidget(button)
         return corner
@@ -242,12 +295,6 @@ class AskPane(QWidget):
         if cite is not None:
             n, sentence = cite
             self.citation_activated.emit(n, -1 if sentence is None else sentence)
-
-    def _on_history_item(self, item: QListWidgetItem) -> None:
-        answer_id = item.data(ANSWER_ID_ROLE)
-        if answer_id:
-            self.history_activated.emit(str(answer_id))
-
 
 def _question_html(question: str) -> str:
     return f'<p style="font-weight:600;font-size:large;margin-bottom:8px">{html.escape(question)}</p>'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QPainterPath, QPaintEvent, QPalette, QPen
-from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
 HEADLINE = "Drop PDFs here"
 _ICON_HEIGHT = 64
@@ -56,6 +56,14 @@ class EmptyState(QWidget):
             self.demo_button.clicked.connect(demo_action.trigger)
             layout.addSpacing(4)
             layout.addWidget(self.demo_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        # Opt-in: an attached datastore takes part in every "Everything" answer from then on.
+        self.demo_datastore_box = QCheckBox("With the sample datastore", self)
+        self.demo_datastore_box.setAccessibleName("Attach the sample datastore with the demo")
+        self.demo_datastore_box.setToolTip("Also attach 3,529 computer-science abstracts and papers (SciREX, SciTLDR). "
+                                           "They then take part in answers whose scope is Everything; remove them "
+                                           "any time in Tools › Models & Datastores.")
+        self.demo_datastore_box.setVisible(demo_action is not None)
+        layout.addWidget(self.demo_datastore_box, 0, Qt.AlignmentFlag.AlignHCenter)
         layout.addStretch(3)
 
     def paintEvent(self, event: QPaintEvent) -> None:

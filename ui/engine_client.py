@@ -16,14 +16,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from engine.errors import Cancelled, EngineError
+from engine.errors import Cancelled, DocumentNotFoundError, EngineError
 from engine.progress import CancelToken, Progress
 from engine.service import Engine
 from engine.types import LIBRARY_SOURCE, Answer, Citation, IngestResult, Outcome, PageRect, Reference
@@ -97,6 +97,7 @@ class PassageLocation:
     passage_rects: tuple[PageRect, ...] = ()
     quote_rects: tuple[PageRect, ...] = ()
     quote: str = ""
+    removed: bool = False  # the paper was removed from the library since the answer was given
 
 
 def locate_passage(engine: Engine, *, reference: Reference, citation: Citation | None) -> PassageLocation:
@@ -104,8 +105,12 @@ def locate_passage(engine: Engine, *, reference: Reference, citation: Citation |
     quote = citation.quote if citation else ""
     if reference.source != LIBRARY_SOURCE:
         return PassageLocation(reference, quote=quote)
-    passage = engine.passage(reference.passage_id)
-    document = engine.document(reference.doc_id)
+    try:
+        passage = engine.passage(reference.passage_id)
+        document = engine.document(reference.doc_id)
+    except DocumentNotFoundError:
+        # Removed since: the answer still holds the passage text and the quote, so show those.
+        return PassageLocation(reference, quote=quote, removed=True)
     quote_rects: tuple[PageRect, ...] = citation.rects if citation else ()
     if citation and not quote_rects and quote:
         start = passage.text.find(quote)  # the reference text may carry a title prefix; find the quote itself
@@ -334,16 +339,24 @@ class EngineClient(QObject):
         self._post(kind, partial(self._worker.call, ticket, work))
 
     def ask(self, question: str, on_answer: Callable[[Answer], None], *, doc_ids: Sequence[str] | None = None,
-            library_only: bool = False, on_failure: Callable[[], None] | None = None) -> None:
-        """Answer ``question``; tokens and stages stream as :attr:`answer_token` / :attr:`answer_stage`."""
+            library_only: bool = False, on_failure: Callable[[], None] | None = None, mode: str | None = None,
+            scope_label: str = "") -> None:
+        """Answer ``question``; tokens and stages stream as :attr:`answer_token` / :attr:`answer_stage`.
+        ``mode`` "write" asks for a written answer; ``scope_label`` is kept with the answer for its history."""
         token = CancelToken()
         self._ask_tokens.append(token)
         worker = self._worker
         ids = list(doc_ids) if doc_ids else None
 
         def work(engine: Engine) -> Answer:
-            return engine.ask(question, source="library" if library_only else "all", doc_ids=ids,
-                              on_token=worker.token.emit, on_stage=worker.stage.emit, cancel=token)
+            answer = engine.ask(question, source="library" if library_only else "all", doc_ids=ids, mode=mode,
+                                on_token=worker.token.emit, on_stage=worker.stage.emit, cancel=token,
+                                save=False)
+            if scope_label:
+                answer = replace(answer, settings=(*answer.settings, ("scope", scope_label)))
+            if answer.id:
+                engine.save_answer(answer)
+            return answer
 
         self.cancel_embedding()  # answering comes first; embedding resumes afterwards
         self.call(ASK, work, on_answer, on_failure)
@@ -391,13 +404,16 @@ class EngineClient(QObject):
         """``answer`` as Markdown (with references) or as BibTeX for the papers it cites."""
         self.call(LOOKUP, lambda _: render_answer(answer, kind), on_result)
 
-    def add_demo(self, on_datastore: Callable[[object], None] | None = None) -> None:
-        """The bundled demo: its sample papers into the library and its sample datastore attached
-        (searchable by keyword at once; it is not embedded here, which would take long on a laptop)."""
+    def add_demo(self, on_datastore: Callable[[object], None] | None = None, *, with_datastore: bool = False) -> None:
+        """The bundled demo papers into the library; with ``with_datastore`` the sample CS datastore is
+        attached too (searchable by keyword at once, not embedded: that would take long on a laptop).
+        The datastore is opt-in: once attached it answers every "Everything" question."""
         from engine.datastore.bundled import bundled_datastore
         from engine.demo import demo_papers
 
         self.add_paths(demo_papers())
+        if not with_datastore:
+            return
 
         def attach(engine: Engine) -> object:
             if any(info.name == DEMO_DATASTORE for info in engine.datastores()):

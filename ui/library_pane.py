@@ -129,7 +129,7 @@ class LibraryPane(QWidget):
         header.setHighlightSections(False)
         header.setMinimumSectionSize(36)
         header.setSectionResizeMode(Column.TITLE, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((Column.AUTHORS, 104), (Column.YEAR, 50), (Column.PAGES, 54), (Column.STATUS, 104)):
+        for column, width in ((Column.AUTHORS, 84), (Column.YEAR, 40), (Column.PAGES, 40), (Column.STATUS, 72)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, width)
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

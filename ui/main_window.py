@@ -17,6 +17,7 @@ from ui import errors
 from ui.answer_controller import AnswerController
 from ui.ask_pane import AskPane
 from ui.engine_client import EngineClient
+from ui.help_menu import add_help_menu
 from ui.ingest_progress import IngestProgress
 from ui.library_model import display_title
 from ui.library_pane import LibraryPane
@@ -29,6 +30,8 @@ _HEADER = "main_window/library_header"
 _SPLITTER = "main_window/splitter"
 _LIBRARY_SPLITTER = "main_window/library_splitter"
 _LAST_FOLDER = "paths/last_folder"
+_SCOPE = "ask/scope"
+_WRITTEN = "ask/written"
 _MESSAGE_MS = 8000
 
 
@@ -143,10 +146,11 @@ class MainWindow(QMainWindow):
         self.remove_action = self._action("&Remove from Library",
                                           "Remove the selected papers from the library; the files stay on disk",
                                           QKeySequence(QKeySequence.StandardKey.Delete), self._remove_selected)
-        self.demo_action = self._action("Add the &Demo Papers",
-                                        "Add four sample papers (CC BY 4.0) and attach the sample CS datastore",
-                                        None, self._add_demo)
-        self.ask_action = self._action("&Ask", "Ask the question (Ctrl+Enter)", None, self._ask)
+        self.demo_action = self._action(
+            "Add the &Demo Papers", "Add four sample papers (CC BY 4.0); the sample datastore if its box is ticked",
+            None, self._add_demo)
+        self.ask_action = self._action("&Ask", "Ask the question (Enter in the question box, or Ctrl+Enter)",
+                                       None, self._ask)
         self.ask_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
         self.cancel_action = self._action("Cancel", "Stop what is running (Esc); finished work is kept",
                                           QKeySequence(Qt.Key.Key_Escape), self._cancel)
@@ -178,6 +182,9 @@ class MainWindow(QMainWindow):
         self.tools_menu.addAction(self.models_action)
         self.models_action.setEnabled(_models_dialog_class() is not None)
         self.tools_menu.addAction(self.settings_action)
+        self.help_menu = add_help_menu(self, [self.add_files_action, self.add_folder_action, self.remove_action,
+                                              self.ask_action, self.cancel_action, self.settings_action,
+                                              self.quit_action], self._client.home)
 
     def _connect_client(self) -> None:
         client = self._client
@@ -197,13 +204,19 @@ class MainWindow(QMainWindow):
         geometry = self._settings.value(_GEOMETRY)
         if not (isinstance(geometry, QByteArray) and self.restoreGeometry(geometry)):
             self.resize(1440, 880)
-        self.splitter.setSizes([500, 440, 540])
+        self.splitter.setSizes([560, 420, 460])  # titles get room; the viewer zooms to the quote anyway
         self.library.splitter.setSizes([560, 200])
         for key, widget in ((_STATE, self), (_SPLITTER, self.splitter), (_LIBRARY_SPLITTER, self.library.splitter),
                             (_HEADER, self.table.horizontalHeader())):
             state = self._settings.value(key)
             if isinstance(state, QByteArray):
                 widget.restoreState(state)
+        self.ask_pane.set_scope(str(self._settings.value(_SCOPE, "everything")))
+        self.ask_pane.write_box.setChecked(str(self._settings.value(_WRITTEN, "false")).lower() == "true")
+        # Saved when changed, not only on close: a crash must not forget them.
+        self.ask_pane.scope_box.currentIndexChanged.connect(
+            lambda _: self._settings.setValue(_SCOPE, self.ask_pane.scope()))
+        self.ask_pane.write_box.toggled.connect(lambda on: self._settings.setValue(_WRITTEN, "true" if on else "false"))
 
     def _save_state(self) -> None:
         self._settings.setValue(_GEOMETRY, self.saveGeometry())
@@ -265,25 +278,37 @@ class MainWindow(QMainWindow):
 
     def _remove_selected(self) -> None:
         doc_ids = self.selected_doc_ids()
-        for doc_id in doc_ids:
-            self._client.remove(doc_id)
+        if not doc_ids:
+            return
         if len(doc_ids) == 1:
             row = self.model.row_of(doc_ids[0])
             name = display_title(self.model.document(row)) if row is not None else doc_ids[0]
-            self.statusBar().showMessage(f"Removing “{name}” from the library…", _MESSAGE_MS)
-        elif doc_ids:
-            self.statusBar().showMessage(f"Removing {len(doc_ids)} papers from the library…", _MESSAGE_MS)
+            question, progress = f"Remove “{name}” from the library?", f"Removing “{name}” from the library…"
+        else:
+            question = f"Remove {len(doc_ids)} papers from the library?"
+            progress = f"Removing {len(doc_ids)} papers from the library…"
+        if not errors.confirm(self, question, "The PDF files stay on disk; add them again any time. Past answers "
+                                              "that cite them keep their quotes."):
+            return
+        # Nothing stays selected: a second Delete must not remove the next paper.
+        self.table.clearSelection()
+        for doc_id in doc_ids:
+            self._client.remove(doc_id)
+        self.statusBar().showMessage(progress, _MESSAGE_MS)
 
     def _add_demo(self) -> None:
-        self.embedding_status.setText("Attaching the sample datastore…")
-        self.embedding_status.show()
+        with_datastore = self.empty_state.demo_datastore_box.isChecked()
+        if with_datastore:
+            self.embedding_status.setText("Attaching the sample datastore…")
+            self.embedding_status.show()
 
         def attached(_: object) -> None:
             self.embedding_status.hide()
             self.refresh_datastores()
-        self._client.add_demo(attached)
+        self._client.add_demo(attached, with_datastore=with_datastore)
 
     def _ask(self) -> None:
+        self.statusBar().clearMessage()  # the last citation's "[3] … page 6" belongs to the last answer
         if self.answers.ask():
             self._update_actions()
 
@@ -297,7 +322,8 @@ class MainWindow(QMainWindow):
     def _open_document(self, doc_id: str) -> None:
         row = self.model.row_of(doc_id)
         if row is not None:
-            self.viewer.open_document(self.model.document(row).path)
+            document = self.model.document(row)
+            self.viewer.open_document(document.path, title=display_title(document))
 
     def _open_settings(self) -> None:
         def edit(current: object) -> None:
@@ -359,7 +385,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(message, _MESSAGE_MS)
 
     def _on_error(self, message: str) -> None:
-        errors.show_error(self, message)
+        errors.show_error(self, errors.for_the_app(message))
 
     def show_answer(self, answer: Answer) -> None:
         self.answers.show(answer)

@@ -16,11 +16,13 @@ import pymupdf
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QImage, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
+    QHBoxLayout,
     QLabel,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QStackedWidget,
-    QToolBar,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -32,6 +34,9 @@ from ui.record_view import RecordView
 log = logging.getLogger(__name__)
 
 ZOOM_STEPS = (0.5, 0.67, 0.8, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)
+# A cited passage opens so its column fills the pane, between these zooms: 1.2 makes 9-10 pt
+# paper text 15-16 px high, as readable as the app's own text; more would hide the context.
+READABLE_ZOOM = (1.2, 2.0)
 _MAX_PIXELS = 6000  # a page wider or taller than this at the asked zoom is rendered smaller
 
 
@@ -77,10 +82,19 @@ class PdfViewer(QWidget):
         self._refit.setSingleShot(True)
         self._refit.setInterval(80)
         self._refit.timeout.connect(self._fit_now)
+        self.title_label = ElidedLabel(self)
+        self.title_label.setAccessibleName("Paper title")
+        self.title_label.setObjectName("viewerTitle")
+        self.title_label.setContentsMargins(6, 4, 6, 2)
+        font = self.title_label.font()
+        font.setBold(True)
+        self.title_label.setFont(font)
+        self.title_label.hide()
         self.toolbar = self._create_toolbar()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
+        layout.addWidget(self.title_label)
         layout.addWidget(self.toolbar)
         layout.addWidget(self.stack, 1)
         self._update_controls()
@@ -103,7 +117,7 @@ class PdfViewer(QWidget):
     def zoom(self) -> float:
         return self._zoom
 
-    def open_document(self, path: str, page: int = 1) -> bool:
+    def open_document(self, path: str, page: int = 1, title: str = "") -> bool:
         """Show ``path`` at ``page``; False (and a message on :attr:`failed`) if it cannot be opened."""
         if path != self._path or self._document is None:
             try:
@@ -119,24 +133,34 @@ class PdfViewer(QWidget):
                 return False
             self.close_document()
             self._document, self._path = document, path
+        self.title_label.set_full_text(title or Path(path).name)
+        self.title_label.show()
         self.stack.setCurrentWidget(self.scroll)
         self.set_highlights((), ())
         self.go_to_page(page)
         return True
 
     def show_passage(self, path: str, page: int, passage_rects: Sequence[PageRect],
-                     quote_rects: Sequence[PageRect] = ()) -> bool:
-        """Open ``path`` at ``page``, highlight the passage and its quote, and scroll to them."""
-        if not self.open_document(path, page):
+                     quote_rects: Sequence[PageRect] = (), title: str = "") -> bool:
+        """Open ``path`` at ``page`` zoomed so the passage's column fills the pane, highlight the passage
+        and its quote, and centre the quote."""
+        if not self.open_document(path, page, title):
             return False
         self.set_highlights(passage_rects, quote_rects)
+        column = [rect for on_page, rect in (tuple(quote_rects) + tuple(passage_rects)) if on_page == page]
+        if column:
+            left, right = min(r.x0 for r in column), max(r.x1 for r in column)
+            fit_column = (self._available_width() - 16) / max(right - left + 24, 1.0)
+            self.set_zoom(max(READABLE_ZOOM[0], min(fit_column, READABLE_ZOOM[1])))
+            self._paint_highlights()
         self._scroll_to_highlight()
         return True
 
     def show_record(self, title: str, text: str, *, authors: Sequence[str] = (), year: int | None = None,
-                    source: str = "", url: str = "", quote: str = "") -> None:
-        """A datastore passage without a PDF: its text, metadata and link."""
-        self.record_view.show_record(title, text, authors=authors, year=year, source=source, url=url, quote=quote)
+                    source: str = "", url: str = "", quote: str = "", removed: bool = False) -> None:
+        """A datastore passage without a PDF (or a removed paper's passage): its text, metadata and link."""
+        self.record_view.show_record(title, text, authors=authors, year=year, source=source, url=url, quote=quote,
+                                     removed=removed)
         self.stack.setCurrentWidget(self.record_view)
         self._update_controls()
 
@@ -178,13 +202,16 @@ class PdfViewer(QWidget):
         if self._document is not None:
             self._document.close()
         self._document, self._path, self._page, self._words = None, "", 0, []
+        self.title_label.hide()
         self.stack.setCurrentWidget(self.placeholder)
         self._update_controls()
 
     # --- construction ----------------------------------------------------------------------
 
-    def _create_toolbar(self) -> QToolBar:
-        bar = QToolBar("Viewer", self)
+    def _create_toolbar(self) -> QWidget:
+        # A row of buttons rather than a QToolBar: a toolbar hides what does not fit behind a ">>"
+        # menu, and the row's minimum width keeps every control visible in a narrow pane.
+        bar = QWidget(self)
         bar.setObjectName("viewerToolbar")
         bar.setAccessibleName("Viewer controls")
         self.previous_action = self._action("‹", "Previous page (Page Up)", QKeySequence.StandardKey.MoveToPreviousPage,
@@ -195,31 +222,36 @@ class PdfViewer(QWidget):
         self.page_box.setAccessibleName("Page number")
         self.page_box.setKeyboardTracking(False)
         self.page_box.valueChanged.connect(lambda value: value != self._page and self.go_to_page(value))
-        self.page_total = QLabel(self)
-        self.page_total.setTextFormat(Qt.TextFormat.PlainText)
         self.zoom_out_action = self._action("−", "Zoom out (Ctrl+-)", QKeySequence.StandardKey.ZoomOut,
                                             lambda: self._step_zoom(-1))
         self.zoom_label = QLabel(self)
         self.zoom_label.setAccessibleName("Zoom level")
-        self.zoom_label.setMinimumWidth(44)
+        self.zoom_label.setMinimumWidth(40)
         self.zoom_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.zoom_in_action = self._action("+", "Zoom in (Ctrl++)", QKeySequence.StandardKey.ZoomIn,
                                            lambda: self._step_zoom(1))
-        self.fit_action = self._action("Fit width", "Fit the page to the pane's width", QKeySequence("Ctrl+0"),
+        self.fit_action = self._action("Fit width", "Fit the page to the pane's width (Ctrl+0)", QKeySequence("Ctrl+0"),
                                        lambda: self.set_zoom(self._zoom, fit_width=True))
         self.copy_action = self._action("Copy", "Copy the selected text (Ctrl+C)", QKeySequence.StandardKey.Copy,
                                         self.copy_selection)
-        bar.addAction(self.previous_action)
-        bar.addWidget(self.page_box)
-        bar.addWidget(self.page_total)
-        bar.addAction(self.next_action)
-        bar.addSeparator()
-        bar.addAction(self.zoom_out_action)
-        bar.addWidget(self.zoom_label)
-        bar.addAction(self.zoom_in_action)
-        bar.addAction(self.fit_action)
-        bar.addSeparator()
-        bar.addAction(self.copy_action)
+        layout = QHBoxLayout(bar)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.setSpacing(0)
+        self.toolbar_buttons: list[QToolButton] = []
+        for item in (self.previous_action, self.page_box, self.next_action, None,
+                     self.zoom_out_action, self.zoom_label, self.zoom_in_action, self.fit_action, None,
+                     self.copy_action):
+            if item is None:
+                layout.addSpacing(4)
+            elif isinstance(item, QAction):
+                button = QToolButton(bar)
+                button.setDefaultAction(item)
+                button.setAutoRaise(True)
+                self.toolbar_buttons.append(button)
+                layout.addWidget(button)
+            else:
+                layout.addWidget(item)
+        layout.addStretch(1)
         return bar
 
     def _action(self, text: str, tip: str, shortcut: QKeySequence | QKeySequence.StandardKey, slot: object) -> QAction:
@@ -232,14 +264,20 @@ class PdfViewer(QWidget):
         self.addAction(action)
         return action
 
+    def _available_width(self) -> float:
+        """The width a page can take without a horizontal scroll bar, once the vertical one is shown."""
+        bar = self.scroll.verticalScrollBar()
+        width = self.scroll.viewport().width() - (0 if bar.isVisible() else bar.sizeHint().width())
+        return float(max(width - 8, 50))
+
     # --- drawing ---------------------------------------------------------------------------
 
     def _render(self) -> None:
         assert self._document is not None
         page = self._document[self._page - 1]
         if self._fit_width:
-            available = self.scroll.viewport().width() - 24
-            self._zoom = max(ZOOM_STEPS[0], min(available / max(page.rect.width, 1.0), ZOOM_STEPS[-1]))
+            available = self._available_width()
+            self._zoom = max(0.2, min(available / max(page.rect.width, 1.0), ZOOM_STEPS[-1]))
         ratio = self.devicePixelRatioF() or 1.0
         scale = min(self._zoom * ratio, _MAX_PIXELS / max(page.rect.width, page.rect.height, 1.0))
         pixmap = page.get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
@@ -259,9 +297,14 @@ class PdfViewer(QWidget):
         shown = self.canvas.quote_rects or self.canvas.passage_rects
         if not shown:
             return
-        first = self.canvas.widget_rect(shown[0]).toRect()
-        # Leave some of the page above the passage in view, so the reader sees where it starts.
-        self.scroll.ensureVisible(first.center().x(), first.top(), 0, self.scroll.viewport().height() // 3)
+        area = self.canvas.widget_rect(shown[0])
+        for rect in shown[1:]:
+            area = area.united(self.canvas.widget_rect(rect))
+        viewport = self.scroll.viewport()
+        # Centre the quote; a quote taller than the pane starts a third of the way down.
+        centre_y = area.center().y() if area.height() < viewport.height() * 0.8 else area.top() + viewport.height() / 3
+        self.scroll.horizontalScrollBar().setValue(int(area.center().x() - viewport.width() / 2))
+        self.scroll.verticalScrollBar().setValue(int(centre_y - viewport.height() / 2))
 
     def _step_zoom(self, direction: int) -> None:
         if direction > 0:
@@ -278,7 +321,7 @@ class PdfViewer(QWidget):
         self.page_box.setRange(1 if count else 0, max(count, 1) if count else 0)
         self.page_box.setValue(self._page)
         self.page_box.blockSignals(False)
-        self.page_total.setText(f" of {count} " if count else "")
+        self.page_box.setSuffix(f" / {count}" if count else "")  # "3 / 12": one control, less width
         for widget in (self.page_box, self.zoom_label):
             widget.setEnabled(has_page)
         self.previous_action.setEnabled(has_page and self._page > 1)
@@ -287,6 +330,7 @@ class PdfViewer(QWidget):
             action.setEnabled(has_page)
         self.copy_action.setEnabled(has_page)
         self.toolbar.setVisible(has_page)
+        self.title_label.setVisible(has_page and bool(self.title_label.full_text))
         self.zoom_label.setText(f"{round(self._zoom * 100)} %")
 
     def resizeEvent(self, event: QResizeEvent) -> None:
@@ -313,6 +357,29 @@ class PdfViewer(QWidget):
                   if area.intersects(QRectF(rect.x0, rect.y0, rect.x1 - rect.x0, rect.y1 - rect.y0))]
         self.canvas.set_selection([rect for rect, _ in chosen])
         self._selected_text = _join_words(chosen)
+
+
+class ElidedLabel(QLabel):
+    """One line of plain text, shortened with "…" to the width it gets (the full text in its tooltip)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.full_text = ""
+        self.setTextFormat(Qt.TextFormat.PlainText)  # titles come from PDFs
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+
+    def set_full_text(self, text: str) -> None:
+        self.full_text = " ".join(text.split())
+        self.setToolTip(self.full_text)
+        self._elide()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        width = self.width() - self.contentsMargins().left() - self.contentsMargins().right()
+        self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, max(width, 20)))
 
 
 def _join_words(words: Sequence[tuple[Rect, str]]) -> str:

@@ -9,9 +9,13 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+DATASTORE_NOTE = "This paper is in an attached datastore, not in your library, so there is no PDF page to show."
+REMOVED_NOTE = ("This paper was removed from your library after the answer was given. This is the passage as the "
+                "answer kept it, with the quote marked; add the PDF again to see it on its page.")
+
 
 def record_html(title: str, text: str, *, authors: Sequence[str] = (), year: int | None = None,
-                source: str = "", url: str = "", quote: str = "") -> str:
+                source: str = "", url: str = "", quote: str = "", removed: bool = False) -> str:
     """The record as HTML in which every piece of paper data is escaped; the quote is marked in the text."""
     meta = [part for part in (", ".join(authors), str(year) if year else "", source and f"from {source}") if part]
     body = html.escape(text)
@@ -25,8 +29,7 @@ def record_html(title: str, text: str, *, authors: Sequence[str] = (), year: int
     return (f'<h3 style="margin-bottom:4px">{html.escape(title or "Untitled record")}</h3>'
             f'<p style="color:#666;margin-top:0">{html.escape(" · ".join(meta))}</p>{link}'
             f'<p style="line-height:140%">{body.replace(chr(10), "<br>")}</p>'
-            '<p style="color:#888"><i>This paper is in an attached datastore, not in your library, '
-            "so there is no PDF page to show.</i></p>")
+            f'<p style="color:#888"><i>{REMOVED_NOTE if removed else DATASTORE_NOTE}</i></p>')
 
 
 class RecordView(QTextBrowser):

@@ -1,11 +1,20 @@
 """Settings › the engine's Settings object: model file, embedder, threads, GPU layers, top N,
-feedback and rewriting. The dialog edits a copy; the engine client saves it (TOML, atomically)."""
+feedback and rewriting. The dialog edits a copy; the engine client saves it (TOML, atomically).
+
+A model file or embedder folder is checked when OK is pressed (a GGUF header and an
+architecture llama.cpp supports; a folder with a sentence-transformers model), off the UI thread,
+and a problem is shown in the dialog under the name the dialog gives the field, so a bad path is
+never saved. Each option says when it takes effect.
+"""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -13,12 +22,57 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
+
+from engine.errors import EngineError
+from engine.models import is_small_model
+from ui.errors import for_the_app
+
+MODEL_FIELD, EMBEDDER_FIELD = "Model file", "Embedder"
+WHEN_IT_APPLIES = ("Changes apply to the next question. A new model file, threads or GPU layers are used when "
+                   "the model is next loaded; a new embedder re-embeds your papers in the background.")
+SMALL_MODEL_NOTE = ("With a model this small, answers are evidence digests (verbatim quotes by theme) unless "
+                    "“Written answer” is ticked beside the Ask button; self-feedback applies only to written "
+                    "answers, and query rewriting is skipped.")
+
+
+def check_model_file(path: str) -> str:
+    """``""`` when ``path`` is empty or a GGUF llama.cpp can run, else why not (for the Model file field)."""
+    if not path:
+        return ""
+    from engine.generate.gguf import validate_gguf
+
+    try:
+        validate_gguf(Path(path).expanduser())
+    except EngineError as exc:
+        return str(exc)
+    except Exception as exc:  # llama.cpp's own probe may fail in its own ways: still name the file
+        return f"{path}: llama.cpp cannot load it ({type(exc).__name__}: {exc})."
+    return ""
+
+
+def check_embedder_folder(path: str) -> str:
+    """``""`` when ``path`` is empty or a folder holding a sentence-transformers model, else why not."""
+    if not path:
+        return ""
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        return f"{path}: no such folder. Choose the folder of a sentence-transformers model, or leave it empty."
+    markers = ("modules.json", "config.json", "config_sentence_transformers.json")
+    if not any((folder / name).is_file() for name in markers):
+        return (f"{path}: this folder holds no sentence-transformers model (no modules.json or config.json). "
+                "Choose the model's own folder.")
+    return ""
+
+
+class _Checked(QObject):
+    done = Signal(dict)  # field label -> problem (empty dict: all good)
 
 
 class SettingsDialog(QDialog):
@@ -29,6 +83,9 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Quire Settings")
         self.setAccessibleName("Settings")
         self._original = settings
+        self._checked = _Checked(self)
+        self._checked.done.connect(self._on_checked)
+        self.problems: dict[str, str] = {}
         generation, retrieval = settings.generation, settings.retrieval
 
         self.model_edit = self._path_row("Language model file (GGUF); empty = the bundled SmolLM2",
@@ -40,34 +97,45 @@ class SettingsDialog(QDialog):
                                          "Layers offloaded to the GPU; -1 = all, 0 = CPU only")
         self.top_n_box = self._spin(1, 50, retrieval.top_n, "Passages per answer (top N)",
                                     "How many passages the answer is written from")
-        self.feedback_box = QCheckBox("Self-feedback: review the draft and revise it", self)
+        self.feedback_box = QCheckBox("Self-feedback: review a written draft and revise it", self)
         self.feedback_box.setChecked(generation.feedback)
         self.feedback_box.setAccessibleName("Self-feedback")
+        self.feedback_box.setToolTip("Two more model calls per written answer; evidence digests are not revised")
         self.rewrite_box = QCheckBox("Rewrite the question into search queries first", self)
         self.rewrite_box.setChecked(retrieval.rewrite)
         self.rewrite_box.setAccessibleName("Query rewriting")
+        self.rewrite_box.setToolTip("Uses the language model; skipped when the model is too small to help")
         self.spelling_box = QCheckBox("Also search for the papers' spelling of a misspelled word", self)
         self.spelling_box.setChecked(retrieval.spelling)
         self.spelling_box.setAccessibleName("Spelling correction")
+        self.applies_label = self._note(WHEN_IT_APPLIES, "When settings apply")
+        self.small_model_label = self._note(SMALL_MODEL_NOTE, "Small model note")
+        self.problem_label = self._note("", "Settings problem")
+        self.problem_label.setStyleSheet("color:#a1260d")
+        self.model_edit.textChanged.connect(self._update_notes)
 
         form = QFormLayout()
-        form.addRow("Model file", self.model_edit.parentWidget())
-        form.addRow("Embedder", self.embedder_edit.parentWidget())
+        form.addRow(MODEL_FIELD, self.model_edit.parentWidget())
+        form.addRow(EMBEDDER_FIELD, self.embedder_edit.parentWidget())
         form.addRow("Threads", self.threads_box)
         form.addRow("GPU layers", self.gpu_layers_box)
         form.addRow("Top N", self.top_n_box)
         form.addRow("", self.feedback_box)
         form.addRow("", self.rewrite_box)
         form.addRow("", self.spelling_box)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-                                   | QDialogButtonBox.StandardButton.RestoreDefaults, self)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._restore_defaults)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+                                        | QDialogButtonBox.StandardButton.RestoreDefaults, self)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._restore_defaults)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        layout.addWidget(buttons)
+        layout.addWidget(self.small_model_label)
+        layout.addWidget(self.applies_label)
+        layout.addWidget(self.problem_label)
+        layout.addWidget(self.buttons)
         self.setMinimumWidth(560)
+        self._update_notes()
 
     def settings(self) -> Any:
         """The edited settings, other sections and values unchanged."""
@@ -80,6 +148,42 @@ class SettingsDialog(QDialog):
                             spelling=self.spelling_box.isChecked())
         return replace(original, generation=generation, retrieval=retrieval)
 
+    def accept(self) -> None:
+        """Check the model file and embedder folder (on a thread: llama.cpp's probe may take a moment),
+        then close; a problem keeps the dialog open and names the field."""
+        model, embedder = self.model_edit.text().strip(), self.embedder_edit.text().strip()
+        changed = (model != self._original.generation.model, embedder != self._original.retrieval.embedder)
+        if not any(changed):
+            super().accept()
+            return
+        self.buttons.setEnabled(False)
+        self.problem_label.setText("Checking…")
+        self.problem_label.show()
+
+        def check() -> None:
+            problems = {MODEL_FIELD: check_model_file(model) if changed[0] else "",
+                        EMBEDDER_FIELD: check_embedder_folder(embedder) if changed[1] else ""}
+            self._checked.done.emit({label: problem for label, problem in problems.items() if problem})
+
+        threading.Thread(target=check, name="quire-settings-check", daemon=True).start()
+
+    def _on_checked(self, problems: dict[str, str]) -> None:
+        self.problems = problems
+        self.buttons.setEnabled(True)
+        if not problems:
+            self.problem_label.hide()
+            super().accept()
+            return
+        self.problem_label.setText("\n".join(f"{label}: {for_the_app(problem)}" for label, problem in problems.items()))
+        self.problem_label.show()
+        (self.model_edit if MODEL_FIELD in problems else self.embedder_edit).setFocus()
+
+    def _update_notes(self) -> None:
+        from engine.models import default_lm_path
+
+        path = self.model_edit.text().strip() or default_lm_path()
+        self.small_model_label.setVisible(bool(path) and is_small_model(path))
+
     def _restore_defaults(self) -> None:
         defaults = type(self._original)()
         self.model_edit.setText(defaults.generation.model)
@@ -90,6 +194,15 @@ class SettingsDialog(QDialog):
         self.feedback_box.setChecked(defaults.generation.feedback)
         self.rewrite_box.setChecked(defaults.retrieval.rewrite)
         self.spelling_box.setChecked(defaults.retrieval.spelling)
+
+    def _note(self, text: str, name: str) -> QLabel:
+        label = QLabel(text, self)
+        label.setWordWrap(True)
+        label.setTextFormat(Qt.TextFormat.PlainText)  # problems quote file names
+        label.setAccessibleName(name)
+        label.setStyleSheet("color:#666")
+        label.setVisible(bool(text))
+        return label
 
     def _spin(self, low: int, high: int, value: int, name: str, tip: str) -> QSpinBox:
         box = QSpinBox(self)
@@ -105,7 +218,7 @@ class SettingsDialog(QDialog):
         row = QWidget(self)
         edit = QLineEdit(value, row)
         edit.setPlaceholderText(placeholder)
-        edit.setAccessibleName("Embedder folder" if folder else "Model file")
+        edit.setAccessibleName("Embedder folder" if folder else MODEL_FIELD)
         edit.setClearButtonEnabled(True)
         browse = QPushButton("Browse…", row)
         browse.setAccessibleName("Choose the embedder folder" if folder else "Choose the model file")

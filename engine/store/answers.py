@@ -22,6 +22,8 @@ class AnswerSummary:
     created_at: float
     mode: str
     cancelled: bool
+    model: str = ""  # the language model's file name, "" for an evidence digest written without one
+    scope: str = ""  # where the app looked ("Library only", "Selected papers (2)"); "" when not recorded
 
 
 def save_answer(library: Library, answer: Answer) -> None:
@@ -33,7 +35,8 @@ def save_answer(library: Library, answer: Answer) -> None:
 
 
 def list_answers(library: Library, limit: int = 200) -> list[AnswerSummary]:
-    rows = library.db.execute("SELECT id, question, created_at, mode, cancelled FROM answers "
+    rows = library.db.execute("SELECT id, question, created_at, mode, cancelled, json_extract(record, '$.model'), "
+                              "json_extract(record, '$.settings.scope') FROM answers "
                               "ORDER BY created_at DESC LIMIT ?", (limit,)).fetchall()
     return [AnswerSummary(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
 

@@ -67,6 +67,26 @@ def shown_errors(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     assert not shown, f"unexpected error dialog(s): {shown}"
 
 
+class Confirmations:
+    """Stands in for the user at a confirmation box: records each question and answers ``answer``."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+        self.answer = True
+
+    def __call__(self, parent: object, question: str, details: str = "", **_: object) -> bool:
+        self.asked.append(question)
+        return self.answer
+
+
+@pytest.fixture(autouse=True)
+def confirmations(monkeypatch: pytest.MonkeyPatch) -> Confirmations:
+    """Confirmation boxes are modal; every UI test answers them through this (Remove, unless told otherwise)."""
+    answering = Confirmations()
+    monkeypatch.setattr(errors, "confirm", answering)
+    return answering
+
+
 @pytest.fixture
 def window(qtbot: QtBot, client: EngineClient, window_settings: QSettings, shown_errors: list[str]) -> MainWindow:
     main_window = MainWindow(client, window_settings, progress_delay_ms=0)

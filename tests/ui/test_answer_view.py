@@ -3,7 +3,7 @@ model text with markup shown literally."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QAction, QGuiApplication, QTextDocument
 from pytestqt.qtbot import QtBot
 
@@ -102,11 +102,29 @@ def test_the_pane_streams_then_shows_the_answer_and_copies_rich_text(qtbot: QtBo
     assert copied.hasHtml() and HOSTILE_TITLE in _rendered(copied.html()).toPlainText()
 
 
-def test_past_questions_are_listed_as_plain_text(qtbot: QtBot) -> None:
+def test_past_questions_are_listed_as_plain_text_with_their_status(qtbot: QtBot) -> None:
     pane = AskPane(QAction("Ask"))
     qtbot.addWidget(pane)
     pane.set_history([_answer()])
-    assert pane.history.item(0).text() == "Does <b>dense</b> retrieval help?"
+    first = pane.history.list.item(0)
+    assert first.text().splitlines()[0] == "Does <b>dense</b> retrieval help?"
+    assert first.text().splitlines()[1].endswith("Answered")
     with qtbot.waitSignal(pane.history_activated) as opened:
-        pane.history.itemActivated.emit(pane.history.item(0))
+        pane.history.list.itemActivated.emit(first)
     assert opened.args == ["a1"]
+
+
+def test_enter_asks_and_shift_enter_starts_a_new_line(qtbot: QtBot) -> None:
+    action = QAction("Ask")
+    asked: list[bool] = []
+    action.triggered.connect(lambda: asked.append(True))
+    pane = AskPane(action)
+    qtbot.addWidget(pane)
+    pane.show()
+    pane.question_box.setFocus()
+    qtbot.keyClicks(pane.question_box, "first line")
+    qtbot.keyClick(pane.question_box, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(pane.question_box, "second line")
+    assert pane.question_box.toPlainText() == "first line\nsecond line" and not asked
+    qtbot.keyClick(pane.question_box, Qt.Key.Key_Return)
+    assert asked == [True] and pane.question_box.toPlainText() == "first line\nsecond line"

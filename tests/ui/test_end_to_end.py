@@ -19,6 +19,7 @@ from pytestqt.qtbot import QtBot
 
 from engine.config import GenerationSettings, RetrievalSettings, Settings
 from engine.service import Engine
+from ui.answer_controller import export_file_name
 from ui.answer_html import parse_cite_url
 from ui.ask_pane import SELECTED
 from ui.engine_client import EngineClient
@@ -74,7 +75,7 @@ def ask(qtbot: QtBot, window: MainWindow, question: str) -> None:
     box.setPlainText(question)
     window.activateWindow()
     box.setFocus()
-    qtbot.keyClick(box, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)  # Ctrl+Enter asks
+    qtbot.keyClick(box, Qt.Key.Key_Return)  # Enter asks, as in chat apps
 
 
 def citation_links(window: MainWindow) -> list[tuple[str, int]]:
@@ -144,15 +145,22 @@ def test_drop_index_ask_and_open_a_citation_on_its_page(qtbot: QtBot, app_window
     assert window.viewer.scroll.isVisible()
 
     # The answer is kept and listed under past questions.
-    qtbot.waitUntil(lambda: window.ask_pane.history.count() == 1, timeout=60_000)
-    assert window.ask_pane.history.item(0).text() == QUESTION
+    qtbot.waitUntil(lambda: window.ask_pane.history.list.count() == 1, timeout=60_000)
+    assert window.ask_pane.history.list.item(0).text().splitlines()[0] == QUESTION
+    assert "Everything" in window.ask_pane.history.list.item(0).text().splitlines()[1]  # the scope it was asked in
 
     # Export to Markdown writes the answer with its references (the save dialog is beside the point).
     target = tmp_path / "answer.md"
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(target), ""))
+    suggested: list[str] = []
+
+    def save_as(_parent: object, _caption: str, name: str, _filter: str) -> tuple[str, str]:
+        suggested.append(name)
+        return str(target), ""
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_as)
     window.ask_pane.markdown_button.click()
     qtbot.waitUntil(target.exists, timeout=60_000)
     assert reference.title.split()[0] in target.read_text(encoding="utf-8")
+    assert Path(suggested[0]).name == export_file_name(QUESTION, ".md") != "answer.md"  # named after the question
 
 
 def test_selected_papers_scope_and_hostile_titles(qtbot: QtBot, app_window: MainWindow, fast_client: EngineClient,
@@ -205,3 +213,7 @@ def test_esc_cancels_a_question_and_the_pane_is_ready_again(qtbot: QtBot, app_wi
     assert answer is None or answer.cancelled
     assert not window.ask_pane.stage_row.isVisible() and window.ask_pane.ask_button.isEnabled()
     assert not window.cancel_action.isEnabled()
+    shown = window.ask_pane.answer_view.toPlainText()
+    assert "Retrieving passages" not in shown  # never left showing a stage that is over
+    if answer is None:
+        assert "Cancelled" in shown and not window.ask_pane.markdown_button.isEnabled()

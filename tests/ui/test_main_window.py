@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, QSettings, QSize, Qt, QUrl
@@ -77,7 +78,7 @@ def test_an_empty_library_invites_dropping_pdfs(qtbot: QtBot, window: MainWindow
 
 
 def test_dropped_pdfs_are_ingested_listed_and_one_removed(qtbot: QtBot, window: MainWindow, client: EngineClient,
-                                                         corpus_papers: Path) -> None:
+                                                         corpus_papers: Path, confirmations: Any) -> None:
     entered, dropped = drop_files(window, [corpus_papers / name for name in PAPERS])
 
     assert entered and dropped
@@ -93,8 +94,15 @@ def test_dropped_pdfs_are_ingested_listed_and_one_removed(qtbot: QtBot, window: 
     focus_library(qtbot, window)
     window.table.selectRow(shown_titles(window).index(PAPERS["N18-3011.pdf"]))
     assert window.remove_action.isEnabled()
+    confirmations.answer = False  # Delete asks first; Cancel keeps the paper
+    qtbot.keyClick(window.table, Qt.Key.Key_Delete)
+    assert confirmations.asked == [f"Remove “{PAPERS['N18-3011.pdf']}” from the library?"]
+    wait_idle(qtbot, client)
+    assert window.model.rowCount() == 2
+    confirmations.answer = True
     qtbot.keyClick(window.table, Qt.Key.Key_Delete)
     qtbot.waitUntil(lambda: window.model.rowCount() == 1, timeout=INGEST_TIMEOUT_MS)
+    assert not window.remove_action.isEnabled()  # nothing selected: a second Delete removes nothing
     assert shown_titles(window) == [PAPERS["P14-1059.pdf"]]
     wait_idle(qtbot, client)
     with Engine(client.home) as engine:  # the library itself changed, not only the table
@@ -166,13 +174,13 @@ def test_window_geometry_is_remembered(qtbot: QtBot, client: EngineClient, windo
                                        shown_errors: list[str]) -> None:
     first = MainWindow(client, window_settings)
     qtbot.addWidget(first)
-    first.resize(640, 420)
+    first.resize(760, 560)  # above the window's minimum, within the 800x800 offscreen screen
     first.show()
     first.close()
 
     second = MainWindow(client, window_settings)
     qtbot.addWidget(second)
-    assert second.size() == QSize(640, 420)
+    assert second.size() == QSize(760, 560)
 
 
 def test_controls_have_accessible_names(window: MainWindow) -> None:
@@ -210,11 +218,24 @@ def test_new_papers_show_embedding_until_their_passages_are_embedded(
     assert not window.embedding_status.isVisible()
 
 
-@pytest.mark.slow
-def test_the_demo_adds_sample_papers_and_attaches_the_sample_datastore(
+def test_the_demo_adds_only_papers_unless_the_datastore_is_ticked(
         qtbot: QtBot, window: MainWindow, client: EngineClient) -> None:
     wait_idle(qtbot, client)
     assert window.empty_state.demo_button.isVisible()
+    assert not window.empty_state.demo_datastore_box.isChecked()  # opt-in: it joins every "Everything" answer
+    qtbot.mouseClick(window.empty_state.demo_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.model.rowCount() == 4, timeout=INGEST_TIMEOUT_MS)
+    wait_idle(qtbot, client)
+    with Engine(client.home) as engine:
+        assert engine.datastores() == []
+    assert not window.library.datastores_label.isVisibleTo(window)
+
+
+@pytest.mark.slow
+def test_the_demo_attaches_the_sample_datastore_when_ticked(
+        qtbot: QtBot, window: MainWindow, client: EngineClient) -> None:
+    wait_idle(qtbot, client)
+    window.empty_state.demo_datastore_box.setChecked(True)
     qtbot.mouseClick(window.empty_state.demo_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.model.rowCount() == 4, timeout=INGEST_TIMEOUT_MS)
     qtbot.waitUntil(lambda: window.library.datastores_label.isVisibleTo(window), timeout=300_000)

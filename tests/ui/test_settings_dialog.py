@@ -45,3 +45,42 @@ def test_edited_settings_are_saved_and_reloaded(qtbot: QtBot, client: EngineClie
     assert not again.spelling_box.isChecked()
     again._restore_defaults()
     assert again.settings().generation == Settings().generation
+
+
+def test_a_bad_model_file_is_refused_in_the_dialog_named_as_the_dialog_names_it(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    fake = tmp_path / "model.gguf"
+    fake.write_text("not a model\n")  # 12 bytes named .gguf
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    dialog.show()
+    for bad, words in ((str(tmp_path / "missing.gguf"), "no such model file"), (str(fake), "model.gguf")):
+        dialog.model_edit.setText(bad)
+        dialog.accept()
+        qtbot.waitUntil(lambda: bool(dialog.problems) and dialog.buttons.isEnabled(), timeout=TIMEOUT_MS)
+        assert dialog.isVisible() and dialog.result() != SettingsDialog.DialogCode.Accepted
+        text = dialog.problem_label.text()
+        assert text.startswith("Model file: ") and words in text, text
+        assert "generation.model" not in text
+        dialog.problems = {}
+
+    dialog.model_edit.setText("")  # back to the bundled model: nothing to check
+    dialog.embedder_edit.setText(str(tmp_path))  # a folder without a model
+    dialog.accept()
+    qtbot.waitUntil(lambda: bool(dialog.problems), timeout=TIMEOUT_MS)
+    assert dialog.problem_label.text().startswith("Embedder: ")
+    dialog.embedder_edit.setText("")
+    dialog.accept()
+    assert dialog.result() == SettingsDialog.DialogCode.Accepted
+
+
+def test_the_dialog_says_when_settings_apply_and_what_a_small_model_skips(qtbot: QtBot) -> None:
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert "next question" in dialog.applies_label.text() and dialog.applies_label.isVisible()
+    from engine.models import default_lm_path
+
+    if default_lm_path() is not None:  # the bundled SmolLM2: self-feedback and rewriting do not run
+        assert dialog.small_model_label.isVisible()
+        assert "Written answer" in dialog.small_model_label.text()
