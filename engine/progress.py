@@ -51,3 +51,12 @@ class CancelToken:
         """Raise :class:`Cancelled` if cancellation was requested."""
         if self._event.is_set():
             raise Cancelled("Cancelled by the user; finished work was kept.")
+
+
+def human_size(size: float) -> str:
+    """``1536`` → ``"1.5 KB"``: sizes for people, in progress labels and listings (binary units)."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(size) < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"

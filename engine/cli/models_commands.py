@@ -9,8 +9,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from engine.manager.download import human_size
-from engine.progress import CancelToken, Progress
+from engine.progress import CancelToken, Progress, human_size
 from engine.service import Engine
 
 

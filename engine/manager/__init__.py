@@ -5,6 +5,6 @@
 
 from __future__ import annotations
 
-from engine.manager.download import download, ensure_free_space, hf_endpoint, hf_url, human_size, partial_path
+from engine.manager.download import download, ensure_free_space, hf_endpoint, hf_url, partial_path
 
-__all__ = ["download", "ensure_free_space", "hf_endpoint", "hf_url", "human_size", "partial_path"]
+__all__ = ["download", "ensure_free_space", "hf_endpoint", "hf_url", "partial_path"]

@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 
 from engine.errors import ChecksumMismatchError, DownloadError, NotEnoughSpaceError
-from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.progress import CancelToken, Progress, ProgressCallback, human_size, no_progress
 
 log = logging.getLogger(__name__)
 
@@ -341,15 +341,6 @@ def ensure_free_space(folder: Path, needed: int, what: str) -> None:
         raise NotEnoughSpaceError(
             f"{what} needs {human_size(needed)} but {folder} has only {human_size(free)} free "
             f"(Quire keeps {human_size(SPACE_RESERVE_BYTES)} spare). Free some space or choose another folder.")
-
-
-def human_size(size: float) -> str:
-    """``1536`` → ``"1.5 KB"``: sizes for people (binary units, as file managers show)."""
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(size) < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"
 
 
 def _discard(transfer: _Transfer) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.hardware import HardwareInfo
 from engine.manager.catalog import CatalogModel
-from engine.manager.download import human_size
+from engine.progress import human_size
 
 if TYPE_CHECKING:
     from engine.generate.gguf import GGUFInfo
