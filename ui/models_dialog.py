@@ -9,6 +9,7 @@ reach the user through the client's ``error`` signal, like every other engine fa
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QGroupBox,
     QHBoxLayout,
+    QHeaderView,
     QInputDialog,
     QLabel,
     QProgressBar,
@@ -29,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.progress import CancelToken, Progress, human_size
+from ui import errors
 
 MODELS_JOB = "models"
 DOWNLOAD_JOB = "download"
@@ -61,6 +64,8 @@ class ModelsDialog(QDialog):
         self._relay = _ProgressRelay(self)
         self._relay.progress.connect(self._on_progress)
         self.snapshot: dict[str, Any] = {}
+        self.datastores_changed = False
+        self._done_text = ""
 
         self.hardware_label = QLabel("Checking this machine…", self)
         self.hardware_label.setWordWrap(True)
@@ -83,10 +88,19 @@ class ModelsDialog(QDialog):
         models_box = self._box("Models", self.models_tree, [self.download_button, self.use_button])
 
         self.datastores_tree = self._tree(["Datastore", "Papers", "Passages", "Size", "Embedder"], "Datastores")
+        self.datastores_tree.itemSelectionChanged.connect(self._update_buttons)
         self.install_pack_button = QPushButton("Install pack…", self)
         self.install_pack_button.setToolTip("Install a prebuilt datastore pack from a file or a URL")
         self.install_pack_button.clicked.connect(lambda: self.install_pack())
-        datastores_box = self._box("Datastores", self.datastores_tree, [self.install_pack_button])
+        self.embed_datastore_button = QPushButton("Embed", self)
+        self.embed_datastore_button.setToolTip("Embed the selected datastore's passages, so it is searched by "
+                                               "meaning as well as by keyword (resumable; Cancel keeps what is done)")
+        self.embed_datastore_button.clicked.connect(self.embed_selected_datastore)
+        self.remove_datastore_button = QPushButton("Remove", self)
+        self.remove_datastore_button.setToolTip("Detach and delete the selected datastore; answers stop using it")
+        self.remove_datastore_button.clicked.connect(self.remove_selected_datastore)
+        datastores_box = self._box("Datastores", self.datastores_tree, [
+            self.embed_datastore_button, self.remove_datastore_button, self.install_pack_button])
 
         self.progress_label = QLabel("", self)
         self.progress_bar = QProgressBar(self)
@@ -117,6 +131,10 @@ class ModelsDialog(QDialog):
         tree.setRootIsDecorated(False)
         tree.setAlternatingRowColors(True)
         tree.setAccessibleName(name)
+        tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # Names are what people read: size the first column to them, the rest share what is left.
+        tree.header().setStretchLastSection(True)
+        tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         return tree
 
     def _box(self, title: str, tree: QTreeWidget, actions: list[QPushButton]) -> QGroupBox:
@@ -182,6 +200,15 @@ class ModelsDialog(QDialog):
             self._add_model_row([model.name, model.kind, human_size(model.size_bytes), "", model.verified_by, status],
                                 {"name": model.name, "kind": model.kind, "installed": True, "can_download": False,
                                  "tooltip": model.path})
+        listed = {model.path for model in snapshot["installed"]}
+        for kind, path in (("llm", snapshot["current_model"]), ("embedder", snapshot["current_embedder"])):
+            if path and path not in listed:  # chosen in Settings from elsewhere on disk: still show it in use
+                self._add_model_row([Path(path).name, kind, "", "", "", "in use"],
+                                    {"name": path, "kind": kind, "installed": True, "can_download": False,
+                                     "tooltip": path})
+        if not snapshot["current_model"]:
+            self.models_tree.setToolTip("The language model in use is the bundled SmolLM2 135M "
+                                        "(no model file is set in Settings)")
         if selected:
             self.select_model(selected)
 
@@ -194,9 +221,41 @@ class ModelsDialog(QDialog):
     def _show_datastores(self, datastores: list[Any]) -> None:
         self.datastores_tree.clear()
         for info in datastores:
-            self.datastores_tree.addTopLevelItem(QTreeWidgetItem([
-                info.name, f"{info.records:,}", f"{info.passages:,}", human_size(info.size_bytes),
-                info.embedding_model or "not embedded"]))
+            item = QTreeWidgetItem([info.name, f"{info.records:,}", f"{info.passages:,}", human_size(info.size_bytes),
+                                    info.embedding_model or "not embedded (keyword search only; Embed adds meaning)"])
+            item.setData(0, ROW, info.name)
+            self.datastores_tree.addTopLevelItem(item)
+
+    def selected_datastore(self) -> str:
+        items = self.datastores_tree.selectedItems()
+        return str(items[0].data(0, ROW)) if items else ""
+
+    def select_datastore(self, name: str) -> bool:
+        for index in range(self.datastores_tree.topLevelItemCount()):
+            item = self.datastores_tree.topLevelItem(index)
+            if item.data(0, ROW) == name:
+                self.datastores_tree.setCurrentItem(item)
+                return True
+        return False
+
+    def embed_selected_datastore(self) -> None:
+        name = self.selected_datastore()
+        if name:
+            self._start(f"Embedding {name}", lambda engine, progress, cancel: engine.embed_datastore(
+                name, progress=progress, cancel=cancel), done=f"{name} is embedded: searched by meaning too.")
+
+    def remove_selected_datastore(self) -> None:
+        name = self.selected_datastore()
+        if not name or not errors.confirm(self, f"Remove the datastore “{name}”?",
+                                          "Its papers stop taking part in answers. Your library is not touched; "
+                                          "you can attach the datastore again later."):
+            return
+        self._client.call(MODELS_JOB, lambda engine: engine.remove_datastore(name), lambda _: self._removed(name))
+
+    def _removed(self, name: str) -> None:
+        self.progress_label.setText(f"Removed the datastore {name}.")
+        self.datastores_changed = True
+        self.refresh()
 
     # --- selection ----------------------------------------------------------------------------
 
@@ -229,6 +288,9 @@ class ModelsDialog(QDialog):
         self.download_button.setEnabled(bool(row and row["can_download"]) and not busy)
         self.use_button.setEnabled(bool(row and row["installed"] and row["kind"] in ("llm", "embedder")) and not busy)
         self.install_pack_button.setEnabled(not busy)
+        has_datastore = bool(self.selected_datastore())
+        self.embed_datastore_button.setEnabled(has_datastore and not busy)
+        self.remove_datastore_button.setEnabled(has_datastore and not busy)
 
     # --- actions ------------------------------------------------------------------------------
 
@@ -271,7 +333,9 @@ class ModelsDialog(QDialog):
                                                                          else ""))
         self.refresh()
 
-    def _start(self, label: str, work: Callable[[Any, Callable[[Progress], None], CancelToken], Any]) -> None:
+    def _start(self, label: str, work: Callable[[Any, Callable[[Progress], None], CancelToken], Any],
+               done: str = "Installed and verified.") -> None:
+        self._done_text = done
         token = CancelToken()
         self._cancel = token
         self.progress_label.setText(label + "…")
@@ -301,7 +365,7 @@ class ModelsDialog(QDialog):
     def _finished(self, _result: object) -> None:
         self._cancel = None
         self._set_busy(False)
-        self.progress_label.setText("Installed and verified.")
+        self.progress_label.setText(self._done_text)
         self.refresh()
 
     def _stopped(self) -> None:
