@@ -61,6 +61,8 @@ def training_pairs(n_pairs: int, seed: int, shared: Path, neutral_share: float) 
                if not held_out(f"climate-fever:{claim_id}", 0.2)]
     # Two thirds of its pairs are "not enough info": keep a share of those (balance, and time).
     climate = [pair for pair in climate if pair.label != NEUTRAL or rng.random() < neutral_share]
+    rng.shuffle(climate)
+    climate = climate[: int(0.65 * n_pairs)]  # the rest: scientific text
     texts = [text for doc_id, text in datastore_texts(shared / "datastore/cs-sample.jsonl.gz")
              if not held_out(doc_id, 0.1)]
     rng.shuffle(texts)

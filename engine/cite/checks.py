@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.cite.markers import strip_markers
+from engine.cite.markers import find_markers, strip_markers
 from engine.cite.support import content_words, stem
 
-_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d*\.\d+|\d+)(?![\w])")
+# A number may carry a unit letter ("81.1M", "3x"), but not sit inside a word ("S2ORC", "fp16").
+_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+)(?![\d,.]\d|\d)")
 _NEGATION = re.compile(r"\b(not|no|never|without|cannot|none|neither|nor|fails?\s+to|failed\s+to|lacks?|"
                        r"unable\s+to)\b|n't\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -55,7 +56,9 @@ class CheckResult:
 def numbers(text: str) -> list[str]:
     """Numbers written in ``text`` (citation markers removed), normalised: "1,000" -> "1000", ".5" -> "0.5"."""
     found = []
-    for match in _NUMBER.finditer(strip_markers(text)):
+    for marker in reversed(find_markers(text)):  # blanked, not stripped: the spacing around stays as it was
+        text = text[:marker.start] + " " * (marker.end - marker.start) + text[marker.end:]
+    for match in _NUMBER.finditer(text):
         found.append(_normalise_number(match.group(1)))
     return found
 
@@ -75,24 +78,26 @@ def missing_numbers(claim: str, window: str) -> list[str]:
     return [n for n in dict.fromkeys(numbers(claim)) if n not in have]
 
 
+def _keys(text: str) -> list[str]:
+    """Content words as comparison keys, in order: the light stemmer's output cut to five letters,
+    so that "requires", "require" and "required" meet."""
+    return [stem(word)[:5] for word in (w.lower() for w in _WORD.findall(text)) if content_words(word)]
+
+
 def _negation_scopes(text: str) -> list[set[str]]:
-    """For each negation cue, the stems of the next three content words (what is negated)."""
-    scopes = []
-    for match in _NEGATION.finditer(text):
-        following = _WORD.findall(text[match.end():match.end() + 80])
-        words = content_words(" ".join(following[:6]))
-        scopes.append(set(list(words)[:3]) if words else set())
-    return scopes
+    """For each negation cue, the keys of the next three content words (what is negated)."""
+    return [set(_keys(text[match.end():match.end() + 80])[:3]) for match in _NEGATION.finditer(text)]
 
 
 def negation_clash(claim: str, window: str) -> bool:
     """A negation on one side whose negated words the other side states without negation."""
-    claim_text, claim_words, window_words = strip_markers(claim), content_words(claim), content_words(window)
+    claim_text = strip_markers(claim)
+    claim_keys, window_keys = set(_keys(claim_text)), set(_keys(window))
     claim_scopes, window_scopes = _negation_scopes(claim_text), _negation_scopes(window)
     if claim_scopes and not window_scopes:
-        return any(scope and len(scope & window_words) >= max(1, len(scope) - 1) for scope in claim_scopes)
+        return any(scope and len(scope & window_keys) >= max(1, len(scope) - 1) for scope in claim_scopes)
     if window_scopes and not claim_scopes:
-        return any(len(scope) >= 2 and scope <= claim_words for scope in window_scopes)
+        return any(len(scope) >= 2 and len(scope & claim_keys) >= len(scope) - 1 for scope in window_scopes)
     return False
 
 

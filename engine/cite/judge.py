@@ -37,6 +37,7 @@ VERDICTS = ("supported", "partial", "unsupported", "contradicted")
 _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
 WINDOWS_PER_PASSAGE = 3  # judged windows of a passage, chosen by word overlap (the rest rarely win)
 WHOLE_EVIDENCE_CHARS = 700  # evidence this short is also judged as a whole
+CACHE_SIZE = 4096
 # Where a claim's main clause ends and an added one begins ("X does Y, which shows Z").
 _CLAUSE = re.compile(r"(?:,\s*(?:which|and thus|thus|thereby|so that|so|while|whereas|and this|and it|but|"
                      r"making|leading to|showing|demonstrating|suggesting)\b|;\s*)", re.IGNORECASE)
@@ -134,6 +135,10 @@ class SupportJudge:
         self.model = model or PairModel()
         self.thresholds = thresholds or self.model.thresholds
         self.windows_per_passage = windows_per_passage
+        # Verdicts by (claim, passage, whole): verification judges a text's sentences in one batch first,
+        # then asks sentence by sentence. Bounded: cleared when it grows past CACHE_SIZE.
+        self._cache: dict[tuple[str, str, bool], Judgement] = {}
+        self._cache_lock = threading.Lock()
 
     def judge(self, claim: str, passage: str) -> Judgement:
         """The verdict on ``claim`` against one passage."""
@@ -149,6 +154,20 @@ class SupportJudge:
 
     def judge_many(self, items: Sequence[tuple[str, str]], whole: bool = False) -> list[Judgement]:
         """Verdicts for many (claim, passage) items; every window of every item goes in one batch."""
+        keys = [(claim, passage, whole) for claim, passage in items]
+        with self._cache_lock:
+            known = {key: self._cache[key] for key in keys if key in self._cache}
+        missing = list(dict.fromkeys(key for key in keys if key not in known))
+        if missing:
+            fresh = self._judge_uncached([(claim, passage) for claim, passage, _ in missing], whole)
+            with self._cache_lock:
+                if len(self._cache) > CACHE_SIZE:
+                    self._cache.clear()
+                self._cache.update(zip(missing, fresh, strict=True))
+            known.update(zip(missing, fresh, strict=True))
+        return [known[key] for key in keys]
+
+    def _judge_uncached(self, items: Sequence[tuple[str, str]], whole: bool) -> list[Judgement]:
         claims = [" ".join(strip_markers(claim).split()) for claim, _ in items]
         heads = [main_clause(claim) for claim in claims]
         windows = [self._windows(claim, passage, whole) for claim, (_, passage) in zip(claims, items, strict=True)]

@@ -11,15 +11,22 @@ fitted by benchmarks/answers.py --fit); see README "## Answers" for precision an
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.cite.markers import strip_markers
 from engine.cite.sentences import Span, split_spans
 from engine.embed.base import Embedder
+
+if TYPE_CHECKING:
+    from engine.cite.judge import SupportJudge
+
+log = logging.getLogger(__name__)
 
 # Fitted on tests/data/support_pairs.jsonl with the packaged all-MiniLM-L6-v2 (benchmarks/answers.py --fit).
 EMBEDDING_WEIGHT = 0.4
@@ -116,16 +123,35 @@ def _cut_long(text: str, span: Span, max_chars: int) -> list[Span]:
 
 
 class SupportScorer:
-    """Scores claims against passage windows; embeddings are cached per text for the scorer's life."""
+    """Scores claims against passage windows; embeddings are cached per text for the scorer's life.
+
+    ``judge`` is the entailment judge verification asks first (engine/cite/verify.py): "shipped"
+    (the default) loads the judge packaged with Quire on first use, None keeps the similarity
+    thresholds alone, or pass a ``SupportJudge``.
+    """
 
     def __init__(self, embedder: Embedder, weight: float = EMBEDDING_WEIGHT, threshold: float = SUPPORT_THRESHOLD,
-                 insert_threshold: float = INSERT_THRESHOLD) -> None:
+                 insert_threshold: float = INSERT_THRESHOLD, judge: SupportJudge | str | None = "shipped") -> None:
         self.embedder = embedder
         self.weight = weight
         self.threshold = threshold
         self.insert_threshold = insert_threshold
+        self._judge = judge
         self._vectors: dict[str, np.ndarray] = {}
         self._windows: dict[tuple[str, bool], list[Window]] = {}
+
+    def support_judge(self) -> SupportJudge | None:
+        """The entailment judge, loaded on first use; None when there is none (the scorer decides alone)."""
+        if isinstance(self._judge, str):
+            from engine.cite.judge import default_judge
+            from engine.errors import ModelNotFoundError
+
+            try:
+                self._judge = default_judge()
+            except ModelNotFoundError as exc:  # a damaged install: similarity alone, and say so
+                log.warning("%s Citations are checked by similarity only.", exc)
+                self._judge = None
+        return self._judge
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors for ``texts`` (computed once per distinct text)."""

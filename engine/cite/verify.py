@@ -1,10 +1,14 @@
 """Verify an LM's answer against the passages it was given: drop, insert, flag.
 
 For each sentence: numbers that name no passage given to the model are removed (invented);
-each remaining citation is kept only when the support scorer finds a window of that passage
-supporting the sentence (that window becomes the verbatim quote); a citation-worthy sentence
-left without a citation gets the best-supporting passage when it clears the stricter insert
-threshold; a citation-worthy sentence still without support is flagged ``supported=False``.
+each remaining citation is judged against its passage by the support judge
+(:mod:`engine.cite.judge`): ``supported`` keeps it (the deciding window becomes the verbatim
+quote), ``partial`` keeps it and marks the sentence partially supported, ``contradicted`` removes
+it and lists the passage in ``AnswerSentence.contradictions`` (a source says the opposite),
+``unsupported`` removes it. A citation-worthy sentence left without a citation gets the passage
+the judge finds ``supported`` (best score), and nothing otherwise. ``AnswerSentence.support`` is
+the sentence's verdict. Without a judge (``SupportScorer(judge=None)``) the similarity scorer's
+thresholds decide, as before.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from engine.cite.judge import Judgement, SupportJudge
 from engine.cite.markers import cited_numbers, format_marker, strip_markers
-from engine.cite.sentences import split_spans
+from engine.cite.sentences import Span, split_spans
 from engine.cite.support import SupportScorer, content_words
 from engine.types import AnswerSentence, Citation, PageRect, Reference
 
@@ -33,6 +38,8 @@ class VerifyReport:
     inserted: int = 0
     kept: int = 0
     unsupported: list[str] = field(default_factory=list)
+    partial: int = 0  # sentences whose main clause is supported but not an added clause
+    contradicted: int = 0  # citations removed because their passage says the opposite
 
 
 def needs_citation(claim: str) -> bool:
@@ -44,11 +51,11 @@ def needs_citation(claim: str) -> bool:
 
 
 def quote_citation(reference: Reference, start: int, end: int, score: float, rects_for: RectsFor,
-                   inserted: bool = False) -> Citation:
+                   inserted: bool = False, verdict: str = "supported") -> Citation:
     """A citation whose quote is ``reference.text[start:end]`` (verbatim by construction)."""
     return Citation(n=reference.n, passage_id=reference.passage_id, quote=reference.text[start:end],
                     quote_start=start, quote_end=end, support=round(score, 4),
-                    rects=rects_for(reference.passage_id, start, end), inserted=inserted)
+                    rects=rects_for(reference.passage_id, start, end), inserted=inserted, verdict=verdict)
 
 
 def verify_sentence(sentence: str, sources: Mapping[int, Reference], scorer: SupportScorer,
@@ -56,6 +63,9 @@ def verify_sentence(sentence: str, sources: Mapping[int, Reference], scorer: Sup
                     report: VerifyReport | None = None) -> AnswerSentence:
     """Check one sentence's citations; return it with only supported, verified citations."""
     report = report if report is not None else VerifyReport()
+    judge = scorer.support_judge()
+    if judge is not None:
+        return _judged_sentence(sentence, sources, judge, rects_for, insert, section, report)
     claim = strip_markers(sentence)
     worthy = needs_citation(claim)
     citations: list[Citation] = []
@@ -82,16 +92,94 @@ def verify_sentence(sentence: str, sources: Mapping[int, Reference], scorer: Sup
     if worthy and not citations:
         report.unsupported.append(claim)
     text = _with_marker(claim, [c.n for c in citations])
-    return AnswerSentence(text=text, citations=tuple(citations), supported=bool(citations) or not worthy,
-                          section=section, needs_citation=worthy)
+    supported = bool(citations) or not worthy
+    return AnswerSentence(text=text, citations=tuple(citations), supported=supported, section=section,
+                          needs_citation=worthy, support="supported" if supported else "unsupported")
+
+
+def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: SupportJudge, rects_for: RectsFor,
+                     insert: bool, section: int, report: VerifyReport) -> AnswerSentence:
+    """verify_sentence with the support judge deciding (see the module docstring)."""
+    claim = strip_markers(sentence)
+    worthy = needs_citation(claim)
+    if not worthy:
+        return AnswerSentence(text=claim.strip(), supported=True, section=section, needs_citation=False,
+                              support="supported")
+    cited: list[Reference] = []
+    for n in cited_numbers(sentence):
+        reference = sources.get(n)
+        if reference is None:
+            report.invented += 1
+        else:
+            cited.append(reference)
+    judged = judge.judge_passages(claim, [r.text for r in cited])
+    citations: list[Citation] = []
+    contradictions: list[Citation] = []
+    for reference, judgement in zip(cited, judged, strict=True):
+        if judgement.verdict in ("supported", "partial"):
+            citations.append(_citation(reference, judgement, rects_for))
+        else:
+            report.dropped += 1
+            if judgement.verdict == "contradicted":
+                report.contradicted += 1
+                contradictions.append(_citation(reference, judgement, rects_for))
+    if not any(c.verdict == "supported" for c in citations) and insert and sources:
+        others = [r for r in sources.values() if r.passage_id not in {c.passage_id for c in citations}]
+        best: tuple[Judgement, Reference] | None = None
+        for reference, judgement in zip(others, judge.judge_passages(claim, [r.text for r in others]), strict=True):
+            if judgement.verdict == "supported" and (best is None or judgement.score > best[0].score):
+                best = (judgement, reference)
+            elif judgement.verdict == "contradicted" and reference.passage_id not in {
+                    c.passage_id for c in contradictions}:
+                contradictions.append(_citation(reference, judgement, rects_for))
+        if best is not None:
+            citations.append(_citation(best[1], best[0], rects_for, inserted=True))
+            report.inserted += 1
+    report.kept += sum(not c.inserted for c in citations)
+    verdicts = {c.verdict for c in citations}
+    support = ("supported" if "supported" in verdicts else "partial" if "partial" in verdicts
+               else "contradicted" if contradictions else "unsupported")
+    if support == "partial":
+        report.partial += 1
+    if not citations:
+        report.unsupported.append(claim)
+    return AnswerSentence(text=_with_marker(claim, [c.n for c in citations]), citations=tuple(citations),
+                          supported=bool(citations), section=section, needs_citation=True, support=support,
+                          contradictions=tuple(contradictions))
+
+
+def _citation(reference: Reference, judgement: Judgement, rects_for: RectsFor, inserted: bool = False) -> Citation:
+    score = judgement.contradiction if judgement.verdict == "contradicted" else judgement.score
+    return quote_citation(reference, judgement.start, judgement.end, score, rects_for, inserted, judgement.verdict)
 
 
 def verify_text(text: str, sources: Mapping[int, Reference], scorer: SupportScorer, rects_for: RectsFor = no_rects,
                 insert: bool = True, section: int = 0,
                 report: VerifyReport | None = None) -> list[AnswerSentence]:
-    """Split ``text`` into sentences and verify each."""
-    return [verify_sentence(text[s.start:s.end], sources, scorer, rects_for, insert, section, report)
-            for s in split_spans(text)]
+    """Split ``text`` into sentences and verify each (with a judge, every window is judged in one batch)."""
+    spans = split_spans(text)
+    judge = scorer.support_judge()
+    if judge is not None:
+        _prefetch(text, spans, sources, judge, insert)
+    return [verify_sentence(text[s.start:s.end], sources, scorer, rects_for, insert, section, report) for s in spans]
+
+
+def _prefetch(text: str, spans: list[Span], sources: Mapping[int, Reference], judge: SupportJudge,
+              insert: bool) -> None:
+    """Judge the whole text in two batches (cited passages; then, for sentences none of them supports,
+    the other passages), so that the sentence-by-sentence pass below finds every verdict cached."""
+    claims = [strip_markers(text[span.start:span.end]) for span in spans]
+    cited = [[sources[n] for n in cited_numbers(text[span.start:span.end]) if n in sources] for span in spans]
+    first = [(claim, ref.text) for claim, refs in zip(claims, cited, strict=True) if needs_citation(claim)
+             for ref in refs]
+    verdicts = dict(zip(first, judge.judge_many(first), strict=True))
+    if not insert:
+        return
+    second: list[tuple[str, str]] = []
+    for claim, refs in zip(claims, cited, strict=True):
+        if needs_citation(claim) and not any(verdicts[(claim, ref.text)].supports for ref in refs):
+            second.extend((claim, ref.text) for ref in sources.values() if ref not in refs)
+    judge.judge_many(second)
 
 
 def _with_marker(claim: str, numbers: list[int]) -> str:

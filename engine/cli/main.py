@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "engine.cli.datastore_commands",
     "engine.cli.models_commands",
     "engine.cli.ask_commands",
+    "engine.cli.check_commands",
 )
 
 

@@ -1,0 +1,83 @@
+"""The support judge's deterministic parts: number / negation / direction checks, clause splitting, input rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.cite.checks import check, direction_clash, missing_numbers, negation_clash, numbers
+from engine.cite.claims import MAX_CLAIM_CHARS, looks_english, prepare_claim, prepare_evidence
+from engine.cite.judge import main_clause
+from engine.errors import ClaimError, EngineError
+
+WINDOW = ("S2ORC is a large corpus of 81.1M English-language academic papers, and its full text improves "
+          "accuracy on citation recommendation by 3.5 points.")
+
+
+def test_numbers_are_normalised_and_markers_ignored() -> None:
+    assert numbers("1,000 papers, 0.50 recall and .5 precision [3]") == ["1000", "0.5", "0.5"]
+    assert numbers("We used 12 layers [1, 2].") == ["12"]
+
+
+def test_every_number_of_the_claim_must_be_in_the_window() -> None:
+    assert missing_numbers("S2ORC has 81.1M papers.", WINDOW) == []
+    assert missing_numbers("S2ORC has 18.1M papers.", WINDOW) == ["18.1"]
+    result = check("It improves accuracy by 5.3 points.", WINDOW)
+    assert result is not None and result.kind == "number" and "5.3" in result.reason and not result.contradicts
+    assert check("It improves accuracy by 3.5 points.", WINDOW) is None
+
+
+def test_negation_must_agree_in_polarity() -> None:
+    assert negation_clash("Its full text does not improve accuracy on citation recommendation.", WINDOW)
+    assert not negation_clash("Its full text improves accuracy on citation recommendation.", WINDOW)
+    negated_window = "The method does not require labelled data for training."
+    assert negation_clash("The method requires labelled data for training.", negated_window)
+    assert not negation_clash("The method does not need labelled data for training.", negated_window)
+    result = check("Its full text does not improve accuracy on citation recommendation.", WINDOW)
+    assert result is not None and result.kind == "negation" and result.contradicts
+
+
+def test_direction_words_must_agree() -> None:
+    assert direction_clash("Its full text lowers accuracy on citation recommendation.", WINDOW) is False
+    assert direction_clash("Dropout leads to lower error on CIFAR.", "Dropout leads to higher error on CIFAR.")
+    assert direction_clash("Pruning reduces latency.", "Pruning increases latency on GPUs.")
+    assert not direction_clash("Pruning reduces latency.", "Pruning reduced the latency on GPUs.")
+    assert not direction_clash("A gives higher recall.", "A gives higher recall but lower precision.")
+
+
+def test_main_clause_splits_an_added_clause() -> None:
+    claim = ("The ScienceParse system is trained on a snapshot of PubMed Central, which provides a large corpus "
+             "for training SPECTER.")
+    assert main_clause(claim) == "The ScienceParse system is trained on a snapshot of PubMed Central."
+    assert main_clause("SPECTER is trained on citations.") == ""
+
+
+def test_empty_or_wordless_claims_are_refused_with_advice() -> None:
+    for bad in ("", "   \n", "?!", "12 34"):
+        with pytest.raises(ClaimError, match="claim") as caught:
+            prepare_claim(bad)
+        assert isinstance(caught.value, EngineError)
+    with pytest.raises(ClaimError, match="evidence is empty"):
+        prepare_evidence("  ")
+
+
+def test_a_long_claim_is_cut_at_a_word_and_the_cut_is_said() -> None:
+    claim = ("SPECTER embeds scientific papers with citation-informed transformers. " * 300)[:20000]
+    text, notes = prepare_claim(claim)
+    assert len(text) <= MAX_CLAIM_CHARS and claim.startswith(text) and not text.endswith(" ")
+    assert len(notes) == 1 and "20,000" in notes[0] and f"first {len(text)}" in notes[0]
+
+
+def test_a_question_is_judged_with_a_note() -> None:
+    text, notes = prepare_claim("Is SPECTER trained on the citation graph?")
+    assert text.endswith("?") and any("question" in note for note in notes)
+
+
+def test_evidence_in_another_language_gets_a_note() -> None:
+    german = ("Die Methode verbessert die Genauigkeit der Zitationsempfehlung deutlich, weil sie den Volltext "
+              "der Artikel nutzt.")
+    chinese = "该方法利用文章全文，显著提高了引文推荐的准确性。"
+    english = "The method improves the accuracy of citation recommendation because it uses the full text."
+    assert not looks_english(german) and not looks_english(chinese) and looks_english(english)
+    _, notes = prepare_evidence(german)
+    assert notes and "English" in notes[0]
+    assert prepare_evidence(english)[1] == []
