@@ -166,7 +166,7 @@ class DatastoreStore:
         if not create and not path.is_file():
             raise StoreError(f"No datastore database at {path}.")
         self._deadline: float | None = None  # see bounded()
-        self._interrupted = False
+        self._timed_out = False
         try:
             conn = connect(path)
             # A datastore may come from a pack someone else made: its schema must not run code
@@ -184,12 +184,13 @@ class DatastoreStore:
         self._lock = threading.RLock()
 
     def _keep_going(self) -> int:
-        """SQLite's progress handler: non-zero stops the running statement (a time bound, or Ctrl-C)."""
-        try:
-            if self._deadline is not None and time.monotonic() > self._deadline:
-                return 1
-        except KeyboardInterrupt:  # delivered inside the callback: stop the query, re-raised by the caller
-            self._interrupted = True
+        """SQLite's progress handler: non-zero stops the running statement (its time bound has passed).
+
+        Being Python, it also lets Ctrl-C in: the interpreter raises KeyboardInterrupt inside it,
+        which makes SQLite stop the statement too (and :meth:`_stopped` raises it again).
+        """
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            self._timed_out = True
             return 1
         return 0
 
@@ -237,12 +238,11 @@ class DatastoreStore:
         """Turn a statement the progress handler stopped into what stopped it."""
         if "interrupted" not in str(exc):
             return
-        if self._interrupted:
-            self._interrupted = False
-            raise KeyboardInterrupt
-        if self._deadline is not None:
-            raise StoreError(f"Reading the datastore database {self.path} took too long (its data or schema is not "
-                             "what Quire writes); it was stopped. Remove it, or do not install this pack.") from None
+        if not self._timed_out:
+            raise KeyboardInterrupt from None  # the only other reason a statement is stopped
+        self._timed_out = False
+        raise StoreError(f"Reading the datastore database {self.path} took too long (its data or schema is not "
+                         "what Quire writes); it was stopped. Remove it, or do not install this pack.") from None
 
     # --- meta ------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import os
+import signal
 import sqlite3
 import struct
 import subprocess
@@ -104,7 +105,7 @@ def nothing_installed(home: Path) -> bool:
     return not root.exists() or not [p for p in root.iterdir() if not p.name.endswith(".lock")]
 
 
-# --- D8: a FAISS header byte changed ------------------------------------------------------------
+# --- a FAISS header byte changed ------------------------------------------------------------
 
 
 def test_a_pack_whose_faiss_index_cannot_load_is_refused(pack: Path, tmp_path: Path) -> None:
@@ -128,7 +129,7 @@ def test_an_index_that_fails_to_load_in_any_way_is_damage_and_is_rebuilt(pack: P
         assert hits and all(hit.source == "graphs" for hit in hits)
 
 
-# --- D9: a database that is not what Quire writes -------------------------------------------------
+# --- a database that is not what Quire writes -------------------------------------------------
 
 
 def records_as_endless_view(database: bytes) -> bytes:
@@ -181,7 +182,34 @@ def test_queries_on_a_datastore_are_bounded(tmp_path: Path) -> None:
         store.close()
 
 
-# --- D7: one absurd line ----------------------------------------------------------------------
+_ENDLESS_QUERY = """
+import sys
+from pathlib import Path
+from engine.datastore.store import DatastoreStore
+
+store = DatastoreStore(Path(sys.argv[1]), create=True)
+print("querying", flush=True)
+try:
+    store.query("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n")
+except KeyboardInterrupt:
+    print("stopped by Ctrl-C", flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_stops_a_query_that_would_never_end(tmp_path: Path) -> None:
+    running = subprocess.Popen([sys.executable, "-c", _ENDLESS_QUERY, str(tmp_path / "datastore.db")],
+                               env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=REPO, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert running.stdout is not None
+    assert running.stdout.readline() == "querying\n", running.stderr.read() if running.stderr else ""
+    time.sleep(1.0)  # well inside the query: SQLite's own loop, where Python's signal handler cannot run
+    running.send_signal(signal.SIGINT)
+    out, err = running.communicate(timeout=60)
+    assert out == "stopped by Ctrl-C\n", err
+
+
+# --- one absurd line ----------------------------------------------------------------------
 
 
 def test_a_json_line_nested_100000_deep_is_reported_and_skipped(tmp_path: Path) -> None:
@@ -197,7 +225,7 @@ def test_a_json_line_nested_100000_deep_is_reported_and_skipped(tmp_path: Path) 
     assert all("nested too deeply" in problem.reason for problem in report.problems)
 
 
-# --- D6: two writers ----------------------------------------------------------------------------
+# --- two writers ----------------------------------------------------------------------------
 
 
 def test_two_imports_into_one_datastore_never_interleave(tmp_path: Path) -> None:
