@@ -166,12 +166,14 @@ def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
 
     The base names are the plain parts (no pseudo-relevance feedback); ``+prf`` adds the product's
     default BM25 feedback, ``+dprf`` its dense feedback, ``+spell`` its spelling correction and
-    ``+paper`` its paper evidence, so ``hybrid+prf+dprf+spell+paper`` is what ``quire search
-    --no-rewrite`` runs.
+    ``+paper`` its paper evidence, ``+local`` its paper-local BM25, so ``hybrid+prf+dprf+spell+paper+local``
+    is what ``quire search --no-rewrite`` runs; ``+cap3`` adds the answers' rule of at most 3 passages a
+    paper (before it moved to answers, every search had it).
     """
     base, *extras = name.split("+")
     defaults = RetrievalOptions()
-    options = replace(defaults, feedback_passages=0, dense_feedback_passages=0, spelling=False, paper_evidence=0.0)
+    options = replace(defaults, feedback_passages=0, dense_feedback_passages=0, spelling=False, paper_evidence=0.0,
+                      within_paper=0.0)
     if base == "bm25":
         options = replace(options, dense=False)
     elif base == "dense":
@@ -215,8 +217,14 @@ def configuration(name: str) -> tuple[RetrievalOptions, bool, float]:
             options = replace(options, candidates=int(extra[1:]))
         elif extra.startswith("title"):
             title_weight = float(extra[5:])
+        elif extra == "local":  # paper-local BM25 within each paper (RetrievalOptions.within_paper)
+            options = replace(options, within_paper=defaults.within_paper)
+        elif extra.startswith("local"):  # ... with this weight
+            options = replace(options, within_paper=float(extra[5:]))
         elif extra == "nocap":
             options = replace(options, per_paper=0)
+        elif extra.startswith("cap") and extra[3:].isdigit():  # at most N passages a paper (answers' rule)
+            options = replace(options, per_paper=int(extra[3:]))
         elif extra == "lm":  # the bundled LM as relevance judge (see lm_judge()); d<N> sets its depth
             pass
         elif extra.startswith("d") and extra[1:].isdigit():

@@ -143,13 +143,17 @@ class Engine:
 
     def search(self, query: str, k: int = 10, source: str = "all", doc_ids: Collection[str] | None = None,
                rewrite: bool | None = None, rerank: str | None = None, progress: ProgressCallback = no_progress,
-               cancel: CancelToken | None = None, spelling: bool | None = None) -> list[SearchHit]:
+               cancel: CancelToken | None = None, spelling: bool | None = None,
+               per_paper: int = 0) -> list[SearchHit]:
         """Hybrid search over the library and the datastores (``source``: "all", "library", "datastore"
         or one datastore's name); ``doc_ids`` limits it to those documents; ``rewrite``/``rerank``/
-        ``spelling`` override the settings for this call."""
+        ``spelling`` override the settings for this call. ``per_paper`` > 0 keeps at most that many
+        passages of one paper (a diversity rule for the passages an answer is written from; a search
+        list is not capped: pass ``settings.retrieval.per_paper`` when choosing an answer's passages)."""
         from engine.service_search import build_retriever
 
-        return build_retriever(self, source, rewrite, rerank, spelling).search(query, k, doc_ids, progress, cancel)
+        return build_retriever(self, source, rewrite, rerank, spelling, per_paper).search(
+            query, k, doc_ids, progress, cancel)
 
     def embed_pending(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> int:
         """Embed the library passages not yet in the vector index (resumable, cancellable); returns how many."""
@@ -250,16 +254,16 @@ class Engine:
 
         delete_answer(self.library, answer_id)
 
-    # --- checking claims --------------------------------------------------------------------
-
-    @cached_property
-    def support_judge(self) -> SupportJudge:
     def save_answer(self, answer: Answer) -> None:
         """Keep ``answer`` in the history (replacing a saved answer with the same id)."""
         from engine.store.answers import save_answer
 
         save_answer(self.library, answer)
 
+    # --- checking claims --------------------------------------------------------------------
+
+    @cached_property
+    def support_judge(self) -> SupportJudge:
         """The entailment judge citations and claims are checked with (shipped with Quire, loaded once)."""
         from engine.cite.judge import default_judge
 

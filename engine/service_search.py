@@ -82,10 +82,11 @@ def usable_embedder(engine: Engine, sources: list[PassageSource]) -> Embedder | 
 
 
 def build_retriever(engine: Engine, source: str = "all", rewrite: bool | None = None,
-                    rerank: str | None = None, spelling: bool | None = None) -> Retriever:
+                    rerank: str | None = None, spelling: bool | None = None, per_paper: int = 0) -> Retriever:
+    """A Retriever over ``source``; ``per_paper`` > 0 caps passages a paper (answers), 0 leaves a list uncapped."""
     settings = engine.settings.retrieval
     sources = select_sources(engine, source)
-    options = RetrievalOptions(per_paper=settings.per_paper,
+    options = RetrievalOptions(per_paper=max(0, per_paper),
                                spelling=settings.spelling if spelling is None else spelling)
     reranker = make_reranker(rerank or settings.reranker, models_dir=engine.paths.models,
                              language_model=engine.language_model)

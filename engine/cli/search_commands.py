@@ -12,6 +12,7 @@ from typing import Any
 from engine.cli.progress_bar import ProgressBar
 from engine.progress import CancelToken, Progress
 from engine.rerank.choose import RERANKERS
+from engine.retrieve.dedupe import group_by_paper
 from engine.service import Engine
 from engine.types import SearchHit
 
@@ -32,7 +33,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help=f"reranker: {', '.join(RERANKERS)} or cross-encoder:FOLDER (default: settings)")
     search.add_argument("--no-spelling", action="store_false", dest="spelling", default=None,
                         help="search the words as typed (no correction of misspelled words)")
-    search.add_argument("--json", action="store_true", help="print the hits as one JSON list")
+    search.add_argument("--per-paper", type=int, default=0, metavar="N",
+                        help="keep at most N passages of one paper (default: no cap)")
+    search.add_argument("--json", action="store_true", help="print the hits as one ranked JSON list")
     search.set_defaults(handler=_search)
 
     index = commands.add_parser("index", help="embed library passages not yet in the vector index (resumable)")
@@ -57,10 +60,14 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
     if args.k <= 0:
         print("quire: -k must be at least 1", file=sys.stderr)
         return 2
+    if args.per_paper < 0:
+        print("quire: --per-paper must be 0 (no cap) or more", file=sys.stderr)
+        return 2
     cancel = CancelToken()
     try:
         hits = engine.search(args.query, k=args.k, source=args.source, doc_ids=args.doc_ids, rewrite=args.rewrite,
-                             rerank=args.rerank, progress=_say_corrections, cancel=cancel, spelling=args.spelling)
+                             rerank=args.rerank, progress=_say_corrections, cancel=cancel, spelling=args.spelling,
+                             per_paper=args.per_paper)
     except KeyboardInterrupt:
         cancel.cancel()
         raise
@@ -70,13 +77,22 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
     if not hits:
         print("No passages found. Add papers with `quire ingest` or a datastore with `quire datastore add`.")
         return 0
-    width = 100
-    for rank, hit in enumerate(hits, start=1):
-        where = hit.source if hit.page is None else f"{hit.source}, p. {hit.page}"
-        print(f"{rank:>2}. {hit.title or '(untitled)'}  [{where}]  {hit.doc_id}  score {hit.score:.4f}")
-        snippet = " ".join(hit.text.split())
-        print(textwrap.indent(textwrap.fill(snippet[:400] + ("..." if len(snippet) > 400 else ""), width - 4), "    "))
+    print_grouped(hits)
     return 0
+
+
+def print_grouped(hits: list[SearchHit], width: int = 100) -> None:
+    """The hits grouped by paper (best paper first); each passage keeps its rank in the whole list."""
+    rank_of = {id(hit): rank for rank, hit in enumerate(hits, start=1)}
+    for group in group_by_paper(hits):
+        first = group[0]
+        print(f"{first.title or '(untitled)'}  [{first.source}]  {first.doc_id}")
+        for hit in group:
+            where = "" if hit.page is None else f"p. {hit.page}  "
+            print(f"  {rank_of[id(hit)]:>2}. {where}score {hit.score:.4f}")
+            snippet = " ".join(hit.text.split())
+            print(textwrap.indent(textwrap.fill(snippet[:400] + ("..." if len(snippet) > 400 else ""), width - 6),
+                                  "      "))
 
 
 def embed_library(engine: Engine, as_json: bool = False, quiet: bool = False) -> int:

@@ -1,4 +1,4 @@
-"""One paper, one place in the results: cross-source paper identity, per-paper caps, near-duplicates.
+"""One paper, one place in the results: cross-source paper identity, grouping, per-paper caps, near-duplicates.
 
 A paper is recognised by its DOI, its arXiv id (version stripped) or its normalised title; two
 hits sharing any of these are the same paper, whichever source they come from. Pure functions
@@ -126,6 +126,18 @@ def cap_per_paper(hits: Sequence[SearchHit], per_paper: int) -> list[SearchHit]:
             counts[group] = counts.get(group, 0) + 1
             kept.append(hit)
     return kept
+
+
+def group_by_paper(hits: Sequence[SearchHit]) -> list[list[SearchHit]]:
+    """The hits grouped by paper: papers in the order of their best hit, each paper's hits in rank order.
+
+    What a person reading search results wants: all of a paper's matching passages together,
+    the best paper first, without losing any passage the ranking kept.
+    """
+    groups: dict[str, list[SearchHit]] = {}
+    for hit, group in zip(hits, paper_groups(hits), strict=True):
+        groups.setdefault(group, []).append(hit)
+    return list(groups.values())
 
 
 def _shingles(text: str) -> set[int]:

@@ -11,10 +11,12 @@ For one question the retriever
    words those passages share (RM3-style), and dense search from the question vector moved toward
    theirs (Rocchio);
 5. fuses the retrievers' merged lists: weighted z-scores of their scores (or reciprocal rank fusion);
-6. lets each candidate gain from the best other candidate of its paper (paper evidence), then
+6. lets each candidate gain from the best other candidate of its paper (paper evidence), orders
+   each paper's candidates by BM25 counted within the paper as well (within_paper.py), then
    reranks the best candidates when a reranker is set;
-7. makes a paper found in the library and a datastore one paper (the library copy wins), keeps at
-   most ``per_paper`` passages of a paper and collapses near-identical passages.
+7. makes a paper found in the library and a datastore one paper (the library copy wins) and
+   collapses near-identical passages; ``per_paper`` (off for a search list, on when choosing the
+   passages an answer is written from) keeps at most that many passages of one paper.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from engine.retrieve.fusion import merge_by_score, ranks_of, reciprocal_rank_fus
 from engine.retrieve.rewrite import QueryRewriter
 from engine.retrieve.source import PassageSource, ScoredId
 from engine.retrieve.spelling import SpellingCorrector, with_corrections
+from engine.retrieve.within_paper import reorder_within_papers
 from engine.types import LIBRARY_SOURCE, SearchHit
 
 log = logging.getLogger(__name__)
@@ -62,7 +65,11 @@ class RetrievalOptions:
     rrf_k: float = 60.0
     weights: Mapping[str, float] = field(default_factory=lambda: {"bm25": 1.0, "dense": 1.0, "rewrite": 0.5,
                                                                    "feedback": 0.5, "dense_feedback": 1.0})
-    per_paper: int = 3
+    # At most this many passages of one paper (0: no cap). A search list is not capped: when a
+    # question is about one paper, its answer is often that paper's fourth-best passage, and a
+    # cap replaced it with other papers' weaker ones (LitQA2 full text, docs/retrieval.md). The
+    # answer pipeline asks for a cap (a diversity rule for the passages an answer cites).
+    per_paper: int = 0
     rerank_depth: int = 30  # fused candidates the reranker sees
     lexical: bool = True
     dense: bool = True
@@ -87,6 +94,10 @@ class RetrievalOptions:
     # (dedupe.with_paper_evidence; 0: off). Dev-set nDCG@10 0.621 -> 0.628 (tuning half +0.2,
     # held-out +1.2; 0.2 was best of 0.1-0.4 on the tuning half), contract check 0.627 -> 0.628.
     paper_evidence: float = 0.2
+    # A paper's candidates re-ordered among its places by fused z-score plus this times their BM25
+    # z-score computed within the paper (within_paper.py; 0: off). 0.5, the weight every derived
+    # list has here (feedback, rewrites).
+    within_paper: float = 0.5
 
 
 def _key(source: str, passage_id: str) -> str:
@@ -148,6 +159,7 @@ class Retriever:
         # Enough candidates to survive per-paper capping and duplicate collapsing.
         depth = max(options.rerank_depth if not isinstance(self.reranker, NoReranker) else 0, 4 * k, 20)
         hits = with_paper_evidence(self._resolve(fused[:depth], ranks), options.paper_evidence)
+        hits = reorder_within_papers(hits, build_fts_query(query), options.within_paper)
         _check(cancel)
         if not isinstance(self.reranker, NoReranker) and hits:
             progress(Progress("search", 2, 3, f"reranking with {self.reranker.name}"))

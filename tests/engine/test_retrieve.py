@@ -19,12 +19,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.cli.search_commands import print_grouped
 from engine.embed import HashingEmbedder
 from engine.errors import Cancelled, QueryError
 from engine.progress import CancelToken, Progress
 from engine.retrieve.dedupe import (
     cap_per_paper,
     collapse_near_duplicates,
+    group_by_paper,
     normalize_title,
     paper_groups,
     paper_keys,
@@ -33,8 +35,9 @@ from engine.retrieve.dedupe import (
 )
 from engine.retrieve.fts import MAX_TERMS, build_fts_query, query_terms
 from engine.retrieve.fusion import merge_by_score, reciprocal_rank_fusion, score_fusion
-from engine.retrieve.retriever import Retriever
+from engine.retrieve.retriever import RetrievalOptions, Retriever
 from engine.retrieve.source import ScoredId
+from engine.retrieve.within_paper import local_bm25, reorder_within_papers
 from engine.service import Engine
 from engine.types import SearchHit
 
@@ -186,6 +189,30 @@ def test_library_copy_wins_and_papers_are_capped() -> None:
     assert len(cap_per_paper(many, 0)) == 6
 
 
+def test_hits_group_by_paper_best_paper_first_and_none_is_lost() -> None:
+    title = "Protein corona formation on lipid nanoparticles"
+    hits = [hit("a1", "d1", title=title), hit("b1", "d2", title="Semantic parsing with grammars"),
+            hit("a2", "d1", title=title), hit("ds", "r9", source="cs", title=title.upper()),
+            hit("c1", "d3", title="Whispering gallery microcavities"),
+            hit("b2", "d2", title="Semantic parsing with grammars")]
+    groups = group_by_paper(hits)
+    # The datastore copy of the same title is the same paper; papers keep the order of their best hit.
+    assert [[h.passage_id for h in group] for group in groups] == [["a1", "a2", "ds"], ["b1", "b2"], ["c1"]]
+    assert group_by_paper([]) == []
+
+
+def test_search_output_is_grouped_by_paper_with_each_passage_keeping_its_rank(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    hits = [hit("a1", "d1", title="Paper A about coronas", text="first passage of A"),
+            hit("b1", "d2", title="Paper B about parsing", text="the passage of B"),
+            hit("a2", "d1", title="Paper A about coronas", text="second passage of A")]
+    print_grouped(hits)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("Paper A about coronas") and lines[1].split()[0] == "1."
+    assert lines[3].split()[0] == "3." and "second passage of A" in lines[4]
+    assert lines[5].startswith("Paper B about parsing") and lines[6].split()[0] == "2."
+
+
 def test_a_passage_whose_paper_has_more_evidence_moves_up() -> None:
     def scored(passage_id: str, doc_id: str, score: float) -> SearchHit:
         return replace(hit(passage_id, doc_id, title=f"A paper numbered {doc_id} about corona"), score=score)
@@ -198,6 +225,36 @@ def test_a_passage_whose_paper_has_more_evidence_moves_up() -> None:
         ("a1", 3.3), ("lone", 3.0), ("a2", 2.58), ("weak", 1.0), ("weak2", -3.8)]
     # A weaker sibling never lowers a score (weak keeps 1.0); weight 0 changes nothing.
     assert with_paper_evidence(hits, 0.0) == hits
+
+
+def test_paper_local_bm25_counts_words_rare_in_the_paper_not_its_topic() -> None:
+    texts = ["Csx23 binds cA4 as a tetramer in Vibrio cholerae", "Csx23 structure with cA4 bound at the centre",
+             "a sodium ion coordinates cA4 bound to Csx23", "Csx23 localises in the membrane"]
+    scores = local_bm25(build_fts_query("Which metal ion coordinates cA4 binding to Csx23?"), texts)
+    assert scores.index(max(scores)) == 2  # "ion" and "coordinates" occur in one passage of this paper
+    # A word every passage holds tells them apart by nothing: FTS5 clamps its IDF to almost zero.
+    assert max(local_bm25(build_fts_query("Csx23"), texts)) < 1e-3
+    assert local_bm25("", texts) == [0.0] * 4 and local_bm25('"x"', []) == []
+
+
+def test_a_papers_passages_reorder_among_its_own_places_only() -> None:
+    def scored(passage_id: str, doc_id: str, score: float, text: str) -> SearchHit:
+        return replace(hit(passage_id, doc_id, title=f"Paper {doc_id} on Csx23 signalling", text=text), score=score)
+
+    hits = [scored("a1", "d1", 9.0, "Csx23 binds cA4 as a tetramer"), scored("b1", "d2", 8.0, "another paper on cA4"),
+            scored("a2", "d1", 7.0, "Csx23 structure with cA4 bound"), scored("a3", "d1", 6.0, "Csx23 cA4 membrane"),
+            scored("a4", "d1", 5.9, "a sodium ion coordinates cA4 bound to Csx23")]
+    query = build_fts_query("Which metal ion coordinates cA4 binding to Csx23?")
+    reordered = reorder_within_papers(hits, query, 0.5)
+    assert reordered[1] == hits[1]  # the other paper keeps its place
+    assert [h.doc_id for h in reordered] == [h.doc_id for h in hits]
+    # a4 alone holds "ion" and "coordinates": up from the paper's last place to its second (fused
+    # z -0.86 + 0.5 x local z 1.73 = 0.01, ahead of a2's 0.02 - 0.29); a1's lead in fusion holds.
+    assert [h.passage_id for h in reordered] == ["a1", "b1", "a4", "a2", "a3"]
+    assert ("within_paper", 1) in reordered[2].ranks
+    assert [h.score for h in reordered] == [h.score for h in hits]  # a passage takes its new place's score
+    assert reorder_within_papers(hits, query, 0.0) == hits
+    assert reorder_within_papers(hits[:2], query, 0.5) == hits[:2]  # too few passages of a paper to count words
 
 
 def test_near_duplicate_passages_collapse_to_the_best_ranked() -> None:
@@ -317,6 +374,44 @@ def test_dense_feedback_searches_again_from_the_best_passages_and_can_be_switche
     assert "dense_feedback" not in off.ranked_lists("whispering gallery microcavity resonance", [], None)
     # Without vectors (BM25 only) there is nothing to move: no list, no error.
     assert "dense_feedback" not in Retriever([source], None).ranked_lists("whispering gallery", [], None)
+
+
+@pytest.fixture
+def long_papers(engine: Engine, tmp_path: Path) -> Engine:
+    """The three topics as papers of many short passages each (30-word passages, 4 pages)."""
+    folder = tmp_path / "long"
+    folder.mkdir()
+    for name, (title, body) in TOPICS.items():
+        pages = ["\n".join(f"Finding {page}.{n}: {body}." for n in range(8)) for page in range(4)]
+        paper_pdf(folder / name, title, pages)
+    engine.settings = replace(engine.settings, ingest=replace(engine.settings.ingest, passage_words=30),
+                              retrieval=replace(engine.settings.retrieval, rewrite=False))
+    assert all(result.passages > 4 for result in engine.add_documents([folder]))
+    engine.embedder = HashingEmbedder()  # type: ignore[misc]
+    engine.embed_pending()
+    return engine
+
+
+def test_a_search_list_is_not_capped_per_paper(long_papers: Engine) -> None:
+    proteins = doc_of(long_papers, "proteins.pdf")
+    hits = long_papers.search("serum proteins adsorb on lipid nanoparticles corona", k=8)
+    # One paper is about the question: all of its best passages are shown, not 3 and then others'.
+    assert len(hits) == 8 and all(h.doc_id == proteins for h in hits)
+    assert RetrievalOptions().per_paper == 0
+
+
+def test_the_answer_side_diversity_rule_keeps_at_most_n_passages_a_paper(long_papers: Engine) -> None:
+    question = "serum proteins adsorb on lipid nanoparticles corona"
+    capped = long_papers.search(question, k=8, per_paper=3)
+    counts: dict[str, int] = {}
+    for found in capped:
+        counts[found.doc_id] = counts.get(found.doc_id, 0) + 1
+    assert max(counts.values()) == 3 and len(counts) == 3  # the other papers fill the rest
+    # The three kept are the paper's three best of the uncapped list, in the same order.
+    uncapped = long_papers.search(question, k=8)
+    proteins = doc_of(long_papers, "proteins.pdf")
+    assert [h.passage_id for h in capped if h.doc_id == proteins] == [h.passage_id for h in uncapped[:3]]
+    assert long_papers.settings.retrieval.per_paper == 3  # what the answer pipeline passes
 
 
 def test_doc_scope_restricts_both_retrievers(library: Engine) -> None:
