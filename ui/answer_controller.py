@@ -133,13 +133,18 @@ class AnswerController(QObject):
         answer = self._pane.answer
         if answer is None:
             return
+        citation = citation_for(answer, n, sentence_index)
         try:
-            reference = answer.reference(n)
+            # [n] names a paper; the clicked sentence's citation names the exact passage it relies on.
+            reference = answer.passage(citation.passage_id) if citation else answer.reference(n)
         except KeyError:
-            return
+            try:
+                reference = answer.reference(n)
+            except KeyError:
+                return
         if self._client.busy:
             self._status(f"Opening [{n}] once the engine finishes what it is doing…")
-        self._client.locate(reference, citation_for(answer, n, sentence_index), self._show_location)
+        self._client.locate(reference, citation, self._show_location)
 
     def _show_location(self, location: PassageLocation) -> None:
         self.last_location = location

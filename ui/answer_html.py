@@ -13,10 +13,24 @@ from collections.abc import Iterable
 from PySide6.QtCore import QUrl, QUrlQuery
 
 from engine.cite.markers import find_markers
-from engine.types import Answer, AnswerMode, AnswerSentence, Reference
+from engine.render.common import (
+    CONTRADICTED,
+    PARTIAL,
+    SUPPORT_EXPLAINED,
+    UNSUPPORTED,
+    paper_line,
+    papers_of,
+    support_level,
+)
+from engine.types import Answer, AnswerMode, AnswerSentence, PaperReference
 
 CITE_SCHEME = "quire"
 UNSUPPORTED_STYLE = "background-color:#fde7e4; color:#8c2a1c; text-decoration:underline"
+# Three visible levels: supported sentences are plain; partly supported ones get an amber wash;
+# unsupported and contradicted ones are red (contradicted also struck through: a source says otherwise).
+LEVEL_STYLES = {PARTIAL: "background-color:#fff3cd; color:#6b4e00",
+                UNSUPPORTED: UNSUPPORTED_STYLE,
+                CONTRADICTED: UNSUPPORTED_STYLE + " line-through"}
 _CITE_STYLE = "color:#1f5fbf; text-decoration:none; font-weight:600"
 
 
@@ -57,34 +71,42 @@ def _number_link(n: int, sentence: int | None, known: set[int]) -> str:
 
 def _sentence_html(index: int, sentence: AnswerSentence, known: set[int]) -> str:
     body = _linked(sentence.text, index, known)
-    if sentence.needs_citation and not sentence.supported:
-        return f'<span style="{UNSUPPORTED_STYLE}" title="Not supported by the cited passages">{body}</span>'
+    level = support_level(sentence)
+    if level in SUPPORT_EXPLAINED:  # hover explains the mark
+        return f'<span style="{LEVEL_STYLES[level]}" title="{html.escape(SUPPORT_EXPLAINED[level])}">{body}</span>'
     return body
 
 
-def reference_line(reference: Reference) -> str:
-    """Plain text: "Title — A, B et al. (2020), p. 4"; a datastore record names its datastore instead of a page."""
-    authors = ", ".join(reference.authors[:3]) + (" et al." if len(reference.authors) > 3 else "")
-    byline = " ".join(part for part in (authors, f"({reference.year})" if reference.year else "") if part)
-    line = (reference.title or "Untitled") + (f" — {byline}" if byline else "")
-    if reference.page:
-        spans = reference.page_end and reference.page_end != reference.page
-        return line + (f", pp. {reference.page}–{reference.page_end}" if spans else f", p. {reference.page}")
-    return line + (f", from {reference.source}" if reference.source else "")
+def reference_line(paper: PaperReference) -> str:
+    """Plain text: "Cohan et al. 2020, SPECTER: … pp. 3, 6. doi:…" (a datastore paper names its datastore)."""
+    return paper_line(paper)
 
 
-def references_html(references: Iterable[Reference]) -> str:
-    items = [f'<tr><td valign="top" style="padding-right:6px"><a href="{cite_url(ref.n)}" style="{_CITE_STYLE}">'
-             f"[{ref.n}]</a></td><td>{html.escape(reference_line(ref))}</td></tr>" for ref in references]
+def references_html(papers: Iterable[PaperReference]) -> str:
+    """One row per cited paper: its number (a link to its first cited passage), byline, title and pages."""
+    items = [f'<tr><td valign="top" style="padding-right:6px"><a href="{cite_url(paper.n)}" style="{_CITE_STYLE}">'
+             f"[{paper.n}]</a></td><td>{html.escape(reference_line(paper))}</td></tr>" for paper in papers]
     if not items:
         return ""
     return ('<p style="margin-top:14px;margin-bottom:4px;font-weight:600">References</p>'
             f'<table cellspacing="0" cellpadding="2">{"".join(items)}</table>')
 
 
+def _legend(answer: Answer) -> str:
+    shown = {support_level(sentence) for sentence in answer.sentences} & set(SUPPORT_EXPLAINED)
+    if not shown:
+        return ""
+    words = {PARTIAL: "partly supported", UNSUPPORTED: "not supported", CONTRADICTED: "contradicted by a source"}
+    marks = " · ".join(f'<span style="{LEVEL_STYLES[level]}">{words[level]}</span>'
+                       for level in (PARTIAL, UNSUPPORTED, CONTRADICTED) if level in shown)
+    return (f'<p style="color:#777;font-size:small">Marked sentences: {marks}. Hover over one to see why; '
+            "check them before relying on them.</p>")
+
+
 def answer_html(answer: Answer) -> str:
     """The whole answer: notice, paragraphs (grouped by section), legend and references."""
-    known = {reference.n for reference in answer.references}
+    papers = papers_of(answer)
+    known = {paper.n for paper in papers}
     blocks: list[str] = []
     if answer.notice:
         blocks.append(f'<p style="color:#6b5d00;background-color:#fff8d6">&nbsp;{html.escape(answer.notice)}&nbsp;</p>')
@@ -106,12 +128,10 @@ def answer_html(answer: Answer) -> str:
         blocks.append(f"<p>{' '.join(paragraph)}</p>")
     if not answer.sentences and answer.text:
         blocks.append(f"<p>{_linked(answer.text, None, known)}</p>")
-    if any(s.needs_citation and not s.supported for s in answer.sentences):
-        blocks.append(f'<p style="color:#777;font-size:small"><span style="{UNSUPPORTED_STYLE}">Marked sentences</span>'
-                      " could not be verified against the passages they cite; check them before relying on them.</p>")
+    blocks.append(_legend(answer))
     if answer.mode == AnswerMode.DIGEST and not answer.notice:
         blocks.append('<p style="color:#777;font-size:small">Evidence digest: verbatim quotes grouped by theme.</p>')
-    blocks.append(references_html(answer.references))
+    blocks.append(references_html(papers))
     return '<div style="line-height:150%">' + "".join(blocks) + "</div>"
 
 

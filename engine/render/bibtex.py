@@ -11,7 +11,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from engine.types import Answer, Reference
+from engine.render.common import Work, papers_of
+from engine.types import Answer, PaperReference
 
 # Characters with a meaning in BibTeX field values; "\" "^" "~" have no safe escape in plain
 # fields, so they become spaces (paper text never needs them to be read).
@@ -39,7 +40,7 @@ def _surname(author: str) -> str:
     return parts[-1] if parts else ""
 
 
-def cite_key(reference: Reference) -> str:
+def cite_key(reference: Work) -> str:
     """``surname + year + first significant title word``, e.g. ``cohan2020specter`` (ASCII only)."""
     surname = _ascii_word(_surname(reference.authors[0])) if reference.authors else ""
     words = (_ascii_word(word) for word in re.split(r"[\s:/–—-]+", reference.title))
@@ -48,7 +49,7 @@ def cite_key(reference: Reference) -> str:
     return key[:60]
 
 
-def unique_keys(references: Iterable[Reference]) -> list[str]:
+def unique_keys(references: Iterable[Work]) -> list[str]:
     """One key per reference, with ``a``, ``b``, … appended where two papers would share one."""
     keys: list[str] = []
     used: set[str] = set()
@@ -73,19 +74,12 @@ def _letters(index: int) -> str:
     return out
 
 
-def cited_papers(answer: Answer) -> list[Reference]:
-    """The answer's references, one per paper (the first reference of each), in citation order."""
-    papers: list[Reference] = []
-    seen: set[tuple[str, str]] = set()
-    for reference in answer.references:
-        paper = (reference.source, reference.doc_id)
-        if paper not in seen:
-            seen.add(paper)
-            papers.append(reference)
-    return papers
+def cited_papers(answer: Answer) -> list[PaperReference]:
+    """The answer's cited papers in citation order: one entry each, however many passages are cited."""
+    return list(papers_of(answer))
 
 
-def entry(reference: Reference, key: str) -> str:
+def entry(reference: Work, key: str) -> str:
     """One BibTeX entry: ``@article`` when there is a DOI, otherwise ``@misc``."""
     fields = [("title", reference.title or "Untitled")]
     if reference.authors:

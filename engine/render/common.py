@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from engine.types import Reference
+from engine.types import Answer, AnswerSentence, PaperReference, Reference
+
+Work = Reference | PaperReference  # anything with a title, authors, year and identifiers
+SUPPORTED, PARTIAL, UNSUPPORTED, CONTRADICTED = "supported", "partial", "unsupported", "contradicted"
+# What each verdict means, for tooltips and notes: the three levels a reader sees.
+SUPPORT_EXPLAINED = {
+    PARTIAL: "Partly supported: the cited passages back only part of this sentence",
+    UNSUPPORTED: "Not supported: no cited passage backs this sentence; check it before relying on it",
+    CONTRADICTED: "Contradicted: a cited passage says the opposite",
+}
 
 
 def pages(reference: Reference) -> str:
@@ -53,7 +62,61 @@ def byline(authors: Sequence[str], year: int | None) -> str:
     return " ".join(part for part in (who, str(year) if year else "") if part)
 
 
-def authors_short(reference: Reference) -> str:
+def support_level(sentence: AnswerSentence) -> str:
+    """The verifier's verdict on a sentence; records saved before verdicts existed fall back to ``supported``."""
+    if not sentence.needs_citation:
+        return SUPPORTED
+    verdict = getattr(sentence, "support", "")
+    if verdict in (PARTIAL, CONTRADICTED) or (verdict == UNSUPPORTED and not sentence.supported):
+        return str(verdict)
+    return SUPPORTED if sentence.supported else UNSUPPORTED
+
+
+def papers_of(answer: Answer) -> tuple[PaperReference, ...]:
+    """The answer's cited papers, ``[n]`` for ``n`` = 1..k; rebuilt from its passages when an older
+    record has no paper list (passages of one paper share its ``n``, or its document id)."""
+    if answer.papers:
+        return answer.papers
+    grouped: dict[object, list[Reference]] = {}
+    for reference in answer.references:
+        grouped.setdefault(reference.n if reference.n else (reference.source, reference.doc_id), []).append(reference)
+    papers = []
+    for cited in grouped.values():
+        first = cited[0]
+        pages_cited = sorted({p for r in cited if r.page for p in range(r.page, (r.page_end or r.page) + 1)})
+        papers.append(PaperReference(n=first.n, doc_id=first.doc_id, source=first.source, title=first.title,
+                                     authors=first.authors, year=first.year, doi=first.doi, arxiv_id=first.arxiv_id,
+                                     url=first.url, pages=tuple(pages_cited),
+                                     passage_ids=tuple(r.passage_id for r in cited)))
+    return tuple(sorted(papers, key=lambda paper: paper.n))
+
+
+def paper_quotes(answer: Answer, n: int, limit: int = 3) -> list[tuple[str, int | None]]:
+    """Up to ``limit`` distinct quotes the answer relies on from paper ``n``, with the page each is on."""
+    quotes: list[tuple[str, int | None]] = []
+    for sentence in answer.sentences:
+        for citation in sentence.citations:
+            text = " ".join(citation.quote.split())
+            if citation.n != n or not text or any(text == seen for seen, _ in quotes):
+                continue
+            page = citation.rects[0].page if citation.rects else None
+            if page is None:
+                try:
+                    page = answer.passage(citation.passage_id).page
+                except KeyError:
+                    page = None
+            quotes.append((text, page))
+            if len(quotes) == limit:
+                return quotes
+    return quotes
+
+
+def paper_line(paper: PaperReference) -> str:
+    """``Cohan et al. 2020, SPECTER: … pp. 3, 6. doi:…`` — one cited paper, plain text."""
+    return work_line(paper, page_list(paper.pages))
+
+
+def authors_short(reference: Work) -> str:
     names = list(reference.authors)
     if not names:
         return ""
@@ -72,7 +135,7 @@ def join_sentences(parts: Iterable[str]) -> str:
     return out
 
 
-def locator(reference: Reference) -> str:
+def locator(reference: Work) -> str:
     """``doi:…``, else ``arXiv:…``, else the URL (plain text)."""
     if reference.doi:
         return f"doi:{reference.doi}"
@@ -81,16 +144,18 @@ def locator(reference: Reference) -> str:
     return reference.url
 
 
-def reference_line(reference: Reference, where: str | None = None) -> str:
-    """``Cohan et al. 2020, SPECTER: … p. 3. doi:...`` — plain text, one line.
+def reference_line(reference: Reference) -> str:
+    """``Cohan et al. 2020, SPECTER: … p. 3. doi:...`` — one passage's paper and pages, plain text."""
+    return work_line(reference, pages(reference))
 
-    ``where`` replaces the reference's own page span (a paper cited on several pages).
-    """
-    title = " ".join(reference.title.split()) or "(untitled)"
-    who = byline(reference.authors, reference.year)
+
+def work_line(work: Work, where: str) -> str:
+    """Byline, title, ``where`` (pages), the datastore it came from and its DOI/arXiv id/URL."""
+    title = " ".join(work.title.split()) or "(untitled)"
+    who = byline(work.authors, work.year)
     head = f"{who}, {title}" if who else title
-    parts = [head, pages(reference) if where is None else where]
-    if reference.source != "library":
-        parts.append(f"[{reference.source}]")
-    parts.append(locator(reference))
+    parts = [head, where]
+    if work.source != "library":
+        parts.append(f"[{work.source}]")
+    parts.append(locator(work))
     return join_sentences(parts)

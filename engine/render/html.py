@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 
 from engine.cite.markers import find_markers
-from engine.render.common import reference_line
+from engine.render.common import SUPPORT_EXPLAINED, SUPPORTED, paper_line, paper_quotes, papers_of, support_level
 from engine.types import Answer, AnswerMode
 
 
@@ -31,7 +31,8 @@ def _sentence_html(text: str, index: int, known: set[int]) -> str:
 
 
 def to_html(answer: Answer) -> str:
-    known = {r.n for r in answer.references}
+    papers = papers_of(answer)
+    known = {paper.n for paper in papers}
     out = ['<div class="answer">']
     if answer.notice:
         out.append(f'<p class="notice">{html.escape(answer.notice)}</p>')
@@ -49,17 +50,21 @@ def to_html(answer: Answer) -> str:
             digest = answer.mode == AnswerMode.DIGEST
             out.append("<ul>" if digest else "<p>")
             open_block = "</ul>" if digest else "</p>"
-        classes = "sentence" + ("" if sentence.supported else " unsupported")
-        title = "" if sentence.supported else ' title="No passage supports this sentence"'
+        level = support_level(sentence)
+        # Three levels a reader can see: supported (plain), partly supported, not supported or contradicted.
+        classes = "sentence" + ("" if level == SUPPORTED else f" {level}")
+        title = f' title="{html.escape(SUPPORT_EXPLAINED[level])}"' if level in SUPPORT_EXPLAINED else ""
         body = f'<span class="{classes}"{title}>{_sentence_html(sentence.text, index, known)}</span>'
         out.append(f"<li>{body}</li>" if answer.mode == AnswerMode.DIGEST else body + " ")
     if open_block:
         out.append(open_block)
-    if answer.references:
+    if papers:
         out.append('<h3>References</h3><ol class="references">')
-        for reference in answer.references:
-            out.append(f'<li value="{reference.n}" id="ref-{reference.n}"><a href="{cite_url(reference.n)}">'
-                       f"{html.escape(reference_line(reference))}</a></li>")
+        for paper in papers:
+            quotes = "".join(f'<blockquote class="quote">“{html.escape(quote)}”{f" (p. {page})" if page else ""}'
+                             "</blockquote>" for quote, page in paper_quotes(answer, paper.n))
+            out.append(f'<li value="{paper.n}" id="ref-{paper.n}"><a href="{cite_url(paper.n)}">'
+                       f"{html.escape(paper_line(paper))}</a>{quotes}</li>")
         out.append("</ol>")
     out.append("</div>")
     return "\n".join(out)

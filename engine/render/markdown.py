@@ -12,7 +12,19 @@ import re
 from urllib.parse import quote, urlsplit
 
 from engine.cite.markers import MARKER, defuse_markers
-from engine.render.common import byline, join_sentences, pages
+from engine.render.common import (
+    CONTRADICTED,
+    PARTIAL,
+    UNSUPPORTED,
+    Work,
+    byline,
+    join_sentences,
+    page_list,
+    pages,
+    paper_quotes,
+    papers_of,
+    support_level,
+)
 from engine.types import Answer, AnswerMode, Reference
 
 # Markdown punctuation that can start a link, image, emphasis, code, table cell or HTML; escaped
@@ -67,23 +79,34 @@ def _sentence(text: str) -> str:
     return "".join(parts).strip()
 
 
-def reference_markdown(reference: Reference, where: str | None = None) -> str:
-    """``Cohan et al. 2020, *SPECTER…*. p. 3. [doi:10.…](https://doi.org/10.…)`` with every field escaped."""
-    who = byline(reference.authors, reference.year)
-    title = f"*{escape_markdown(reference.title)}*" if reference.title.strip() else "(untitled)"
-    parts = [f"{escape_markdown(who)}, {title}" if who else title, pages(reference) if where is None else where]
-    if reference.source != "library":
-        parts.append(escape_markdown(f"[{reference.source}]"))
-    if reference.doi:
-        parts.append(_link(f"doi:{reference.doi}", doi_url(reference.doi)))
-    elif reference.arxiv_id:
-        parts.append(_link(f"arXiv:{reference.arxiv_id}", safe_url(f"https://arxiv.org/abs/{reference.arxiv_id}")))
-    elif reference.url:
-        parts.append(_link(reference.url, safe_url(reference.url)))
+def work_markdown(work: Work, where: str) -> str:
+    """``Cohan et al. 2020, *SPECTER…*. pp. 3, 6. [doi:10.…](https://doi.org/10.…)`` with every field escaped."""
+    who = byline(work.authors, work.year)
+    title = f"*{escape_markdown(work.title)}*" if work.title.strip() else "(untitled)"
+    parts = [f"{escape_markdown(who)}, {title}" if who else title, where]
+    if work.source != "library":
+        parts.append(escape_markdown(f"[{work.source}]"))
+    if work.doi:
+        parts.append(_link(f"doi:{work.doi}", doi_url(work.doi)))
+    elif work.arxiv_id:
+        parts.append(_link(f"arXiv:{work.arxiv_id}", safe_url(f"https://arxiv.org/abs/{work.arxiv_id}")))
+    elif work.url:
+        parts.append(_link(work.url, safe_url(work.url)))
     return join_sentences(parts)
 
 
+def reference_markdown(reference: Reference) -> str:
+    """One passage's paper with that passage's pages."""
+    return work_markdown(reference, pages(reference))
+
+
+_FLAGS = {PARTIAL: " *(partly supported)*", UNSUPPORTED: " *(not supported)*",
+          CONTRADICTED: " *(contradicted by a cited passage)*"}
+
+
 def to_markdown(answer: Answer, quotes: bool = True) -> str:
+    """The answer, each sentence flagged by its support level, then one reference per cited paper
+    (its pages and, unless ``quotes`` is False, the quotes the answer relies on)."""
     lines: list[str] = [f"**Q:** {escape_markdown(answer.question)}", ""]
     if answer.notice:
         lines += [f"> {escape_markdown(answer.notice)}", ""]
@@ -100,19 +123,18 @@ def to_markdown(answer: Answer, quotes: bool = True) -> str:
             section = sentence.section
             if answer.sections and 0 <= section < len(answer.sections) and len(answer.sections) > 1:
                 lines += [f"### {escape_markdown(answer.sections[section])}", ""]
-        text = _sentence(sentence.text)
-        if sentence.needs_citation and not sentence.supported:
-            text += " *(unsupported)*"
+        text = _sentence(sentence.text) + _FLAGS.get(support_level(sentence), "")
         paragraph.append(f"- {text}" if digest else text)
     if paragraph:
         lines += ["\n".join(paragraph) if digest else " ".join(paragraph), ""]
-    if answer.references:
+    papers = papers_of(answer)
+    if papers:
         lines += ["## References", ""]
-        first_quote = {c.n: c.quote for s in answer.sentences for c in reversed(s.citations)}
-        for reference in answer.references:
-            lines.append(f"- \\[{reference.n}\\] {reference_markdown(reference)}")
-            if quotes and not digest and reference.n in first_quote:
-                quoted = escape_markdown(defuse_markers(first_quote[reference.n]))
-                lines.append(f"  > “{quoted}”")
+        for paper in papers:
+            lines.append(f"- \\[{paper.n}\\] {work_markdown(paper, page_list(paper.pages))}")
+            if quotes and not digest:
+                for quote, page in paper_quotes(answer, paper.n):
+                    where = f" (p. {page})" if page else ""
+                    lines.append(f"  > “{escape_markdown(defuse_markers(quote))}”{where}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

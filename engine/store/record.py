@@ -14,6 +14,7 @@ from engine.types import (
     AnswerSentence,
     Citation,
     PageRect,
+    PaperReference,
     Rect,
     Reference,
     StepCost,
@@ -39,6 +40,19 @@ def _citation(citation: Citation) -> dict[str, Any]:
             "inserted": citation.inserted, "rects": _rects(citation.rects)}
 
 
+def _paper(paper: PaperReference) -> dict[str, Any]:
+    return {"n": paper.n, "doc_id": paper.doc_id, "source": paper.source, "title": paper.title,
+            "authors": list(paper.authors), "year": paper.year, "doi": paper.doi, "arxiv_id": paper.arxiv_id,
+            "url": paper.url, "pages": list(paper.pages), "passage_ids": list(paper.passage_ids)}
+
+
+def _paper_from(data: dict[str, Any]) -> PaperReference:
+    return PaperReference(n=data["n"], doc_id=data["doc_id"], source=data["source"], title=data["title"],
+                          authors=tuple(data.get("authors", ())), year=data.get("year"), doi=data.get("doi", ""),
+                          arxiv_id=data.get("arxiv_id", ""), url=data.get("url", ""),
+                          pages=tuple(data.get("pages", ())), passage_ids=tuple(data.get("passage_ids", ())))
+
+
 def answer_to_dict(answer: Answer) -> dict[str, Any]:
     first: dict[int, Citation] = {}
     for sentence in answer.sentences:
@@ -54,8 +68,9 @@ def answer_to_dict(answer: Answer) -> dict[str, Any]:
         "version": RECORD_VERSION, "id": answer.id, "question": answer.question, "answer": answer.text,
         "mode": answer.mode.value, "notice": answer.notice, "cancelled": answer.cancelled,
         "sections": list(answer.sections),
+        "papers": [_paper(paper) for paper in answer.papers],
         "sentences": [{"text": s.text, "citations": [c.n for c in s.citations], "supported": s.supported,
-                       "needs_citation": s.needs_citation, "section": s.section,
+                       "support": s.support, "needs_citation": s.needs_citation, "section": s.section,
                        "quotes": [_citation(c) for c in s.citations]} for s in answer.sentences],
         "citations": citations,
         "contexts": [_reference(r) for r in answer.contexts],
@@ -82,6 +97,7 @@ def answer_from_dict(data: dict[str, Any]) -> Answer:
     sentences = tuple(AnswerSentence(
         text=s["text"], supported=s["supported"], section=s.get("section", 0),
         needs_citation=s.get("needs_citation", True),
+        support=s.get("support", "supported" if s["supported"] else "unsupported"),
         citations=tuple(Citation(n=c["n"], passage_id=c["passage_id"], quote=c["quote"], quote_start=c["quote_start"],
                                  quote_end=c["quote_end"], support=c["support"], rects=_rects_from(c["rects"]),
                                  inserted=c.get("inserted", False)) for c in s.get("quotes", ())))
@@ -94,4 +110,4 @@ def answer_from_dict(data: dict[str, Any]) -> Answer:
         timings=tuple((k, float(v)) for k, v in data.get("timings", {}).items()),
         steps=tuple(StepCost(**step) for step in data.get("steps", ())), model=data.get("model", ""),
         settings=tuple((k, str(v)) for k, v in data.get("settings", {}).items()), id=data.get("id", ""),
-        created_at=data.get("created_at", 0.0))
+        created_at=data.get("created_at", 0.0), papers=tuple(_paper_from(p) for p in data.get("papers", ())))

@@ -15,8 +15,10 @@ from engine.datastore.reader import Record, record_from_json
 from engine.datastore.record_title import split_glued_title
 from engine.render.bibtex import cite_key, to_bibtex, unique_keys
 from engine.render.common import byline, page_list, reference_line
+from engine.render.html import to_html
 from engine.render.markdown import to_markdown
-from engine.types import Answer, AnswerMode, AnswerSentence, Citation, Reference
+from engine.store.record import answer_from_dict, answer_to_dict
+from engine.types import Answer, AnswerMode, AnswerSentence, Citation, PaperReference, Reference
 
 bibtexparser = pytest.importorskip("bibtexparser")
 BUNDLED = Path(__file__).resolve().parents[2] / "resources" / "datastores" / "cs-sample.jsonl.gz"
@@ -25,8 +27,9 @@ SPECTER = "SPECTER: Document-level Representation Learning using Citation-inform
 
 def _ref(n: int, doc: str, title: str, authors: tuple[str, ...] = (), year: int | None = None, page: int | None = 1,
          source: str = "library", **extra: str) -> Reference:
-    return Reference(n, f"{doc}-{n:04d}", doc, source, title, f"Passage {n} of {title}.", page=page,
-                     authors=authors, year=year, **extra)
+    """A cited passage of paper ``n`` (passages of one paper share its ``n``), on ``page``."""
+    return Reference(n, f"{doc}-{page or 0:04d}", doc, source, title, f"Passage on page {page} of {title}.",
+                     page=page, authors=authors, year=year, **extra)
 
 
 def answer_citing(*references: Reference) -> Answer:
@@ -41,11 +44,11 @@ def test_bibtex_parses_with_one_entry_per_paper_and_unique_readable_keys() -> No
     cohan = ("Arman Cohan", "Sergey Feldman", "Iz Beltagy", "Doug Downey", "Daniel S. Weld")
     answer = answer_citing(
         _ref(1, "specter", SPECTER, cohan, 2020, page=3, doi="10.18653/v1/2020.acl-main.207"),
-        _ref(2, "specter", SPECTER, cohan, 2020, page=6, doi="10.18653/v1/2020.acl-main.207"),
-        _ref(3, "rec1", "Document classification {with} 100% & $5 budgets", source="cs-sample",
+        _ref(1, "specter", SPECTER, cohan, 2020, page=6, doi="10.18653/v1/2020.acl-main.207"),
+        _ref(2, "rec1", "Document classification {with} 100% & $5 budgets", source="cs-sample",
              page=None, url="https://openreview.net/forum?id=abc_1"),
-        _ref(4, "rec2", "Document clustering at scale", source="cs-sample", page=None),
-        _ref(5, "lo", "The Semantic Scholar Open Research Corpus", ("Kyle Lo", "Lucy Lu Wang"), 2020),
+        _ref(3, "rec2", "Document clustering at scale", source="cs-sample", page=None),
+        _ref(4, "lo", "The Semantic Scholar Open Research Corpus", ("Kyle Lo", "Lucy Lu Wang"), 2020),
     )
     parsed = bibtexparser.loads(to_bibtex(answer))
     keys = [entry["ID"] for entry in parsed.entries]
@@ -106,3 +109,50 @@ def test_the_bundled_sample_datastore_has_no_abstract_for_a_title() -> None:
     assert not [t for t in titles if t.lower().startswith("document:")]
     too_long = [t for t in titles if len(t.split()) > 30]
     assert not too_long, too_long[:3]
+
+
+def per_paper_answer() -> Answer:
+    """SPECTER cited on pages 3 and 6 by two sentences, S2ORC once; one sentence only partly supported,
+    one contradicted, as the verifier marks them."""
+    cohan = ("Arman Cohan", "Sergey Feldman", "Iz Beltagy")
+    p3, p6 = _ref(1, "specter", SPECTER, cohan, 2020, page=3), _ref(1, "specter", SPECTER, cohan, 2020, page=6)
+    s2orc = _ref(2, "s2orc", "S2ORC: The Semantic Scholar Open Research Corpus", ("Kyle Lo", "Lucy Lu Wang"), 2020,
+                 page=2)
+    papers = (PaperReference(1, "specter", "library", SPECTER, cohan, 2020, pages=(3, 6),
+                             passage_ids=(p3.passage_id, p6.passage_id)),
+              PaperReference(2, "s2orc", "library", s2orc.title, s2orc.authors, 2020, pages=(2,),
+                             passage_ids=(s2orc.passage_id,)))
+
+    def cite(ref: Reference) -> Citation:
+        return Citation(ref.n, ref.passage_id, ref.text, 0, len(ref.text), 0.9)
+    sentences = (AnswerSentence("SPECTER uses citations [1].", (cite(p3),), True, support="supported"),
+                 AnswerSentence("It beats every model [1].", (cite(p6),), True, support="partial"),
+                 AnswerSentence("S2ORC is tiny [2].", (cite(s2orc),), False, support="contradicted"))
+    return Answer("What is SPECTER?", " ".join(s.text for s in sentences), sentences, (p3, p6, s2orc),
+                  AnswerMode.WRITTEN, papers=papers, id="x1", created_at=2.0)
+
+
+def test_references_are_grouped_by_paper_in_markdown_html_bibtex_and_json() -> None:
+    answer = per_paper_answer()
+    markdown = to_markdown(answer)
+    references = markdown.split("## References", 1)[1]
+    entries = [line for line in references.splitlines() if line.startswith("- ")]
+    assert len(entries) == 2 and entries[0].startswith("- \\[1\\] Cohan et al. 2020, *SPECTER")
+    assert "pp. 3, 6" in references and references.count("  > “Passage on page") == 3  # both SPECTER quotes kept
+    assert "(p. 6)" in references
+    assert "It beats every model \\[1\\]. *(partly supported)*" in markdown
+    assert "S2ORC is tiny \\[2\\]. *(contradicted by a cited passage)*" in markdown
+    assert "SPECTER uses citations \\[1\\]." in markdown and "uses citations \\[1\\]. *(" not in markdown
+
+    rendered = to_html(answer)
+    assert rendered.count('<li value="1"') == 1 and "pp. 3, 6" in rendered
+    assert 'class="sentence partial" title="Partly supported' in rendered
+    assert 'class="sentence contradicted" title="Contradicted' in rendered
+
+    assert [entry["ID"] for entry in bibtexparser.loads(to_bibtex(answer)).entries] == ["cohan2020specter",
+                                                                                      "lo2020s2orc"]
+    record = answer_to_dict(answer)
+    assert [paper["pages"] for paper in record["papers"]] == [[3, 6], [2]]
+    again = answer_from_dict(json.loads(json.dumps(record)))
+    assert again.papers == answer.papers and [s.support for s in again.sentences] == ["supported", "partial",
+                                                                                       "contradicted"]

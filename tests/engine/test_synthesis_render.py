@@ -56,7 +56,7 @@ def test_markdown_lists_references_with_pages_and_flags_unsupported() -> None:
             "[doi:10.18653/v1/2020.acl-main.207](<https://doi.org/10.18653/v1/2020.acl-main.207>)") in rendered
     assert ("- \\[3\\] *S2ORC \\{corpus\\} &amp; co*. \\[cs\\]. "
             "[https://example.org/s2orc](<https://example.org/s2orc>)") in rendered
-    assert "Unicorns wrote it. *(unsupported)*" in rendered and "### S2ORC" in rendered
+    assert "Unicorns wrote it. *(not supported)*" in rendered and "### S2ORC" in rendered
 
 
 def test_bibtex_escapes_and_names_each_work_once() -> None:

@@ -3,10 +3,13 @@ model text with markup shown literally."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QAction, QGuiApplication, QTextDocument
 from pytestqt.qtbot import QtBot
 
+from engine.render.common import papers_of
 from engine.types import Answer, AnswerMode, AnswerSentence, Citation, Reference
 from ui.answer_controller import citation_for
 from ui.answer_html import answer_html, cite_url, parse_cite_url, reference_line
@@ -54,19 +57,30 @@ def test_paper_and_model_text_with_markup_is_shown_literally() -> None:
     text = _rendered(markup).toPlainText()
     assert HOSTILE_TITLE in text
     assert "Dense retrieval helps <em>recall</em> [1]." in text
-    assert "Ann <i>Lee</i>" in text
+    assert "<i>Lee</i> and Chen 2021" in text  # surnames in the byline, markup and all
 
 
 def test_unsupported_sentences_are_marked_and_explained() -> None:
     markup = answer_html(_answer())
-    assert markup.count('title="Not supported by the cited passages"') == 1
-    assert "could not be verified" in markup
+    assert markup.count('title="Not supported: no cited passage backs this sentence') == 1
+    assert "Marked sentences" in markup and "not supported" in markup
 
 
-def test_references_list_title_authors_year_and_page() -> None:
-    first, second = _answer().references
-    assert reference_line(first) == f"{HOSTILE_TITLE} — Ann <i>Lee</i>, Bo Chen (2021), p. 3"
-    assert reference_line(second) == "A datastore paper, from cs-sample"
+def test_three_support_levels_are_visible_and_explained_on_hover() -> None:
+    base = _answer()
+    levels = ("supported", "partial", "contradicted")
+    sentences = tuple(replace(sentence, supported=level != "contradicted", support=level)
+                      for sentence, level in zip((*base.sentences, base.sentences[0]), levels, strict=True))
+    markup = answer_html(replace(base, sentences=sentences))
+    assert markup.count('title="Partly supported') == 1 and markup.count('title="Contradicted') == 1
+    assert "Not supported" not in markup  # the supported sentence is plain
+    assert "partly supported" in markup and "contradicted by a source" in markup  # the legend
+
+
+def test_references_list_one_line_per_paper_with_its_pages() -> None:
+    first, second = papers_of(_answer())
+    assert reference_line(first) == f"<i>Lee</i> and Chen 2021, {HOSTILE_TITLE}. p. 3"
+    assert reference_line(second) == "A datastore paper. [cs-sample]. https://example.org/x"
 
 
 def test_the_clicked_sentence_decides_which_quote_is_highlighted() -> None:
