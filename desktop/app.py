@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication
 
 import engine
 from desktop.logging_setup import configure_logging
+from desktop.platform_check import platform_problem
 from desktop.self_test import run_self_test
 from engine.config import APP_NAME, resolve_paths
 from engine.errors import EngineError
@@ -64,6 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(args.verbose)
         return run_self_test(application())
 
+    problem = platform_problem()
+    if problem:  # Qt would abort with SIGABRT and a message about plugins; say what to install instead
+        print(problem, file=sys.stderr)
+        return 1
     # A chosen home (--home or QUIRE_HOME) keeps everything together, so a second library or a
     # test run never touches the user's own settings and logs.
     explicit_home = bool(args.home or os.environ.get("QUIRE_HOME"))

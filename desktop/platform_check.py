@@ -1,0 +1,61 @@
+"""Before Qt starts on Linux: name the system libraries its X11 (xcb) plugin needs, instead of Qt's abort.
+
+Qt's xcb platform plugin loads libxcb-cursor, libxcb-icccm, libxcb-keysyms and a few more at run
+time; when one is missing Qt prints "could not load the Qt platform plugin" and aborts the process
+with SIGABRT. These libraries are system packages pip cannot install, so the check names the
+Debian/Ubuntu packages to install, and the other ways to run Quire.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import os
+import sys
+from collections.abc import Callable, Mapping
+
+# The library Qt's xcb plugin loads -> the Debian/Ubuntu package that ships it.
+XCB_LIBRARIES = {
+    "xcb-cursor": "libxcb-cursor0",
+    "xcb-icccm": "libxcb-icccm4",
+    "xcb-keysyms": "libxcb-keysyms1",
+    "xcb-image": "libxcb-image0",
+    "xcb-render-util": "libxcb-render-util0",
+    "xcb-xkb": "libxcb-xkb1",
+    "xkbcommon-x11": "libxkbcommon-x11-0",
+    "xcb-randr": "libxcb-randr0",
+    "xcb-shape": "libxcb-shape0",
+}
+
+
+def uses_xcb(environ: Mapping[str, str]) -> bool:
+    """Whether Qt will pick its X11 plugin: asked for, or the default on an X11 (not Wayland) session."""
+    platform = environ.get("QT_QPA_PLATFORM", "").split(":", 1)[0].split(";", 1)[0].strip()
+    if platform:
+        return platform == "xcb"
+    return not environ.get("WAYLAND_DISPLAY")
+
+
+def missing_packages(find: Callable[[str], str | None] = ctypes.util.find_library) -> list[str]:
+    """The Debian packages whose xcb libraries cannot be found, in a stable order."""
+    return [package for library, package in XCB_LIBRARIES.items() if not find(library)]
+
+
+def platform_problem(environ: Mapping[str, str] | None = None,
+                     find: Callable[[str], str | None] = ctypes.util.find_library,
+                     system: str = sys.platform) -> str:
+    """A message saying what to install or set before Qt can open a window; ``""`` when all is well."""
+    environ = os.environ if environ is None else environ
+    if not system.startswith("linux") or not uses_xcb(environ):
+        return ""
+    missing = missing_packages(find)
+    if missing:
+        return ("Quire's window needs system libraries that are not installed: " + ", ".join(missing) + ".\n"
+                "On Debian or Ubuntu install them with:\n"
+                f"    sudo apt install {' '.join(XCB_LIBRARIES.values())}\n"
+                "(on Fedora: sudo dnf install xcb-util-cursor xcb-util-wm xcb-util-keysyms xcb-util-image "
+                "xcb-util-renderutil libxkbcommon-x11).\n"
+                "Everything else works without them: the `quire` command line, and `quire-desktop --self-test`.")
+    if not environ.get("DISPLAY"):
+        return ("There is no display to open Quire's window on (DISPLAY is not set). Run it from a desktop "
+                "session, or use the `quire` command line; `quire-desktop --self-test` runs without a display.")
+    return ""
