@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 import time
-from typing import Any, TextIO
+from typing import Any
 
-from engine.progress import CancelToken, Progress
+from engine.cli.progress_bar import StageProgress
+from engine.progress import CancelToken
 from engine.service import Engine
 
 SHOWN_PROBLEMS = 20
@@ -60,33 +60,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     install.add_argument("--no-embed", action="store_true", help="with --reembed: do not embed now")
     install.add_argument("--json", action="store_true")
     install.set_defaults(handler=_install)
-
-
-class StageProgress:
-    """``import  [#####-----]  52%  3,100 records`` on stderr, at most 10 redraws a second; silent off a terminal."""
-
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self.stream = stream
-        self.enabled = stream.isatty()
-        self._last = 0.0
-
-    def __call__(self, progress: Progress) -> None:
-        now = time.monotonic()
-        if not self.enabled or (now - self._last < 0.1 and progress.done < progress.total):
-            return
-        self._last = now
-        width = shutil.get_terminal_size((80, 20)).columns
-        filled = int(24 * min(1.0, progress.fraction))
-        percent = f"{100 * progress.fraction:3.0f}%" if progress.total else "    "
-        line = f"{progress.stage:<8}[{'#' * filled}{'-' * (24 - filled)}] {percent}  {progress.label}"
-        self.stream.write("\r" + line[: width - 1].ljust(width - 1))
-        self.stream.flush()
-
-    def clear(self) -> None:
-        if self.enabled:
-            width = shutil.get_terminal_size((80, 20)).columns
-            self.stream.write("\r" + " " * (width - 1) + "\r")
-            self.stream.flush()
 
 
 def _run(action: Any, bar: StageProgress, hint: str) -> Any:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import time
-from typing import Any, TextIO
+from typing import Any
 
-from engine.progress import CancelToken, Progress, human_size
+from engine.cli.progress_bar import DownloadBar
+from engine.progress import CancelToken, human_size
 from engine.service import Engine
 
 
@@ -34,39 +33,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     hardware = commands.add_parser("hardware", help="RAM, CPU, GPU, and the model and settings recommended for them")
     hardware.add_argument("--json", action="store_true")
     hardware.set_defaults(handler=lambda engine, args: _hardware(engine, args.json))
-
-
-class DownloadBar:
-    """``[#####-----] 1.2 GB / 4.7 GB  18.3 MB/s  ETA 3m12s  file.gguf`` on stderr, when it is a terminal."""
-
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self.stream = stream
-        self.enabled = stream.isatty()
-        self._started = time.monotonic()
-        self._first_done: int | None = None
-
-    def __call__(self, progress: Progress) -> None:
-        if not self.enabled or progress.stage != "download":
-            return
-        if self._first_done is None:
-            self._first_done = progress.done  # a resumed download starts part-way
-        elapsed = max(time.monotonic() - self._started, 1e-6)
-        rate = (progress.done - self._first_done) / elapsed
-        eta = ""
-        if rate > 0 and progress.total > progress.done:
-            seconds = int((progress.total - progress.done) / rate)
-            eta = f"  ETA {seconds // 60}m{seconds % 60:02d}s"
-        filled = int(24 * progress.fraction)
-        line = (f"[{'#' * filled}{'-' * (24 - filled)}] {human_size(progress.done)} / {human_size(progress.total)}"
-                f"  {human_size(rate)}/s{eta}  {progress.label}")
-        width = shutil.get_terminal_size((100, 20)).columns
-        self.stream.write("\r" + line[: width - 1].ljust(width - 1))
-        self.stream.flush()
-
-    def clear(self) -> None:
-        if self.enabled:
-            self.stream.write("\r" + " " * (shutil.get_terminal_size((100, 20)).columns - 1) + "\r")
-            self.stream.flush()
 
 
 def _list(engine: Engine, as_json: bool) -> int:
