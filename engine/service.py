@@ -1,4 +1,3 @@
-# ENGINEERS: read /work/main/TEAM_NOTES.md before editing (shared-tree rules, deadline 11:05 UTC).
 """The Engine facade: the one API the CLI, the tests and the desktop UI use.
 
 It owns the library catalog and the settings; every long call takes a progress callback and a
@@ -106,7 +105,7 @@ class Engine:
     def remove(self, doc_id: str) -> Document:
         return self.library.remove_document(self.library.document(doc_id).id)
 
-    # --- search (retrieval issue) ---------------------------------------------------------
+    # --- search ----------------------------------------------------------------------------
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -159,7 +158,7 @@ class Engine:
         """Embed the library passages not yet in the vector index (resumable, cancellable); returns how many."""
         return self.library_source.embed_pending(progress, cancel)
 
-    # --- datastores (retrieval and manager issues) --------------------------------------
+    # --- datastores ------------------------------------------------------------------------
 
     @cached_property
     def datastore_registry(self) -> DatastoreRegistry:
@@ -216,7 +215,7 @@ class Engine:
                                  configured_model=lambda: self.embedder.model_id, reembed=reembed,
                                  replace=replace, sha256=sha256, progress=progress, cancel=cancel)
 
-    # --- answers (synthesis issue) ------------------------------------------------------
+    # --- answers ---------------------------------------------------------------------------
 
     def ask(self, question: str, *, top_n: int | None = None, model: str | Path | None = None,
             feedback: bool | None = None, rewrite: bool | None = None, digest: bool | None = None,
@@ -294,7 +293,7 @@ class Engine:
 
         return judge_pairs(self.support_judge, pairs)
 
-    # --- models and hardware (manager issue) --------------------------------------------
+    # --- models and hardware ---------------------------------------------------------------
 
     _language_model_lock = threading.Lock()
 
