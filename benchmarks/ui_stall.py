@@ -87,8 +87,8 @@ def run_until(condition: Callable[[], bool], timeout_s: float) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="UI event-loop stall probe")
-    parser.add_argument("--papers", type=Path, default=Path(os.environ.get("QUIRE_TEST_CORPUS", "/work/shared/corpus"))
-                        / "papers")
+    corpus = Path(os.environ.get("QUIRE_TEST_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
+    parser.add_argument("--papers", type=Path, default=corpus / "papers")
     parser.add_argument("--digest", action="store_true", help="answer in digest mode instead of with the LM")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--trace", action="store_true", help="print each stall beside the engine reports around it")

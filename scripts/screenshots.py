@@ -30,7 +30,7 @@ from ui.engine_client import EngineClient  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.theme import apply_theme  # noqa: E402
 
-CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", "/work/shared/corpus")) / "papers"
+CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", ROOT.parent / "shared" / "corpus")) / "papers"
 QUESTION = "How are citation graphs and paper embeddings used to represent scientific documents?"
 SIZE = (1480, 900)
 

@@ -14,7 +14,8 @@ import pytest
 
 from engine.service import Engine
 
-CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", "/work/shared/corpus"))
+# The shared data sits next to the checkout (../shared); QUIRE_TEST_CORPUS points elsewhere.
+CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
 
 
 def _corpus_dir(name: str) -> Path:

@@ -24,7 +24,7 @@ from ui import errors
 from ui.engine_client import EngineClient
 from ui.main_window import MainWindow
 
-CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", "/work/shared/corpus"))
+CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus"))
 
 
 @pytest.fixture(scope="session")

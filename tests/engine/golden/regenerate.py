@@ -26,7 +26,8 @@ from engine.ingest import parse_pdf
 from engine.ingest.chunk import ends_sentence, starts_sentence
 from engine.types import Passage
 
-DEFAULT_CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", "/work/shared/corpus")) / "papers"
+SHARED_CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"  # ../shared beside the checkout
+DEFAULT_CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", SHARED_CORPUS)) / "papers"
 GOLDEN = Path(__file__).with_name("corpus.json")
 KNOWN_ISSUES: dict[str, dict[str, object]] = {
     # "paper.pdf": {"authors": [...as printed...], "why": "what the extractor misses and why"},
