@@ -8,7 +8,6 @@ keyword query, what happens to a damaged index file).
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -459,9 +458,7 @@ def test_empty_and_huge_queries_through_the_engine(library: Engine) -> None:
     with pytest.raises(QueryError):
         library.search("   ")
     huge = ("protein corona " + "lorem ipsum dolor " * 1000)[:10_000]
-    started = time.perf_counter()
-    hits = library.search(huge, k=3)
-    assert time.perf_counter() - started < 10
+    hits = library.search(huge, k=3)  # how long it takes: benchmarks/, not here
     assert hits and hits[0].doc_id == doc_of(library, "proteins.pdf")
     assert library.search('NEAR("corona" AND title:protein*)', k=1)[0].doc_id == doc_of(library, "proteins.pdf")
 

@@ -71,14 +71,11 @@ def test_fuzz_mutated_pdf_bytes_end_as_a_document_or_a_clean_failure(
     path.write_bytes(_mutate(seed_pdf, mutations))
     with Engine(folder / "home") as engine:
         importer = Importer(engine.library, IngestOptions(parse_workers=1, page_timeout=20))
-        started = time.monotonic()
-        [result] = importer.add([path])  # any exception here fails the test
-        elapsed = time.monotonic() - started
+        [result] = importer.add([path])  # any exception here fails the test; a hang fails on the page time limit
 
         assert result.outcome in (Outcome.ADDED, Outcome.FAILED)
         if result.outcome == Outcome.FAILED:
             assert result.reason.strip(), "a failure must say why"
-        assert elapsed < 60
         assert engine.library.check_integrity() == []
 
 
