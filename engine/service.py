@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from engine.manager.setup import ModelChoice
     from engine.retrieve.library_source import LibrarySource
     from engine.store.answers import AnswerSummary
+    from engine.zotero import ZoteroReport
 
 
 class Engine:
@@ -104,6 +105,29 @@ class Engine:
 
     def remove(self, doc_id: str) -> Document:
         return self.library.remove_document(self.library.document(doc_id).id)
+
+    def update_metadata(self, doc_id: str, *, title: str | None = None, authors: Sequence[str] | None = None,
+                        year: int | str | None = None, doi: str | None = None) -> Document:
+        """Correct a paper's title, authors, year or DOI (None leaves a field as it is); references,
+        exports and search use the corrected values, and re-reading the PDF keeps them."""
+        from engine.store.edits import update_metadata
+
+        return update_metadata(self.library, doc_id, title=title, authors=authors, year=year, doi=doi)
+
+    def collections(self, doc_id: str) -> list[str]:
+        """The collections a paper is filed in (from a Zotero import), sorted."""
+        from engine.store.edits import collections_of
+
+        return collections_of(self.library, self.library.document(doc_id).id)
+
+    def import_zotero(self, folder: str | Path, progress: ProgressCallback = no_progress,
+                      cancel: CancelToken | None = None) -> ZoteroReport:
+        """Add the PDFs of a Zotero data folder with Zotero's metadata and collections (read-only; a
+        re-import adds what is new and refreshes what changed in Zotero)."""
+        from engine.zotero import import_zotero
+
+        return import_zotero(self.library, lambda paths: self.add_documents(paths, progress, cancel),
+                             Path(folder), progress, cancel)
 
     # --- search ----------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from engine.errors import DocumentNotFoundError, StoreError
 from engine.sqlite import connect, transaction, use_wal
 from engine.store.codec import decode_words, encode_words
+from engine.store.edits import apply_edits
 from engine.store.schema import ensure_schema
 from engine.types import Document, DocumentStatus, Page, PageRect, Passage, Rect
 
@@ -133,6 +134,7 @@ class Library:
                  stored.file_size, stored.id))
             conn.execute("INSERT OR REPLACE INTO files(path, doc_id, size, mtime) VALUES (?,?,?,?)",
                          (file.path, stored.id, file.size, file.mtime))
+            apply_edits(conn, stored.id)  # the user's corrections outlive a re-read of the PDF
         return stored
 
     def write_failure(self, document: Document, file: FileRecord) -> None:

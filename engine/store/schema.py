@@ -12,7 +12,7 @@ from collections.abc import Callable
 from engine.errors import StoreError
 from engine.sqlite import transaction
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -94,8 +94,19 @@ def _v3_passage_kinds(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE passages ADD COLUMN kind TEXT NOT NULL DEFAULT 'text'")
 
 
+def _v4_edits_and_collections(conn: sqlite3.Connection) -> None:
+    """Version 4: metadata the user corrected (kept apart, so it outlives a re-read of the PDF), the
+    collections a paper belongs to (from Zotero), and which Zotero item each imported paper came from."""
+    conn.execute("CREATE TABLE IF NOT EXISTS document_edits (doc_id TEXT PRIMARY KEY, edits TEXT NOT NULL, "
+                 "edited_at REAL NOT NULL)")
+    conn.execute("CREATE TABLE IF NOT EXISTS document_collections (doc_id TEXT NOT NULL, collection TEXT NOT NULL, "
+                 "source TEXT NOT NULL, PRIMARY KEY (doc_id, collection))")
+    conn.execute("CREATE TABLE IF NOT EXISTS zotero_items (item TEXT PRIMARY KEY, doc_id TEXT NOT NULL, "
+                 "modified TEXT NOT NULL, file_path TEXT NOT NULL)")
+
+
 # MIGRATIONS[n] upgrades a catalog from version n to n + 1.
-MIGRATIONS: dict[int, Migration] = {1: _v2_answers, 2: _v3_passage_kinds}
+MIGRATIONS: dict[int, Migration] = {1: _v2_answers, 2: _v3_passage_kinds, 3: _v4_edits_and_collections}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

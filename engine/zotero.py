@@ -1,0 +1,261 @@
+"""Import a Zotero library: its PDF attachments, with Zotero's metadata and collections.
+
+``zotero.sqlite`` is opened read-only and ``immutable`` (``file:…?mode=ro&immutable=1``): Zotero
+keeps an exclusive lock on it while it runs, and Quire must never write to it or wait for it. The
+PDFs are read where Zotero keeps them (``storage/<attachment key>/<file>`` for stored files, the
+file's own path for linked ones). A re-import is incremental: an item whose Zotero modification
+time and file are unchanged is skipped; a changed one gets its metadata and collections again.
+
+Zotero's tables (``items``, ``itemData``/``itemDataValues``/``fields``, ``itemTypes``,
+``itemAttachments``, ``creators``/``itemCreators``, ``collections``/``collectionItems``,
+``deletedItems``) are read by column name, and the attachment columns of older schemas
+(``sourceItemID``, ``mimeType``) are accepted too.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from engine.errors import EngineError
+from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.types import IngestResult, Outcome
+
+if TYPE_CHECKING:
+    from engine.store.catalog import Library
+
+COLLECTION_SOURCE = "zotero"
+_NOT_PAPERS = ("attachment", "note", "annotation")
+_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
+_LINKED_URL = 3
+
+
+class ZoteroError(EngineError):
+    """The folder is not a readable Zotero data folder."""
+
+
+@dataclass(frozen=True)
+class ZoteroItem:
+    """One PDF attachment and the metadata of the item it belongs to."""
+
+    key: str  # the attachment's key, unique in its library
+    library_id: int
+    modified: str  # the later of the item's and the attachment's dateModified
+    title: str
+    authors: tuple[str, ...]
+    year: int | None
+    doi: str
+    collections: tuple[str, ...]
+    pdf: Path | None  # None when Zotero has no local file for it
+    problem: str = ""  # why there is no file to read
+
+
+@dataclass
+class ZoteroReport:
+    """What an import did: counts, and each item that could not be added with the reason."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (title or key, reason)
+    results: list[IngestResult] = field(default_factory=list)
+
+
+def zotero_database(folder: Path) -> Path:
+    """``zotero.sqlite`` in a Zotero data folder (or the file itself); ZoteroError if there is none."""
+    folder = folder.expanduser()
+    database = folder if folder.is_file() else folder / "zotero.sqlite"
+    if not database.is_file():
+        raise ZoteroError(f"{folder} is not a Zotero data folder: there is no zotero.sqlite in it. Zotero shows "
+                          "its data folder in Settings › Advanced › Files and Folders (often ~/Zotero).")
+    return database
+
+
+def _open(database: Path) -> sqlite3.Connection:
+    uri = f"file:{quote(str(database.resolve()))}?mode=ro&immutable=1"
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+        conn.execute("SELECT 1 FROM items LIMIT 1")
+    except sqlite3.DatabaseError as exc:
+        raise ZoteroError(f"{database} cannot be read as a Zotero database ({exc}).") from None
+    return conn
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}  # table names are ours
+
+
+def read_zotero(folder: Path) -> list[ZoteroItem]:
+    """Every PDF attachment in the Zotero library at ``folder`` that is not in the trash."""
+    database = zotero_database(folder)
+    conn = _open(database)
+    try:
+        return list(_items(conn, database.parent))
+    except sqlite3.DatabaseError as exc:
+        raise ZoteroError(f"{database} does not have the tables Quire expects of Zotero ({exc}).") from None
+    finally:
+        conn.close()
+
+
+def _items(conn: sqlite3.Connection, data_folder: Path) -> Iterator[ZoteroItem]:
+    attachment_columns = _columns(conn, "itemAttachments")
+    parent_column = "parentItemID" if "parentItemID" in attachment_columns else "sourceItemID"
+    type_column = "contentType" if "contentType" in attachment_columns else "mimeType"
+    trashed: set[int] = set()
+    if _has(conn, "deletedItems"):  # Zotero's trash
+        trashed = {row[0] for row in conn.execute("SELECT itemID FROM deletedItems")}
+    fields = _fields(conn)
+    creators = _creators(conn)
+    collections = _collections(conn)
+    rows = conn.execute(
+        f"SELECT a.itemID, a.{parent_column}, a.linkMode, a.{type_column}, a.path, i.key, i.libraryID, "
+        "i.dateModified, p.dateModified, t.typeName FROM itemAttachments a JOIN items i ON i.itemID = a.itemID "
+        f"LEFT JOIN items p ON p.itemID = a.{parent_column} LEFT JOIN itemTypes t ON t.itemTypeID = p.itemTypeID "
+        "ORDER BY a.itemID").fetchall()
+    for item_id, parent_id, link_mode, content_type, path, key, library_id, modified, parent_modified, kind in rows:
+        path = path or ""
+        if item_id in trashed or (parent_id is not None and parent_id in trashed):
+            continue
+        if (content_type or "").lower() != "application/pdf" and not path.lower().endswith(".pdf"):
+            continue
+        if parent_id is not None and kind in _NOT_PAPERS:
+            continue
+        source = parent_id if parent_id is not None else item_id  # a standalone PDF is its own item
+        data = fields.get(source, {})
+        pdf, problem = _attachment_file(data_folder, key, link_mode, path)
+        yield ZoteroItem(
+            key=key, library_id=int(library_id or 1), modified=max(str(modified or ""), str(parent_modified or "")),
+            title=" ".join((data.get("title") or fields.get(item_id, {}).get("title") or "").split()),
+            authors=tuple(creators.get(source, ())), year=_year(data.get("date", "")),
+            doi=(data.get("DOI") or "").strip(), collections=tuple(sorted(collections.get(source, ()))),
+            pdf=pdf, problem=problem)
+
+
+def _has(conn: sqlite3.Connection, table: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone() is not None
+
+
+def _fields(conn: sqlite3.Connection) -> dict[int, dict[str, str]]:
+    """itemID -> {fieldName: value} for the fields Quire uses."""
+    found: dict[int, dict[str, str]] = {}
+    for item_id, name, value in conn.execute(
+            "SELECT d.itemID, f.fieldName, v.value FROM itemData d JOIN fields f ON f.fieldID = d.fieldID "
+            "JOIN itemDataValues v ON v.valueID = d.valueID "
+            "WHERE f.fieldName IN ('title', 'date', 'DOI', 'url')"):
+        found.setdefault(item_id, {})[name] = str(value)
+    return found
+
+
+def _creators(conn: sqlite3.Connection) -> dict[int, list[str]]:
+    """itemID -> author names in Zotero's order ("First Last"; single-field names as they are)."""
+    if "lastName" in _columns(conn, "creators"):
+        query = ("SELECT ic.itemID, c.firstName, c.lastName, c.fieldMode, ic.creatorTypeID FROM itemCreators ic "
+                 "JOIN creators c ON c.creatorID = ic.creatorID ORDER BY ic.itemID, ic.orderIndex")
+    else:  # schemas before Zotero 5 kept names in creatorData
+        query = ("SELECT ic.itemID, d.firstName, d.lastName, d.fieldMode, ic.creatorTypeID FROM itemCreators ic "
+                 "JOIN creators c ON c.creatorID = ic.creatorID JOIN creatorData d ON d.creatorDataID = "
+                 "c.creatorDataID ORDER BY ic.itemID, ic.orderIndex")
+    author_types = {row[0] for row in conn.execute("SELECT creatorTypeID FROM creatorTypes WHERE creatorType='author'")
+                    } if _has(conn, "creatorTypes") else set()
+    names: dict[int, list[tuple[bool, str]]] = {}
+    for item_id, first, last, field_mode, type_id in conn.execute(query):
+        name = (last or "") if field_mode == 1 else " ".join(part for part in (first, last) if part)
+        if name.strip():
+            names.setdefault(item_id, []).append((not author_types or type_id in author_types, " ".join(name.split())))
+    # Authors if the item names any; otherwise whoever it credits (editors of a volume, say).
+    return {item_id: [n for is_author, n in entries if is_author] or [n for _, n in entries]
+            for item_id, entries in names.items()}
+
+
+def _collections(conn: sqlite3.Connection) -> dict[int, set[str]]:
+    """itemID -> full collection paths ("Thesis › Related work")."""
+    rows = conn.execute("SELECT collectionID, collectionName, parentCollectionID FROM collections").fetchall()
+    by_id = {cid: (name, parent) for cid, name, parent in rows}
+
+    def full_name(cid: int, depth: int = 0) -> str:
+        name, parent = by_id[cid]
+        if parent in by_id and depth < 32:  # a parent loop in a damaged database must not recurse forever
+            return f"{full_name(parent, depth + 1)} › {name}"
+        return str(name)
+
+    found: dict[int, set[str]] = {}
+    for cid, item_id in conn.execute("SELECT collectionID, itemID FROM collectionItems"):
+        if cid in by_id:
+            found.setdefault(item_id, set()).add(full_name(cid))
+    return found
+
+
+def _attachment_file(data_folder: Path, key: str, link_mode: int | None, path: str) -> tuple[Path | None, str]:
+    if link_mode == _LINKED_URL or not path:
+        return None, "Zotero keeps only a link to this PDF, no file"
+    if path.startswith("storage:"):
+        name = path.removeprefix("storage:")
+        if "/" in name or "\\" in name or name in ("", ".", ".."):
+            return None, f"the attachment's file name {name!r} is not a plain file name"
+        file = data_folder / "storage" / key / name
+    elif path.startswith("attachments:"):
+        return None, ("the PDF is linked relative to Zotero's base directory (Settings › Advanced › Files and "
+                      "Folders); add that folder to Quire directly")
+    else:
+        file = Path(path)
+    if not file.is_file():
+        return None, f"the PDF is not on this computer ({file}); let Zotero download it, then import again"
+    return file, ""
+
+
+def _year(date: str) -> int | None:
+    match = _YEAR.search(date)
+    return int(match.group(1)) if match else None
+
+
+def import_zotero(library: Library, add_documents: Callable[[list[Path]], Iterable[IngestResult]], folder: Path,
+                  progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> ZoteroReport:
+    """Add every PDF of the Zotero library at ``folder`` with its Zotero metadata and collections."""
+    from engine.store.edits import set_collections, update_metadata
+
+    database = zotero_database(folder)
+    items = read_zotero(folder)
+    report = ZoteroReport()
+    for done, item in enumerate(items):
+        if cancel is not None:
+            cancel.check()
+        name = item.title or item.key
+        progress(Progress("zotero", done, len(items), name))
+        if item.pdf is None:
+            report.failed.append((name, item.problem))
+            continue
+        identity = f"{database.resolve()}#{item.library_id}/{item.key}"
+        known = _known(library, identity)
+        results = list(add_documents([item.pdf]))
+        result = results[-1] if results else IngestResult(str(item.pdf), Outcome.FAILED, reason="nothing was read")
+        report.results.append(result)
+        if result.outcome == Outcome.FAILED or not result.doc_id:
+            report.failed.append((name, result.reason or "it could not be read"))
+            continue
+        if known == (result.doc_id, item.modified) and result.outcome == Outcome.UNCHANGED:
+            report.unchanged += 1
+            continue
+        update_metadata(library, result.doc_id, title=item.title or None, authors=item.authors or None,
+                        year=item.year, doi=item.doi or None)
+        set_collections(library, result.doc_id, item.collections, COLLECTION_SOURCE)
+        with library.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO zotero_items(item, doc_id, modified, file_path) VALUES (?,?,?,?)",
+                         (identity, result.doc_id, item.modified, str(item.pdf)))
+        if known is None and result.outcome != Outcome.UPDATED:
+            report.added += 1
+        else:
+            report.updated += 1
+    progress(Progress("zotero", len(items), len(items), "done"))
+    return report
+
+
+def _known(library: Library, identity: str) -> tuple[str, str] | None:
+    """The (doc_id, Zotero modification time) an earlier import stored for this item, if any."""
+    with library.transaction() as conn:
+        row = conn.execute("SELECT doc_id, modified FROM zotero_items WHERE item=?", (identity,)).fetchone()
+    return (str(row[0]), str(row[1])) if row else None

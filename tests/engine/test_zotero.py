@@ -1,0 +1,228 @@
+"""Zotero import on a zotero.sqlite built here with Zotero's own tables: PDFs with Zotero's metadata and
+collections, the trash and notes skipped, missing files reported, the database never written (even
+while "Zotero" holds its exclusive lock), and a re-import that only refreshes what changed."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from engine.cli.main import main
+from engine.errors import EngineError
+from engine.service import Engine
+from engine.zotero import read_zotero
+
+# Zotero 5-7's user-data tables, as its schema creates them (columns Quire does not read included).
+ZOTERO_SCHEMA = """
+CREATE TABLE version (schema TEXT PRIMARY KEY, version INT NOT NULL);
+CREATE TABLE libraries (libraryID INTEGER PRIMARY KEY, type TEXT NOT NULL, editable INT NOT NULL,
+    filesEditable INT NOT NULL, version INT NOT NULL DEFAULT 0, storageVersion INT NOT NULL DEFAULT 0,
+    lastSync INT NOT NULL DEFAULT 0, archived INT NOT NULL DEFAULT 0);
+CREATE TABLE itemTypes (itemTypeID INTEGER PRIMARY KEY, typeName TEXT, templateItemTypeID INT, display INT DEFAULT 1);
+CREATE TABLE fields (fieldID INTEGER PRIMARY KEY, fieldName TEXT, fieldFormatID INT);
+CREATE TABLE creatorTypes (creatorTypeID INTEGER PRIMARY KEY, creatorType TEXT);
+CREATE TABLE items (itemID INTEGER PRIMARY KEY, itemTypeID INT NOT NULL,
+    dateAdded TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, dateModified TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    clientDateModified TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, libraryID INT NOT NULL, key TEXT NOT NULL,
+    version INT NOT NULL DEFAULT 0, synced INT NOT NULL DEFAULT 0, UNIQUE (libraryID, key));
+CREATE TABLE itemDataValues (valueID INTEGER PRIMARY KEY, value UNIQUE);
+CREATE TABLE itemData (itemID INT, fieldID INT, valueID, PRIMARY KEY (itemID, fieldID));
+CREATE TABLE itemNotes (itemID INTEGER PRIMARY KEY, parentItemID INT, note TEXT, title TEXT);
+CREATE TABLE itemAttachments (itemID INTEGER PRIMARY KEY, parentItemID INT, linkMode INT, contentType TEXT,
+    charsetID INT, path TEXT, syncState INT DEFAULT 0, storageModTime INT, storageHash TEXT,
+    lastProcessedModificationTime INT);
+CREATE TABLE creators (creatorID INTEGER PRIMARY KEY, firstName TEXT, lastName TEXT, fieldMode INT,
+    UNIQUE (lastName, firstName, fieldMode));
+CREATE TABLE itemCreators (itemID INT NOT NULL, creatorID INT NOT NULL, creatorTypeID INT NOT NULL DEFAULT 1,
+    orderIndex INT NOT NULL DEFAULT 0, PRIMARY KEY (itemID, orderIndex));
+CREATE TABLE collections (collectionID INTEGER PRIMARY KEY, collectionName TEXT NOT NULL,
+    parentCollectionID INT DEFAULT NULL, clientDateModified TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    libraryID INT NOT NULL, key TEXT NOT NULL, version INT NOT NULL DEFAULT 0, synced INT NOT NULL DEFAULT 0,
+    UNIQUE (libraryID, key));
+CREATE TABLE collectionItems (collectionID INT NOT NULL, itemID INT NOT NULL, orderIndex INT NOT NULL DEFAULT 0,
+    PRIMARY KEY (collectionID, itemID));
+CREATE TABLE deletedItems (itemID INTEGER PRIMARY KEY, dateDeleted DEFAULT CURRENT_TIMESTAMP NOT NULL);
+"""
+TYPES = {1: "note", 2: "journalArticle", 3: "conferencePaper", 14: "attachment"}
+FIELDS = {1: "title", 6: "date", 26: "DOI", 13: "url", 2: "abstractNote"}
+SPECTER = "SPECTER: Document-level Representation Learning using Citation-informed Transformers"
+
+
+def make_pdf(path: Path, heading: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = pymupdf.open()
+    page = document.new_page()
+    page.insert_text((72, 80), "Untitled draft", fontsize=20)  # what ingest alone would take for a title
+    page.insert_text((72, 130), [f"{heading}: body line {n} about citation-aware retrieval." for n in range(30)],
+                     fontsize=10)
+    document.save(path)
+    document.close()
+    return path
+
+
+class Zotero:
+    """A Zotero data folder: zotero.sqlite with the real tables, and storage/<KEY>/ files."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True)
+        self.db = sqlite3.connect(folder / "zotero.sqlite")
+        self.db.executescript(ZOTERO_SCHEMA)
+        self.db.execute("INSERT INTO libraries VALUES (1, 'user', 1, 1, 0, 0, 0, 0)")
+        self.db.executemany("INSERT INTO itemTypes VALUES (?, ?, NULL, 1)", TYPES.items())
+        self.db.executemany("INSERT INTO fields VALUES (?, ?, NULL)", FIELDS.items())
+        self.db.executemany("INSERT INTO creatorTypes VALUES (?, ?)", [(1, "author"), (2, "editor")])
+        self.next_id = 1
+
+    def item(self, kind: str, key: str, fields: dict[str, str], creators: list[tuple[str, str, int]] = (),
+             modified: str = "2024-01-02 10:00:00") -> int:
+        item_id = self.next_id
+        self.next_id += 1
+        type_id = next(t for t, name in TYPES.items() if name == kind)
+        self.db.execute("INSERT INTO items(itemID, itemTypeID, dateModified, libraryID, key) VALUES (?,?,?,1,?)",
+                        (item_id, type_id, modified, key))
+        for name, value in fields.items():
+            self.db.execute("INSERT OR IGNORE INTO itemDataValues(value) VALUES (?)", (value,))
+            value_id = self.db.execute("SELECT valueID FROM itemDataValues WHERE value=?", (value,)).fetchone()[0]
+            field_id = next(f for f, field_name in FIELDS.items() if field_name == name)
+            self.db.execute("INSERT INTO itemData VALUES (?,?,?)", (item_id, field_id, value_id))
+        for order, (first, last, creator_type) in enumerate(creators):
+            self.db.execute("INSERT OR IGNORE INTO creators(firstName, lastName, fieldMode) VALUES (?,?,?)",
+                            (first or None, last, 0 if first else 1))
+            creator_id = self.db.execute("SELECT creatorID FROM creators WHERE lastName=? AND firstName IS ?",
+                                         (last, first or None)).fetchone()[0]
+            self.db.execute("INSERT INTO itemCreators VALUES (?,?,?,?)", (item_id, creator_id, creator_type, order))
+        return item_id
+
+    def attach(self, parent: int | None, key: str, path: str, link_mode: int = 0, title: str = "Full Text PDF") -> int:
+        item_id = self.item("attachment", key, {"title": title})
+        self.db.execute("INSERT INTO itemAttachments(itemID, parentItemID, linkMode, contentType, path) "
+                        "VALUES (?,?,?,?,?)", (item_id, parent, link_mode, "application/pdf", path))
+        return item_id
+
+    def collect(self, name: str, items: list[int], parent: int | None = None) -> int:
+        cursor = self.db.execute("INSERT INTO collections(collectionName, parentCollectionID, libraryID, key) "
+                                 "VALUES (?,?,1,?)", (name, parent, f"C{name[:6].upper()}"))
+        collection_id = int(cursor.lastrowid or 0)
+        self.db.executemany("INSERT INTO collectionItems(collectionID, itemID) VALUES (?,?)",
+                            [(collection_id, item) for item in items])
+        return collection_id
+
+    def close(self) -> None:
+        self.db.commit()
+        self.db.close()
+
+
+@pytest.fixture
+def zotero(tmp_path: Path) -> Zotero:
+    z = Zotero(tmp_path / "Zotero")
+    specter = z.item("journalArticle", "SPEC0001", {"title": SPECTER, "date": "2020-07-00 July 2020",
+                                                   "DOI": "10.18653/v1/2020.acl-main.207"},
+                     [("Arman", "Cohan", 1), ("Sergey", "Feldman", 1), ("Jane", "Editor", 2)])
+    z.attach(specter, "ATT00001", "storage:Cohan - 2020 - SPECTER.pdf")
+    make_pdf(z.folder / "storage" / "ATT00001" / "Cohan - 2020 - SPECTER.pdf", "specter")
+    linked = z.item("conferencePaper", "LINK0001", {"title": "Construction of the Literature Graph",
+                                                    "date": "2018"}, [("", "Allen Institute for AI", 1)])
+    outside = make_pdf(z.folder.parent / "elsewhere" / "graph.pdf", "graph")
+    z.attach(linked, "ATT00002", str(outside), link_mode=2)
+    trashed = z.item("journalArticle", "TRSH0001", {"title": "A paper in the trash"})
+    z.attach(trashed, "ATT00003", "storage:trash.pdf")
+    make_pdf(z.folder / "storage" / "ATT00003" / "trash.pdf", "trash")
+    z.db.execute("INSERT INTO deletedItems(itemID) VALUES (?)", (trashed,))
+    missing = z.item("journalArticle", "MISS0001", {"title": "Only in the cloud"})
+    z.attach(missing, "ATT00004", "storage:cloud.pdf")  # not downloaded: no file in storage/
+    z.item("note", "NOTE0001", {})
+    z.attach(None, "ATT00005", "storage:loose.pdf", title="A standalone PDF")
+    make_pdf(z.folder / "storage" / "ATT00005" / "loose.pdf", "loose")
+    thesis = z.collect("Thesis", [specter])
+    z.collect("Related work", [specter, linked], parent=thesis)
+    z.close()
+    return z
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_read_finds_pdfs_with_metadata_skipping_trash_and_notes(zotero: Zotero) -> None:
+    items = {item.title: item for item in read_zotero(zotero.folder)}
+    assert set(items) == {SPECTER, "Construction of the Literature Graph", "Only in the cloud", "A standalone PDF"}
+    specter = items[SPECTER]
+    assert specter.authors == ("Arman Cohan", "Sergey Feldman") and specter.year == 2020  # editors are not authors
+    assert specter.doi == "10.18653/v1/2020.acl-main.207"
+    assert specter.collections == ("Thesis", "Thesis › Related work")
+    assert items["Construction of the Literature Graph"].authors == ("Allen Institute for AI",)
+    assert items["Only in the cloud"].pdf is None and "not on this computer" in items["Only in the cloud"].problem
+
+
+def test_import_uses_zotero_metadata_and_never_writes_the_database(engine: Engine, zotero: Zotero) -> None:
+    database = zotero.folder / "zotero.sqlite"
+    before = _digest(database)
+    running = sqlite3.connect(database)  # Zotero running: it holds an exclusive lock on its database
+    running.execute("PRAGMA locking_mode=EXCLUSIVE")
+    running.execute("BEGIN EXCLUSIVE")
+    try:
+        report = engine.import_zotero(zotero.folder)
+    finally:
+        running.rollback()
+        running.close()
+    assert (report.added, report.updated, report.unchanged) == (3, 0, 0)
+    assert [reason for _, reason in report.failed] == [next(i.problem for i in read_zotero(zotero.folder)
+                                                            if i.title == "Only in the cloud")]
+    assert _digest(database) == before
+    assert sorted(p.name for p in zotero.folder.iterdir()) == ["storage", "zotero.sqlite"]  # no -wal, no -journal
+
+    documents = {document.title: document for document in engine.documents()}
+    assert set(documents) == {SPECTER, "Construction of the Literature Graph", "A standalone PDF"}
+    specter = documents[SPECTER]  # Zotero's title, not the PDF's "Untitled draft"
+    assert specter.authors == ("Arman Cohan", "Sergey Feldman") and specter.year == 2020
+    assert specter.doi == "10.18653/v1/2020.acl-main.207"
+    assert engine.collections(specter.id) == ["Thesis", "Thesis › Related work"]
+    assert engine.passages(specter.id)[0].title == SPECTER  # what search and answers see
+
+
+def test_reimport_skips_unchanged_items_and_refreshes_changed_ones(engine: Engine, zotero: Zotero) -> None:
+    engine.import_zotero(zotero.folder)
+    again = engine.import_zotero(zotero.folder)
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 3)
+
+    db = sqlite3.connect(zotero.folder / "zotero.sqlite")  # the user fixes a title in Zotero
+    db.execute("INSERT INTO itemDataValues(value) VALUES ('SPECTER (corrected)')")
+    value_id = db.execute("SELECT valueID FROM itemDataValues WHERE value='SPECTER (corrected)'").fetchone()[0]
+    item_id = db.execute("SELECT itemID FROM items WHERE key='SPEC0001'").fetchone()[0]
+    db.execute("UPDATE itemData SET valueID=? WHERE itemID=? AND fieldID=1", (value_id, item_id))
+    db.execute("UPDATE items SET dateModified='2024-03-01 09:00:00' WHERE itemID=?", (item_id,))
+    db.commit()
+    db.close()
+    third = engine.import_zotero(zotero.folder)
+    assert (third.added, third.updated, third.unchanged) == (0, 1, 2)
+    assert "SPECTER (corrected)" in {document.title for document in engine.documents()}
+    assert len(engine.documents()) == 3
+
+
+def test_a_folder_without_zotero_sqlite_is_refused_clearly(engine: Engine, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(EngineError, match="not a Zotero data folder"):
+        engine.import_zotero(tmp_path)
+    assert main(["--home", str(tmp_path / "h"), "zotero", "import", str(tmp_path)]) == 1
+    assert "zotero.sqlite" in capsys.readouterr().err
+
+
+def test_cli_imports_and_edits(zotero: Zotero, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = str(tmp_path / "cli-home")
+    assert main(["--home", home, "zotero", "import", str(zotero.folder)]) == 0
+    assert "3 added, 0 updated, 0 unchanged, 1 could not be added" in capsys.readouterr().out
+    with Engine(home) as engine:
+        loose = next(d for d in engine.documents() if d.title == "A standalone PDF")
+    assert main(["--home", home, "edit", loose.id[:8], "--title", "Loose notes on retrieval", "--authors",
+                 "Ada Lovelace; Alan Turing", "--year", "1950", "--doi", "https://doi.org/10.1000/xyz"]) == 0
+    with Engine(home) as engine:
+        edited = engine.document(loose.id)
+    assert (edited.title, edited.authors, edited.year, edited.doi) == (
+        "Loose notes on retrieval", ("Ada Lovelace", "Alan Turing"), 1950, "10.1000/xyz")
+    assert main(["--home", home, "edit", loose.id[:8], "--year", "soon"]) == 1
+    assert "Year" in capsys.readouterr().err
