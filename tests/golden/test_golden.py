@@ -1,8 +1,8 @@
 """The golden question set: well formed, and every expected paper exists in the shared data.
 
-Answering them end to end with the default model is benchmarks/answers.py's job (minutes per
-question on a 2-core CPU); one of them also runs with the real models in
-tests/engine/test_synthesis_real.py.
+The questions about the bundled demo papers are answered end to end, citations checked, in
+test_golden_answers.py; written answers with a capable model for all of them are
+benchmarks/answers.py's job (minutes per question on a 2-core CPU).
 """
 
 from __future__ import annotations

@@ -1,0 +1,74 @@
+"""The golden questions answered end to end: the four bundled demo papers ingested and embedded with
+the bundled embedder, each question asked the way `quire ask` asks it, and every citation checked.
+
+With the bundled language model (SmolLM2-135M) the default answer is the evidence digest, so this
+runs in minutes on a CPU; written answers with a capable model are benchmarks/answers.py's job.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.cite.markers import cited_numbers
+from engine.demo import demo_papers
+from engine.service import Engine
+from engine.types import Answer, AnswerMode
+
+pytestmark = pytest.mark.slow
+
+GOLDEN = json.loads((Path(__file__).with_name("questions.json")).read_text(encoding="utf-8"))
+DEMO = {path.name for path in demo_papers()}
+ON_DEMO = [q for q in GOLDEN["questions"] if q["source"] == "library" and set(q["expected"]) <= DEMO]
+
+
+@pytest.fixture(scope="module")
+def demo_library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, dict[str, str]]]:
+    """The demo papers in a fresh library, embedded; with each file name's document id."""
+    with Engine(tmp_path_factory.mktemp("golden") / "home") as engine:
+        results = list(engine.add_documents(demo_papers()))
+        assert all(r.doc_id and r.passages for r in results), results
+        engine.embed_pending()
+        yield engine, {Path(r.path).name: r.doc_id for r in results}
+
+
+def check_citations(engine: Engine, answer: Answer) -> None:
+    """Every [n] names a reference of the answer; every quote is verbatim in its stored passage."""
+    numbered = {ref.n for ref in answer.references if ref.n}
+    assert set(cited_numbers(answer.text)) <= numbered, (answer.text, numbered)
+    for sentence in answer.sentences:
+        for citation in sentence.citations:
+            assert citation.n in numbered
+            reference = answer.passage(citation.passage_id)
+            assert reference.n == citation.n and citation.quote.strip()
+            assert reference.text[citation.quote_start:citation.quote_end] == citation.quote
+            assert citation.quote in engine.passage(citation.passage_id).text  # what the viewer opens
+
+
+def test_the_demo_covers_golden_questions() -> None:
+    assert len(ON_DEMO) >= 5, "the golden set should keep several questions about the bundled papers"
+
+
+@pytest.mark.parametrize("question", ON_DEMO, ids=[q["id"] for q in ON_DEMO])
+def test_a_golden_question_is_answered_from_its_paper_with_verbatim_quotes(
+        demo_library: tuple[Engine, dict[str, str]], question: dict[str, object]) -> None:
+    engine, doc_ids = demo_library
+    answer = engine.ask(str(question["question"]), source="library", save=False)
+    assert answer.mode != AnswerMode.NO_EVIDENCE and not answer.cancelled
+    assert cited_numbers(answer.text), answer.text
+    check_citations(engine, answer)
+    expected = {doc_ids[name] for name in question["expected"]}  # type: ignore[attr-defined]
+    cited = {ref.doc_id for ref in answer.references if ref.n}
+    assert expected & cited, f"cites {cited}, none of the expected {expected}"
+
+
+@pytest.mark.parametrize("question", GOLDEN["off_topic"])
+def test_an_off_topic_question_gets_no_invented_citations(demo_library: tuple[Engine, dict[str, str]],
+                                                          question: str) -> None:
+    engine, _ = demo_library
+    answer = engine.ask(question, source="library", save=False)
+    check_citations(engine, answer)
+    assert answer.mode == AnswerMode.NO_EVIDENCE and not cited_numbers(answer.text), answer.text
