@@ -180,6 +180,8 @@ def test_pdf_with_only_an_owner_password_opens_without_one(engine: Engine, tmp_p
 def without_tesseract(monkeypatch: pytest.MonkeyPatch) -> None:
     """Behave as on a machine with no Tesseract, whether or not this one has it."""
     monkeypatch.setattr(ocr, "tesseract_available", lambda: False)
+    # Parse in-process: worker processes (forked from a server started earlier) would not see the patch.
+    monkeypatch.setenv("QUIRE_PARSE_WORKERS", "0")
 
 
 @pytest.mark.usefixtures("without_tesseract")
