@@ -41,7 +41,9 @@ class RetrievalSettings:
     rewrite: bool = True  # let the LM turn a question into keyword queries first
     reranker: str = "auto"  # "auto" (what the dev-set measurement chose), "cross-encoder", "lm", "none"
     top_n: int = 8  # passages handed to synthesis
-    per_paper: int = 3  # at most this many passages of one paper in the top N
+    # At most this many passages of one paper among those an answer is written from (a diversity
+    # rule: Engine.search(per_paper=...)); search lists themselves are not capped.
+    per_paper: int = 3
     spelling: bool = True  # also search for the papers' spelling of a misspelled question word
 
 
