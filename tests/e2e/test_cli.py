@@ -87,8 +87,11 @@ def test_ingest_with_password(tmp_path: Path) -> None:
     locked = encrypted_pdf(tmp_path / "locked.pdf", "Sealed results on coral bleaching.", user_password="p@ss word")
     home = tmp_path / "home"
 
-    [refused] = quire_json(home, "ingest", locked)
+    refusal = quire(home, "ingest", locked, "--json")
     [opened] = quire_json(home, "ingest", "--password", "p@ss word", locked)
+
+    assert refusal.returncode == 1, refusal.stderr  # every file of the batch failed
+    [refused] = json.loads(refusal.stdout)
 
     assert refused["outcome"] == "failed" and "quire ingest --password" in refused["reason"]
     assert opened["outcome"] == "added" and opened["passages"] == 1
@@ -116,7 +119,7 @@ def test_non_utf8_file_name_does_not_crash_the_text_output(tmp_path: Path) -> No
 
     done = quire(tmp_path / "home", "ingest", folder, env={"PYTHONIOENCODING": "utf-8"})
 
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr  # its only file failed
     assert "rename the file" in done.stdout
 
 
