@@ -52,6 +52,8 @@ class Engine:
         ensure_home(self.paths.home)
         self.settings = settings or load_settings(self.paths.config_file)
         self.library = Library(self.paths.catalog)
+        # One per engine: loading or swapping this engine's model never waits on another engine's.
+        self._language_model_lock = threading.Lock()
 
     def close(self) -> None:
         if "datastore_registry" in self.__dict__:
@@ -318,8 +320,6 @@ class Engine:
         return judge_pairs(self.support_judge, pairs)
 
     # --- models and hardware ---------------------------------------------------------------
-
-    _language_model_lock = threading.Lock()
 
     def language_model(self, path: str | Path | None = None) -> LlamaModel:
         """The engine's one language model, loaded on first use: ``path``, else settings.generation.model,
