@@ -22,9 +22,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SOURCE_CHOICES = ("all", "library", "datastore")
-
-
 def select_sources(engine: Engine, source: str) -> list[PassageSource]:
     """``"all"``: the library and every datastore; ``"library"``; ``"datastore"``: every datastore;
     anything else names one datastore."""

@@ -87,10 +87,6 @@ class JsonLinesReader:
         except (OSError, ValueError):
             return 0
 
-    def is_gzip(self) -> bool:
-        with self.path.open("rb") as handle:
-            return handle.read(2) == _GZIP_MAGIC
-
     def lines(self) -> Iterator[tuple[int, bytes]]:
         """Every line with its 1-based number (blank lines are counted but not yielded).
 

@@ -322,11 +322,6 @@ class DatastoreSource:
         except (FileNotFoundError, IndexCorruptError):
             return None
 
-    def index_model(self) -> str | None:
-        """The model that built the saved index, or None when there is none (or it is damaged)."""
-        header = self.index_header()
-        return header.model_id if header is not None else None
-
     def embedding(self) -> threading.Lock:
         """Held while embedding; hold it to read the index file without a run rewriting it."""
         return self._embed_lock

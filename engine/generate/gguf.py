@@ -80,10 +80,6 @@ class GGUFInfo:
         value = self.metadata.get("tokenizer.chat_template")
         return value if isinstance(value, str) and value.strip() else None
 
-    @property
-    def parameter_label(self) -> str:
-        return str(self.metadata.get("general.size_label", ""))
-
 
 class _Truncated(Exception):
     """The header asked for bytes past the end of the file."""

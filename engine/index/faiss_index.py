@@ -74,10 +74,6 @@ class FaissIndex:
     def faiss_index(self) -> Any:
         return self._index
 
-    @property
-    def id_table(self) -> IdTable:
-        return self._ids
-
     def snapshot(self) -> tuple[dict[str, bytes | memoryview], int, dict[str, Any]]:
         """The FAISS bytes, keys and ids, the count and params, taken together under the lock (what save writes)."""
         with self._lock:

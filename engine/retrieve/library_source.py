@@ -244,9 +244,3 @@ class LibrarySource:
                 (json.dumps(list(passage_ids)),)).fetchall()
         return [Passage(id=r[0], doc_id=r[1], ordinal=r[2], text=r[3], title=r[4], page_start=r[5], page_end=r[6],
                         char_start=0, char_end=0, rects=(), content_hash=r[7]) for r in rows]
-
-    def reset_index(self) -> None:
-        """Forget the loaded index (after the file was replaced or found damaged)."""
-        with self._lock:
-            self._index = None
-
