@@ -85,6 +85,58 @@ def run_until(condition: Callable[[], bool], timeout_s: float) -> float:
     return time.monotonic() - started
 
 
+def measure_cancel(window: MainWindow, client: EngineClient, stage: str, write: bool) -> dict[str, object]:
+    """Ask, press Esc as soon as ``stage`` starts (or the first token, for "drafting"), and time how long
+    until the pane is ready for a new question and until the engine has really stopped."""
+    seen: list[str] = []
+    client.answer_stage.connect(seen.append)
+    tokens: list[str] = []
+    client.answer_token.connect(tokens.append)
+    window.ask_pane.write_box.setChecked(write)
+    window.ask_pane.question_box.setPlainText(QUESTION)
+    window.ask_action.trigger()
+    reached = (lambda: bool(tokens) or "verifying" in seen) if stage == "drafting" else (lambda: stage in seen)
+    run_until(lambda: reached() or not client.asking, 900)
+    if not client.asking:
+        answer = window.ask_pane.answer
+        return {"stage": stage, "reached": False, "stages_seen": seen,
+                "mode": str(answer.mode) if answer is not None else "no answer"}
+    pressed = time.monotonic()
+    window.cancel_action.trigger()  # what Esc does
+    ready = run_until(lambda: not window.ask_pane.stage_row.isVisible() and window.ask_pane.ask_button.isEnabled(),
+                      60)
+    run_until(lambda: not client.asking, 900)
+    return {"stage": stage, "written": write, "reached": True, "pane_ready_s": round(ready, 3),
+            "engine_stopped_s": round(time.monotonic() - pressed, 3), "stages_seen": seen}
+
+
+def cancel_benchmark(papers: Path) -> dict[str, object]:
+    """Cancel at each stage, the first question after a start (models not loaded yet) first."""
+    results: dict[str, object] = {"target_s": 1.0}
+    with tempfile.TemporaryDirectory(prefix="quire-cancel-") as home:
+        engine = Engine(Path(home) / "library")
+        wanted = [papers / name for name in ("2020.acl-main.207.pdf", "N18-3011.pdf", "2020.acl-main.447.pdf")]
+        chosen = [path for path in wanted if path.exists()] or sorted(papers.glob("*.pdf"))[:3]
+        for path in chosen:  # papers the question is about, so every stage runs
+            for _ in engine.add_documents([path]):
+                pass
+        engine.embed_pending()
+        engine.close()
+        runs = []
+        for stage, write in (("retrieving", False), ("retrieving", True), ("drafting", True), ("verifying", True)):
+            # A fresh engine each time: "the first question after a restart" loads the models.
+            client = EngineClient(Engine(Path(home) / "library"))
+            window = MainWindow(client, QSettings(str(Path(home) / "w.ini"), QSettings.Format.IniFormat),
+                                progress_delay_ms=0, background_embedding=False)
+            window.show()
+            run_until(lambda client=client: not client.busy, 60)
+            runs.append(measure_cancel(window, client, stage, write))
+            window.close()
+            client.shutdown()
+        results["runs"] = runs
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="UI event-loop stall probe")
     corpus = Path(os.environ.get("QUIRE_TEST_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
@@ -92,8 +144,13 @@ def main() -> int:
     parser.add_argument("--digest", action="store_true", help="answer in digest mode instead of with the LM")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--trace", action="store_true", help="print each stall beside the engine reports around it")
+    parser.add_argument("--cancel", action="store_true",
+                        help="instead: time Esc at each answering stage (pane ready, engine stopped; target 1 s)")
     args = parser.parse_args()
     application()
+    if args.cancel:
+        print(json.dumps(cancel_benchmark(args.papers), indent=2))
+        return 0
     results: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="quire-stall-") as home:
         engine = Engine(Path(home) / "library")

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
-from engine.types import Answer, Citation
-from ui.ask_pane import LIBRARY, SELECTED, AskPane
+from engine.types import Answer, AnswerMode, Citation
+from ui.ask_pane import EVERYTHING, LIBRARY, SELECTED, AskPane
 from ui.engine_client import LOOKUP, EngineClient, PassageLocation
 from ui.library_pane import LibraryPane
 from ui.pdf_viewer import PdfViewer
@@ -26,6 +27,23 @@ def export_file_name(question: str, suffix: str, words: int = 8) -> str:
     kept = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", question).lower())[:words]
     stem = "-".join(kept)[:80].strip("-")
     return f"{stem or 'answer'}{suffix}"
+
+
+def nothing_relevant_text(scope: str, selected: int, datastores: bool) -> str:
+    """The "nothing relevant" answer, naming where Quire looked."""
+    if scope == SELECTED:
+        where = "the selected paper" if selected == 1 else f"the {selected} selected papers"
+    elif scope == LIBRARY or not datastores:
+        where = "your library"
+    else:
+        where = "your library or the attached datastores"
+    widen = ", choose a wider scope" if scope == SELECTED or (scope == LIBRARY and datastores) else ""
+    return (f"None of the passages found in {where} addresses this question, so there is no answer to give. "
+            f"The closest passages are listed below; try other words{widen}, or add papers on the topic.")
+
+
+EMPTY_LIBRARY = ("Your library is empty: add PDFs first (drop them on the window, or File › Add PDFs…), or try "
+                 "the demo papers. Then ask again.")
 
 
 def citation_for(answer: Answer, n: int, sentence_index: int) -> Citation | None:
@@ -46,6 +64,8 @@ class AnswerController(QObject):
         self._history: dict[str, Answer] = {}
         self._export_folder = str(Path.home())
         self._cancel_requested = False
+        self._scope: tuple[str, int, bool] = (EVERYTHING, 0, False)
+        self._asked = 0  # which question the pane is showing; results of earlier ones are not shown
         self.last_location: PassageLocation | None = None
         client.answer_token.connect(pane.append_token)
         client.answer_stage.connect(pane.set_stage)
@@ -65,38 +85,62 @@ class AnswerController(QObject):
             self._status("Type a question first.")
             self._pane.question_box.setFocus()
             return False
-        if self._client.asking:
+        if self._client.asking and not self._cancel_requested:
             self._status("Still answering the last question; press Esc to stop it.")
             return False
         scope = self._pane.scope()
+        datastores = bool(self._library.datastore_entries)
+        if (self._library.model.rowCount() == 0 and not self._client.ingesting
+                and (scope != EVERYTHING or not datastores)):
+            self._status(EMPTY_LIBRARY)
+            self._pane.show_message(question, EMPTY_LIBRARY)
+            return False
         doc_ids = self._library.selected_doc_ids() if scope == SELECTED else None
         if scope == SELECTED and not doc_ids:
             self._status("Select one or more papers in the library to ask about just those.")
             return False
-        self._cancel_requested = False
-        self._pane.start_answer(question)
-        if self._client.ingesting:
+        if self._client.asking:
+            self._status("Your question starts as soon as the last one has stopped.")
+        elif self._client.ingesting:
             self._status("Your question will be answered once the papers being added are stored.")
+        self._cancel_requested = False
+        self._asked += 1
+        current = self._asked
+        self._pane.start_answer(question)
         label = self._pane.scope_label() + (f" ({len(doc_ids)})" if doc_ids else "")
-        self._client.ask(question, self.show, doc_ids=doc_ids, library_only=scope in (LIBRARY, SELECTED),
-                         on_failure=self._failed, mode=self._pane.mode(), scope_label=label)
+        self._scope = (scope, len(doc_ids or ()), datastores)
+        self._client.ask(question, lambda answer: self.show(answer, current), doc_ids=doc_ids,
+                         library_only=scope in (LIBRARY, SELECTED), on_failure=lambda: self._failed(current),
+                         mode=self._pane.mode(), scope_label=label)
         return True
 
-    def _failed(self) -> None:
+    def _failed(self, asked: int) -> None:
         """The question ended without an answer (an error, already shown, or a cancel before any text)."""
-        if self._cancel_requested:
-            self._pane.show_failure("Cancelled before anything was written. Ask again when you are ready.")
-        else:
-            self._pane.show_failure("No answer: see the message for why. Fix that and ask again.")
-        self._cancel_requested = False
+        if asked != self._asked or self._cancel_requested:
+            return  # a cancelled question: the pane already said so, and may be busy with a newer one
+        self._pane.show_failure("No answer: see the message for why. Fix that and ask again.")
 
     def cancel(self) -> None:
+        """Stop answering. The pane is ready again at once; the engine stops at its next check (a model
+        being loaded finishes loading first), and a question asked meanwhile starts right after."""
+        if self._cancel_requested or not self._pane.answering:
+            return
         self._cancel_requested = True
         self._client.cancel_answer()
-        self._pane.set_cancelling()
+        self._pane.show_failure("Cancelled. Anything already written will appear here; ask again whenever "
+                                "you are ready.")
 
-    def show(self, answer: Answer) -> None:
+    def show(self, answer: Answer, asked: int | None = None) -> None:
+        if asked is not None and asked != self._asked:
+            self.refresh_history()  # a cancelled question's partial answer: kept in the history only
+            return
+        if answer.cancelled and not answer.sentences:
+            self.refresh_history()
+            return
         self._cancel_requested = False
+        if answer.mode == AnswerMode.NO_EVIDENCE and asked is not None and answer.sentences:
+            text = nothing_relevant_text(*self._scope)  # the engine's words do not know the app's scopes
+            answer = replace(answer, text=text, sentences=(replace(answer.sentences[0], text=text),))
         self._pane.show_answer(answer)
         if answer.id:
             self._history[answer.id] = answer
@@ -106,7 +150,7 @@ class AnswerController(QObject):
         self._client.list_answers(self._pane.set_history)
 
     def _open_past(self, answer_id: str) -> None:
-        if self._client.asking:
+        if self._client.asking and not self._cancel_requested:
             self._status("Still answering; press Esc to stop it before opening a past question.")
             return
         if answer_id in self._history:

@@ -219,6 +219,13 @@ class AskPane(QWidget):
         self.tabs.setCurrentWidget(self.answer_view)
         self._update_exports()
 
+    def show_message(self, question: str, message: str) -> None:
+        """Say something in the answer area instead of answering (an empty library, say)."""
+        self.answer = None
+        self.answer_view.setHtml(_question_html(question) + f'<p style="color:#6b5d00">{html.escape(message)}</p>')
+        self.tabs.setCurrentWidget(self.answer_view)
+        self._update_exports()
+
     def clear_answer(self) -> None:
         """Back to the welcome text (the answer shown was deleted)."""
         self.answer = None
@@ -239,6 +246,10 @@ class AskPane(QWidget):
         self._answering = False
         self.stage_row.hide()
         self.ask_button.setEnabled(True)
+
+    @property
+    def answering(self) -> bool:
+        return self._answering
 
     def set_cancelling(self) -> None:
         self.stage_label.setText("Stopping…")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 
+from PySide6.QtCore import QUrl, Signal
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from engine.types import Document, DocumentStatus
@@ -19,7 +20,11 @@ def _row(label: str, value: str) -> str:
             f"<td>{html.escape(value)}</td></tr>")
 
 
-def details_html(documents: Sequence[Document], status: Callable[[Document], str] | None = None) -> str:
+EDIT_URL = "quire://edit"
+
+
+def details_html(documents: Sequence[Document], status: Callable[[Document], str] | None = None,
+                 collections: Sequence[str] = ()) -> str:
     """What the details panel shows for a selection: one paper in full, or a count. ``status`` words the
     status as the library table does (it knows which papers are still being embedded)."""
     if not documents:
@@ -40,18 +45,31 @@ def details_html(documents: Sequence[Document], status: Callable[[Document], str
     if document.arxiv_id:
         rows.append(_row("arXiv", document.arxiv_id))
     rows.append(_row("File", document.path))
+    if collections:
+        rows.append(_row("Collections", "; ".join(collections)))
     abstract = (f'<p style="margin-top:8px;line-height:135%">{html.escape(document.abstract)}</p>'
                 if document.abstract else "")
+    edit = f'<p><a href="{EDIT_URL}">Edit details…</a> (title, authors, year, DOI)</p>'
     return (f'<p style="font-size:large;font-weight:600;margin-bottom:6px">{html.escape(display_title(document))}</p>'
-            f'<table cellspacing="0" cellpadding="1">{"".join(rows)}</table>{abstract}')
+            f'<table cellspacing="0" cellpadding="1">{"".join(rows)}</table>{edit}{abstract}')
 
 
 class DocumentDetails(QTextBrowser):
+    edit_requested = Signal(str)  # doc id
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Paper details")
         self.setOpenLinks(False)
+        self.anchorClicked.connect(self._on_link)
+        self._shown: list[Document] = []
         self.show_documents([])
 
-    def show_documents(self, documents: Sequence[Document], status: Callable[[Document], str] | None = None) -> None:
-        self.setHtml(details_html(documents, status))
+    def show_documents(self, documents: Sequence[Document], status: Callable[[Document], str] | None = None,
+                       collections: Sequence[str] = ()) -> None:
+        self._shown = list(documents)
+        self.setHtml(details_html(documents, status, collections))
+
+    def _on_link(self, url: QUrl) -> None:
+        if url.toString() == EDIT_URL and len(self._shown) == 1:
+            self.edit_requested.emit(self._shown[0].id)

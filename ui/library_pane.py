@@ -29,6 +29,7 @@ class LibraryPane(QWidget):
     """Owns the library's widgets; the main window owns the actions they trigger."""
 
     open_requested = Signal(str)  # doc id: the user wants to read this paper
+    edit_requested = Signal(str)  # doc id: the user wants to correct its details
     selection_changed = Signal()
 
     def __init__(self, add_action: QAction, remove_action: QAction, parent: QWidget | None = None,
@@ -53,7 +54,9 @@ class LibraryPane(QWidget):
         self.stack.addWidget(self.empty_state)
         self.stack.addWidget(self.table)
 
+        self.datastore_entries: list[tuple[str, int]] = []
         self.details = DocumentDetails(self)
+        self.details.edit_requested.connect(self.edit_requested)
         self.datastores_label = QLabel(self)
         self.datastores_label.setTextFormat(Qt.TextFormat.PlainText)
         self.datastores_label.setAccessibleName("Attached datastores")
@@ -101,6 +104,7 @@ class LibraryPane(QWidget):
 
     def set_datastores(self, entries: Sequence[tuple[str, int]]) -> None:
         """Attached datastores as (name, paper count); hidden when there are none."""
+        self.datastore_entries = list(entries)
         if not entries:
             self.datastores_label.hide()
             return

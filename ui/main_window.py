@@ -7,6 +7,7 @@ import importlib
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QByteArray, QMimeData, QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeySequence
@@ -21,6 +22,7 @@ from ui.help_menu import add_help_menu
 from ui.ingest_progress import IngestProgress
 from ui.library_model import display_title
 from ui.library_pane import LibraryPane
+from ui.metadata_dialog import MetadataDialog
 from ui.pdf_viewer import PdfViewer
 from ui.settings_dialog import SettingsDialog
 
@@ -104,6 +106,7 @@ class MainWindow(QMainWindow):
 
         self.library.selection_changed.connect(self._update_actions)
         self.library.open_requested.connect(self._open_document)
+        self.library.edit_requested.connect(self._edit_document)
         self.viewer.failed.connect(self._on_error)
         self._connect_client()
         self._restore_state()
@@ -149,6 +152,11 @@ class MainWindow(QMainWindow):
         self.demo_action = self._action(
             "Add the &Demo Papers", "Add four sample papers (CC BY 4.0); the sample datastore if its box is ticked",
             None, self._add_demo)
+        self.edit_action = self._action("&Edit Details…", "Correct the selected paper's title, authors, year or DOI",
+                                        None, lambda: self._edit_document(""))
+        self.zotero_action = self._action("Import from &Zotero…",
+                                          "Add the PDFs of your Zotero library with their Zotero details and "
+                                          "collections (Zotero's database is only read)", None, self._import_zotero)
         self.ask_action = self._action("&Ask", "Ask the question (Enter in the question box, or Ctrl+Enter)",
                                        None, self._ask)
         self.ask_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
@@ -166,13 +174,16 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.add_files_action)
         file_menu.addAction(self.add_folder_action)
+        file_menu.addAction(self.zotero_action)
         file_menu.addAction(self.demo_action)
         file_menu.addSeparator()
         file_menu.addAction(self.settings_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         library_menu = self.menuBar().addMenu("&Library")
+        library_menu.addAction(self.edit_action)
         library_menu.addAction(self.remove_action)
+        self.table.insertAction(self.remove_action, self.edit_action)  # the table's right-click menu
         ask_menu = self.menuBar().addMenu("&Question")
         ask_menu.addAction(self.ask_action)
         ask_menu.addAction(self.cancel_action)
@@ -232,6 +243,7 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         self.remove_action.setEnabled(self.table.selectionModel().hasSelection())
+        self.edit_action.setEnabled(len(self.selected_doc_ids()) == 1)
         self.cancel_action.setEnabled(self._client.ingesting or self._client.asking)
 
     # --- user gestures -----------------------------------------------------------------------
@@ -295,6 +307,47 @@ class MainWindow(QMainWindow):
         for doc_id in doc_ids:
             self._client.remove(doc_id)
         self.statusBar().showMessage(progress, _MESSAGE_MS)
+
+    def _edit_document(self, doc_id: str) -> None:
+        """Correct a paper's details; the engine validates them and the error dialog names a bad field."""
+        doc_id = doc_id or next(iter(self.selected_doc_ids()), "")
+        row = self.model.row_of(doc_id) if doc_id else None
+        if row is None:
+            return
+        dialog = MetadataDialog(self.model.document(row), self)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return
+        changes = dialog.changes()
+
+        def saved(document: object) -> None:
+            self.statusBar().showMessage("Saved the paper's details; references and exports use them now.",
+                                         _MESSAGE_MS)
+            self._client.refresh()
+        self._client.call("edit", lambda engine: engine.update_metadata(doc_id, **changes), saved)
+
+    def _import_zotero(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Choose your Zotero data folder (it holds zotero.sqlite)",
+                                                  str(Path.home() / "Zotero"))
+        if folder:
+            self.import_zotero(folder)
+
+    def import_zotero(self, folder: str) -> None:
+        """Import a Zotero data folder; a summary goes to the status bar, problems to the error dialog."""
+        self.statusBar().showMessage("Importing from Zotero…")
+
+        def done(report: Any) -> None:
+            summary = (f"Zotero: {report.added} added, {report.updated} updated, {report.unchanged} unchanged"
+                       + (f", {len(report.failed)} could not be added" if report.failed else "") + ".")
+            self.statusBar().showMessage(summary, _MESSAGE_MS)
+            if report.failed:
+                details = "\n".join(f"{item}: {reason}" for item, reason in report.failed[:8])
+                more = f"\n…and {len(report.failed) - 8} more." if len(report.failed) > 8 else ""
+                self._on_error(f"{len(report.failed)} Zotero items could not be added:\n\n{details}{more}")
+            self._client.refresh()
+            if self._background_embedding and (report.added or report.updated):
+                self._client.embed_pending()
+        self._client.cancel_embedding()
+        self._client.call("zotero", lambda engine: engine.import_zotero(folder), done)
 
     def _add_demo(self) -> None:
         with_datastore = self.empty_state.demo_datastore_box.isChecked()

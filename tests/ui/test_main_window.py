@@ -224,8 +224,8 @@ def test_the_demo_adds_only_papers_unless_the_datastore_is_ticked(
     assert window.empty_state.demo_button.isVisible()
     assert not window.empty_state.demo_datastore_box.isChecked()  # opt-in: it joins every "Everything" answer
     qtbot.mouseClick(window.empty_state.demo_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.model.rowCount() == 4, timeout=INGEST_TIMEOUT_MS)
-    wait_idle(qtbot, client)
+    qtbot.waitUntil(lambda: window.model.rowCount() == 4 and not client.ingesting, timeout=INGEST_TIMEOUT_MS)
+    assert client._pending["datastore"] == 0  # nothing was queued to attach it
     with Engine(client.home) as engine:
         assert engine.datastores() == []
     assert not window.library.datastores_label.isVisibleTo(window)
