@@ -47,6 +47,12 @@ class LibraryPane(QWidget):
         self.filter_box.setAccessibleName("Filter papers")
         self.filter_box.setClearButtonEnabled(True)
         self.filter_box.textChanged.connect(self.proxy.setFilterFixedString)
+        self.filter_box.textChanged.connect(lambda _: self._update_no_match())
+        self.no_match_label = QLabel(self)
+        self.no_match_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.no_match_label.setAccessibleName("No matching papers")
+        self.no_match_label.setWordWrap(True)
+        self.no_match_label.hide()
 
         self.table = self._create_table(remove_action)
         self.empty_state = EmptyState(add_action, self, demo_action)
@@ -71,6 +77,7 @@ class LibraryPane(QWidget):
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.setSpacing(6)
         top_layout.addWidget(self.filter_box)
+        top_layout.addWidget(self.no_match_label)
         top_layout.addWidget(self.stack, 1)
         self.splitter.addWidget(top)
         self.splitter.addWidget(self.details)
@@ -150,6 +157,14 @@ class LibraryPane(QWidget):
         self.filter_box.setVisible(has_papers)
         self.details.setVisible(has_papers)
         self._show_details()
+
+    def _update_no_match(self) -> None:
+        """A filter that hides every paper says so, rather than showing an empty table."""
+        text = self.filter_box.text().strip()
+        nothing = bool(text) and self.proxy.rowCount() == 0 and self.model.rowCount() > 0
+        self.no_match_label.setText(f"No paper's title, authors or year matches “{text}”. Clear the filter "
+                                    "to see all papers." if nothing else "")
+        self.no_match_label.setVisible(nothing)
 
     def _on_selection_changed(self) -> None:
         self._show_details()

@@ -249,8 +249,11 @@ def test_the_filter_narrows_the_library_and_the_layout_is_remembered(
     qtbot.waitUntil(lambda: window.model.rowCount() == 2, timeout=INGEST_TIMEOUT_MS)
     window.library.filter_box.setText("DENSE")
     assert shown_titles(window) == ["Dense retrieval for science"]
+    window.library.filter_box.setText("zebrafish")
+    assert shown_titles(window) == [] and window.library.no_match_label.isVisible()
+    assert "zebrafish" in window.library.no_match_label.text()
     window.library.filter_box.clear()
-    assert len(shown_titles(window)) == 2
+    assert len(shown_titles(window)) == 2 and not window.library.no_match_label.isVisible()
 
     window.resize(780, 560)  # within the offscreen screen, so the geometry is restored as it was
     window.splitter.setSizes([200, 250, 320])
