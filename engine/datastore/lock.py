@@ -4,7 +4,7 @@ Two `quire datastore add` into one datastore would otherwise interleave their tr
 duplicate-id ``IntegrityError``, or BM25 postings built from half of the other's records). The
 lock is an advisory ``flock`` on ``<datastores>/.<name>.lock``: the kernel drops it when its
 holder exits, however it exits, so a killed import never leaves the datastore locked. The file
-says who holds it, so the second writer can tell the user.
+says who holds it, so the second writer can tell the user, and is deleted when the lock is let go.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from engine.errors import EngineError
 
@@ -36,22 +37,36 @@ def datastore_lock(root: Path, name: str, action: str) -> Iterator[None]:
 
     root.mkdir(parents=True, exist_ok=True)
     path = root / f".{name}.lock"
-    with path.open("a+", encoding="utf-8") as handle:
+    while True:
+        handle = path.open("a+", encoding="utf-8")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another Quire process"
+            handle.close()
             raise DatastoreBusyError(
                 f"The datastore {name!r} is being changed right now by {holder}; wait until it has finished, "
                 "then run this again.") from None
-        try:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(f"Quire process {os.getpid()} ({action}, since {time.strftime('%H:%M:%S')})")
-            handle.flush()
-            yield
-        finally:
-            with contextlib.suppress(OSError):
-                handle.truncate(0)
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        # The holder before us deletes the file as it lets go: a lock on a deleted file guards nothing.
+        if _same_file(handle, path):
+            break
+        handle.close()
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"Quire process {os.getpid()} ({action}, since {time.strftime('%H:%M:%S')})")
+        handle.flush()
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()  # while still held, so that no one can lock this file and believe it guards
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        handle.close()
+
+
+def _same_file(handle: IO[str], path: Path) -> bool:
+    try:
+        return os.fstat(handle.fileno()).st_ino == path.stat().st_ino
+    except OSError:
+        return False
