@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow
 
 from engine.types import Answer, AnswerMode, Citation
 from ui.ask_pane import EVERYTHING, LIBRARY, SELECTED, AskPane
-from ui.engine_client import LOOKUP, EngineClient, PassageLocation
+from ui.engine_client import EngineClient, PassageLocation
 from ui.library_pane import LibraryPane
 from ui.pdf_viewer import PdfViewer
 
@@ -171,7 +171,7 @@ class AnswerController(QObject):
         def deleted(_: object) -> None:
             self._status("Deleted the question from the history.")
             self.refresh_history()
-        self._client.call(LOOKUP, lambda engine: engine.delete_answer(answer_id), deleted)
+        self._client.delete_answer(answer_id, deleted)
 
     def open_citation(self, n: int, sentence_index: int) -> None:
         answer = self._pane.answer

@@ -19,14 +19,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from engine.errors import Cancelled, DocumentNotFoundError, EngineError
 from engine.progress import CancelToken, Progress
 from engine.service import Engine
-from engine.types import LIBRARY_SOURCE, Answer, Citation, IngestResult, Outcome, PageRect, Reference
+from engine.types import LIBRARY_SOURCE, Answer, Citation, Document, IngestResult, Outcome, PageRect, Reference
+
+if TYPE_CHECKING:
+    from engine.zotero import ZoteroReport
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -40,6 +43,8 @@ LOOKUP = "lookup"
 SETTINGS = "settings"
 EMBED = "embed"
 DATASTORE = "datastore"
+EDIT = "edit"
+ZOTERO = "zotero"
 DEMO_DATASTORE = "cs-sample"
 _DOING = {INGEST: "adding papers", REFRESH: "reading the library", REMOVE: "removing a paper",
           ASK: "answering the question", LOOKUP: "opening a passage", SETTINGS: "saving the settings",
@@ -421,6 +426,21 @@ class EngineClient(QObject):
             return engine.add_datastore(bundled_datastore(), DEMO_DATASTORE, embed=False)
 
         self.call(DATASTORE, attach, on_datastore)
+
+    def delete_answer(self, answer_id: str, on_deleted: Callable[[object], None] | None = None) -> None:
+        """Delete a past question and its answer from the history."""
+        self.call(LOOKUP, lambda engine: engine.delete_answer(answer_id), on_deleted)
+
+    def update_metadata(self, doc_id: str, on_saved: Callable[[Document], None] | None = None, *,
+                        title: str | None = None, authors: Sequence[str] | None = None,
+                        year: int | str | None = None, doi: str | None = None) -> None:
+        """Correct a paper's title, authors, year or DOI (None leaves a field as it is)."""
+        self.call(EDIT, lambda engine: engine.update_metadata(doc_id, title=title, authors=authors, year=year,
+                                                              doi=doi), on_saved)
+
+    def import_zotero(self, folder: str, on_done: Callable[[ZoteroReport], None] | None = None) -> None:
+        """Add the PDFs of a Zotero data folder with Zotero's metadata (read-only)."""
+        self.call(ZOTERO, lambda engine: engine.import_zotero(folder), on_done)
 
     def load_settings(self, on_result: Callable[[Any], None]) -> None:
         self.call(SETTINGS, lambda engine: engine.settings, on_result)

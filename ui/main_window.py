@@ -323,7 +323,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Saved the paper's details; references and exports use them now.",
                                          _MESSAGE_MS)
             self._client.refresh()
-        self._client.call("edit", lambda engine: engine.update_metadata(doc_id, **changes), saved)
+        self._client.update_metadata(doc_id, saved, **changes)
 
     def _import_zotero(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Choose your Zotero data folder (it holds zotero.sqlite)",
@@ -347,7 +347,7 @@ class MainWindow(QMainWindow):
             if self._background_embedding and (report.added or report.updated):
                 self._client.embed_pending()
         self._client.cancel_embedding()
-        self._client.call("zotero", lambda engine: engine.import_zotero(folder), done)
+        self._client.import_zotero(folder, done)
 
     def _add_demo(self) -> None:
         with_datastore = self.empty_state.demo_datastore_box.isChecked()

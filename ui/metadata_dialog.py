@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
@@ -15,6 +17,15 @@ from PySide6.QtWidgets import (
 )
 
 from engine.types import Document
+
+
+class MetadataChanges(TypedDict):
+    """What the dialog hands ``Engine.update_metadata`` (the engine validates the values)."""
+
+    title: str
+    authors: list[str]
+    year: str
+    doi: str
 
 
 class MetadataDialog(QDialog):
@@ -55,7 +66,7 @@ class MetadataDialog(QDialog):
         layout.addWidget(buttons)
         self.setMinimumWidth(520)
 
-    def changes(self) -> dict[str, object]:
+    def changes(self) -> MetadataChanges:
         """Keyword arguments for ``Engine.update_metadata`` (the engine validates them)."""
         authors = [line.strip() for line in self.authors_edit.toPlainText().splitlines() if line.strip()]
         return {"title": self.title_edit.text().strip(), "authors": authors, "year": self.year_edit.text().strip(),

@@ -38,6 +38,11 @@ DOWNLOAD_JOB = "download"
 ROW = Qt.ItemDataRole.UserRole
 
 
+def _items(tree: QTreeWidget) -> list[QTreeWidgetItem]:
+    """The top-level rows of ``tree``."""
+    return [item for index in range(tree.topLevelItemCount()) if (item := tree.topLevelItem(index)) is not None]
+
+
 class _ProgressRelay(QObject):
     """Emitted on the worker thread, delivered (queued) on the UI thread."""
 
@@ -231,8 +236,7 @@ class ModelsDialog(QDialog):
         return str(items[0].data(0, ROW)) if items else ""
 
     def select_datastore(self, name: str) -> bool:
-        for index in range(self.datastores_tree.topLevelItemCount()):
-            item = self.datastores_tree.topLevelItem(index)
+        for item in _items(self.datastores_tree):
             if item.data(0, ROW) == name:
                 self.datastores_tree.setCurrentItem(item)
                 return True
@@ -269,16 +273,14 @@ class ModelsDialog(QDialog):
 
     def select_model(self, name: str) -> bool:
         """Select the row of model ``name``; False if there is none."""
-        for index in range(self.models_tree.topLevelItemCount()):
-            item = self.models_tree.topLevelItem(index)
+        for item in _items(self.models_tree):
             if item.data(0, ROW)["name"] == name:
                 self.models_tree.setCurrentItem(item)
                 return True
         return False
 
     def row_status(self, name: str) -> str:
-        for index in range(self.models_tree.topLevelItemCount()):
-            item = self.models_tree.topLevelItem(index)
+        for item in _items(self.models_tree):
             if item.data(0, ROW)["name"] == name:
                 return item.text(5)
         return ""

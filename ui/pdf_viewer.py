@@ -62,11 +62,11 @@ class PdfViewer(QWidget):
         self.canvas = PageCanvas()
         self.canvas.selection_dragged.connect(self._select_in)
         self.canvas.selection_finished.connect(self._select_in)
-        self.scroll = QScrollArea(self)
-        self.scroll.setWidget(self.canvas)
-        self.scroll.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        self.scroll.setAccessibleName("Page")
-        self.scroll.setObjectName("pageScroll")
+        self.scroll_area = QScrollArea(self)
+        self.scroll_area.setWidget(self.canvas)
+        self.scroll_area.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.scroll_area.setAccessibleName("Page")
+        self.scroll_area.setObjectName("pageScroll")
         self.record_view = RecordView(self)
         self.placeholder = QLabel("Click a citation [n] in an answer, or double-click a paper,\n"
                                   "to read it here with the supporting passage highlighted.", self)
@@ -75,7 +75,7 @@ class PdfViewer(QWidget):
         self.placeholder.setWordWrap(True)
         self.placeholder.setObjectName("placeholder")
         self.stack = QStackedWidget(self)
-        for page in (self.placeholder, self.scroll, self.record_view):
+        for page in (self.placeholder, self.scroll_area, self.record_view):
             self.stack.addWidget(page)
 
         self._refit = QTimer(self)
@@ -135,7 +135,7 @@ class PdfViewer(QWidget):
             self._document, self._path = document, path
         self.title_label.set_full_text(title or Path(path).name)
         self.title_label.show()
-        self.stack.setCurrentWidget(self.scroll)
+        self.stack.setCurrentWidget(self.scroll_area)
         self.set_highlights((), ())
         self.go_to_page(page)
         return True
@@ -173,6 +173,10 @@ class PdfViewer(QWidget):
         """The passage and quote rectangles drawn on the page shown now."""
         return list(self.canvas.passage_rects), list(self.canvas.quote_rects)
 
+    def _page_box_changed(self, value: int) -> None:
+        if value != self._page:
+            self.go_to_page(value)
+
     def go_to_page(self, page: int) -> None:
         if self._document is None:
             return
@@ -180,7 +184,7 @@ class PdfViewer(QWidget):
         self._page = page
         self._render()
         self._paint_highlights()
-        self.scroll.verticalScrollBar().setValue(0)
+        self.scroll_area.verticalScrollBar().setValue(0)
         self._update_controls()
         self.page_changed.emit(page)
 
@@ -221,7 +225,7 @@ class PdfViewer(QWidget):
         self.page_box = QSpinBox(self)
         self.page_box.setAccessibleName("Page number")
         self.page_box.setKeyboardTracking(False)
-        self.page_box.valueChanged.connect(lambda value: value != self._page and self.go_to_page(value))
+        self.page_box.valueChanged.connect(self._page_box_changed)
         self.zoom_out_action = self._action("−", "Zoom out (Ctrl+-)", QKeySequence.StandardKey.ZoomOut,
                                             lambda: self._step_zoom(-1))
         self.zoom_label = QLabel(self)
@@ -266,8 +270,8 @@ class PdfViewer(QWidget):
 
     def _available_width(self) -> float:
         """The width a page can take without a horizontal scroll bar, once the vertical one is shown."""
-        bar = self.scroll.verticalScrollBar()
-        width = self.scroll.viewport().width() - (0 if bar.isVisible() else bar.sizeHint().width())
+        bar = self.scroll_area.verticalScrollBar()
+        width = self.scroll_area.viewport().width() - (0 if bar.isVisible() else bar.sizeHint().width())
         return float(max(width - 8, 50))
 
     # --- drawing ---------------------------------------------------------------------------
@@ -300,11 +304,11 @@ class PdfViewer(QWidget):
         area = self.canvas.widget_rect(shown[0])
         for rect in shown[1:]:
             area = area.united(self.canvas.widget_rect(rect))
-        viewport = self.scroll.viewport()
+        viewport = self.scroll_area.viewport()
         # Centre the quote; a quote taller than the pane starts a third of the way down.
         centre_y = area.center().y() if area.height() < viewport.height() * 0.8 else area.top() + viewport.height() / 3
-        self.scroll.horizontalScrollBar().setValue(int(area.center().x() - viewport.width() / 2))
-        self.scroll.verticalScrollBar().setValue(int(centre_y - viewport.height() / 2))
+        self.scroll_area.horizontalScrollBar().setValue(int(area.center().x() - viewport.width() / 2))
+        self.scroll_area.verticalScrollBar().setValue(int(centre_y - viewport.height() / 2))
 
     def _step_zoom(self, direction: int) -> None:
         if direction > 0:
@@ -315,7 +319,7 @@ class PdfViewer(QWidget):
             self.set_zoom(smaller[-1] if smaller else ZOOM_STEPS[0])
 
     def _update_controls(self) -> None:
-        has_page = self._document is not None and self.stack.currentWidget() is self.scroll
+        has_page = self._document is not None and self.stack.currentWidget() is self.scroll_area
         count = self.page_count
         self.page_box.blockSignals(True)
         self.page_box.setRange(1 if count else 0, max(count, 1) if count else 0)

@@ -115,8 +115,8 @@ class SettingsDialog(QDialog):
         self.model_edit.textChanged.connect(self._update_notes)
 
         form = QFormLayout()
-        form.addRow(MODEL_FIELD, self.model_edit.parentWidget())
-        form.addRow(EMBEDDER_FIELD, self.embedder_edit.parentWidget())
+        form.addRow(MODEL_FIELD, self._row_of(self.model_edit))
+        form.addRow(EMBEDDER_FIELD, self._row_of(self.embedder_edit))
         form.addRow("Threads", self.threads_box)
         form.addRow("GPU layers", self.gpu_layers_box)
         form.addRow("Top N", self.top_n_box)
@@ -228,6 +228,13 @@ class SettingsDialog(QDialog):
         layout.addWidget(edit, 1)
         layout.addWidget(browse)
         return edit
+
+    @staticmethod
+    def _row_of(edit: QLineEdit) -> QWidget:
+        """The row widget :meth:`_path_row` put ``edit`` in (with its Browse button)."""
+        row = edit.parentWidget()
+        assert row is not None
+        return row
 
     def _browse(self, edit: QLineEdit, folder: bool) -> None:
         if folder:

@@ -142,7 +142,7 @@ def test_drop_index_ask_and_open_a_citation_on_its_page(qtbot: QtBot, app_window
     drawn_passage, drawn_quote = window.viewer.visible_highlights()
     assert drawn_quote == [rect for page, rect in citation.rects if page == window.viewer.current_page]
     assert drawn_passage == [rect for page, rect in passage.rects if page == window.viewer.current_page]
-    assert window.viewer.scroll.isVisible()
+    assert window.viewer.scroll_area.isVisible()
 
     # The answer is kept and listed under past questions.
     qtbot.waitUntil(lambda: window.ask_pane.history.list.count() == 1, timeout=60_000)

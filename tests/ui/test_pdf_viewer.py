@@ -40,7 +40,7 @@ def stored_passage(tmp_path_factory: pytest.TempPathFactory, corpus_papers: Path
 def test_a_page_renders_and_navigation_and_zoom_work(qtbot: QtBot, viewer: PdfViewer, corpus_papers: Path) -> None:
     assert viewer.open_document(str(corpus_papers / PAPER), page=2)
     assert viewer.current_page == 2 and viewer.page_count >= 5
-    assert viewer.stack.currentWidget() is viewer.scroll
+    assert viewer.stack.currentWidget() is viewer.scroll_area
     assert viewer.canvas.width() > 300 and viewer.canvas.height() > 400
     rendered = viewer.canvas.grab().toImage()
     sampled = {rendered.pixel(x, y) for x in range(0, rendered.width(), 7) for y in range(0, rendered.height(), 7)}
