@@ -2,7 +2,8 @@
 
 Both the library and every datastore implement ``PassageSource``; the retriever fans a query out
 to each source, fuses the ranked lists and deduplicates papers across sources. Scores returned
-here are "higher is better" within one source and one retriever only; fusion uses ranks.
+here are "higher is better" within one source and one retriever only; fusion turns each list's
+scores into z-scores before it adds them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""The only code that touches SQLite: documents, pages, passages, rectangles and the FTS index."""
+"""The library catalog: documents, pages, passages, rectangles, the FTS index and saved answers.
+
+Datastores (engine.datastore) and the embedding cache (engine.embed) keep their own SQLite files;
+all of them open and write through engine.sqlite.
+"""
 
 from __future__ import annotations
 

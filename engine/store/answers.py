@@ -35,16 +35,16 @@ def save_answer(library: Library, answer: Answer) -> None:
 
 
 def list_answers(library: Library, limit: int = 200) -> list[AnswerSummary]:
-    rows = library.db.execute("SELECT id, question, created_at, mode, cancelled, json_extract(record, '$.model'), "
-                              "json_extract(record, '$.settings.scope') FROM answers "
-                              "ORDER BY created_at DESC LIMIT ?", (limit,)).fetchall()
+    rows = library.query("SELECT id, question, created_at, mode, cancelled, json_extract(record, '$.model'), "
+                         "json_extract(record, '$.settings.scope') FROM answers "
+                         "ORDER BY created_at DESC LIMIT ?", (limit,))
     return [AnswerSummary(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
 
 
 def load_answer(library: Library, answer_id: str) -> Answer:
     """The saved answer with this id (or unique id prefix)."""
-    rows = library.db.execute("SELECT record FROM answers WHERE id LIKE ? LIMIT 2",
-                              (answer_id.replace("%", "").replace("_", "") + "%",)).fetchall()
+    rows = library.query("SELECT record FROM answers WHERE id LIKE ? LIMIT 2",
+                         (answer_id.replace("%", "").replace("_", "") + "%",))
     if len(rows) != 1:
         raise AnswerNotFoundError(f"No saved answer has the id {answer_id!r}" +
                                   (" (the prefix is ambiguous)" if rows else "") + "; list them with: quire answers")

@@ -250,6 +250,11 @@ class Library:
                         char_start=r[8], char_end=r[9], rects=tuple(rects.get(r[0], ())), content_hash=r[10],
                         is_reference=bool(r[11]), words=decode_words(r[12]), kind=r[13]) for r in rows]
 
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple]:
+        """Rows of one read-only statement, under the catalog's lock like every other call."""
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
     def counts(self) -> dict[str, int]:
         with self._lock:
             docs = dict(self._conn.execute("SELECT status, COUNT(*) FROM documents GROUP BY status").fetchall())
