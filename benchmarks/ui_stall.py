@@ -149,7 +149,11 @@ def main() -> int:
     args = parser.parse_args()
     application()
     if args.cancel:
-        print(json.dumps(cancel_benchmark(args.papers), indent=2))
+        results = {"machine": "shared 2-core development machine, loaded by other jobs",
+                   **cancel_benchmark(args.papers)}
+        out = Path(__file__).resolve().parent / "results" / "ui_cancel.json"
+        out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        print(json.dumps(results, indent=2))
         return 0
     results: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="quire-stall-") as home:

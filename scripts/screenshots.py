@@ -1,9 +1,10 @@
 """Capture the desktop app's main states into docs/screenshots/ (run under Xvfb, or offscreen).
 
-    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshots.py
+    QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py --digest
 
-States: the empty library, papers being indexed, an answer with citations, and the viewer with the
-cited passage highlighted. Everything is real: a temporary library, the shared corpus papers (or
+States: the empty library, papers being indexed, an answer with citations, the viewer zoomed on the
+cited quote, and the answer's references grouped by paper; the window is 1366x768.
+Everything is real: a temporary library, the shared corpus papers (or
 the bundled demo papers), the real engine answering a real question.
 """
 
@@ -32,7 +33,7 @@ from ui.theme import apply_theme  # noqa: E402
 
 CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", ROOT.parent / "shared" / "corpus")) / "papers"
 QUESTION = "How are citation graphs and paper embeddings used to represent scientific documents?"
-SIZE = (1480, 900)
+SIZE = (1366, 768)  # the most common laptop screen
 
 
 def pump(milliseconds: int) -> None:
@@ -56,9 +57,16 @@ def save(window: MainWindow, out: Path, name: str) -> None:
     print(f"wrote {out / name}")
 
 
-def papers() -> list[Path]:
-    """The shared corpus folder (24 papers: long enough to catch indexing in progress), else the demo papers."""
-    return [CORPUS] if CORPUS.is_dir() else demo_papers()
+def papers(folder: Path) -> list[Path]:
+    """Copies, in ``folder``, of the shared corpus (24 papers: long enough to catch indexing in progress),
+    else of the demo papers; copies so the details pane shows a plain "Papers" folder."""
+    import shutil
+
+    folder.mkdir(parents=True, exist_ok=True)
+    sources = sorted(CORPUS.glob("*.pdf")) if CORPUS.is_dir() else demo_papers()
+    for source in sources:
+        shutil.copy2(source, folder / source.name)
+    return [folder]
 
 
 def main() -> int:
@@ -86,7 +94,7 @@ def main() -> int:
             wait_until(lambda: not client.busy, 60, "the first refresh")
             save(window, args.out, "01-empty.png")
 
-            window.add_paths([str(path) for path in papers()])
+            window.add_paths([str(path) for path in papers(Path(home) / "Papers")])
             wait_until(lambda: window.model.rowCount() >= 4 or not client.ingesting, 300, "the first papers")
             window.table.selectRow(1)
             save(window, args.out, "02-indexing.png")
@@ -103,6 +111,10 @@ def main() -> int:
                 raise SystemExit("screenshots: the question was not answered")
             window.ask_pane.answer_view.verticalScrollBar().setValue(0)
             save(window, args.out, "03-answer.png")
+            bar = window.ask_pane.answer_view.verticalScrollBar()
+            bar.setValue(bar.maximum())  # the references, one per cited paper with its pages
+            save(window, args.out, "05-references.png")
+            bar.setValue(0)
 
             answer = window.ask_pane.answer
             cited = next((c.n for s in answer.sentences for c in s.citations if c.rects), None)

@@ -61,6 +61,7 @@ class AskPane(QWidget):
         self._stage = ""
         self._question = ""
         self._answering = False
+        self.search_notes: list[str] = []  # "also searching for …" reports of the question being answered
 
         self.question_box = QPlainTextEdit(self)
         self.question_box.setPlaceholderText("Ask a question about your papers…   (Enter; Shift+Enter for a new line)")
@@ -189,6 +190,7 @@ class AskPane(QWidget):
     def start_answer(self, question: str) -> None:
         self.answer = None
         self._stream, self._stage, self._question, self._answering = "", "retrieving", question, True
+        self.search_notes = []
         self.tabs.setCurrentWidget(self.answer_view)
         self.set_stage("retrieving")
         self._show_stream()
@@ -197,6 +199,8 @@ class AskPane(QWidget):
         self._update_exports()
 
     def set_stage(self, stage: str) -> None:
+        if stage.startswith("also searching") and stage not in self.search_notes:
+            self.search_notes.append(stage)  # a spelling correction: the final answer says it too
         self._stage = stage
         self.stage_label.setText(STAGE_NAMES.get(stage, stage.capitalize()) + "…")
         if stage in ("drafting", "revising"):
@@ -212,7 +216,9 @@ class AskPane(QWidget):
         """Show a finished answer; a reopened past answer also puts its question back in the box."""
         self.finish()
         self.answer = answer
-        shown = replace(answer, notice=for_the_app(answer.notice)) if answer.notice else answer
+        notes = [] if reopened else [note[0].upper() + note[1:] + "." for note in self.search_notes]
+        notice = " ".join(part for part in (for_the_app(answer.notice), *notes) if part)
+        shown = replace(answer, notice=notice) if notice != answer.notice else answer
         self.answer_view.setHtml(_question_html(answer.question) + answer_html(shown))
         if reopened:
             self.question_box.setPlainText(answer.question)

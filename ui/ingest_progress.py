@@ -60,7 +60,7 @@ class IngestProgress(QWidget):
     def start(self) -> None:
         self._files_done = self._files_total = 0
         self._file_name = ""
-        self._bar.setValue(0)
+        self._bar.setRange(0, 0)  # busy, not an empty bar, until the first file's progress says how far along
         self._started = time.monotonic()
         self._eta.setText("")
         self._label.setText("Looking for PDFs…")
@@ -88,7 +88,9 @@ class IngestProgress(QWidget):
         else:
             fraction = done / total if total else 0.0
             text = label
-        self._bar.setValue(round(fraction * _BAR_STEPS))
+        if total:
+            self._bar.setRange(0, _BAR_STEPS)
+            self._bar.setValue(round(fraction * _BAR_STEPS))
         self._eta.setText(eta_text(time.monotonic() - self._started, fraction))
         metrics = self._label.fontMetrics()
         self._label.setText(metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, _LABEL_WIDTH))

@@ -140,7 +140,7 @@ class LibraryPane(QWidget):
         header.setHighlightSections(False)
         header.setMinimumSectionSize(36)
         header.setSectionResizeMode(Column.TITLE, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((Column.AUTHORS, 84), (Column.YEAR, 40), (Column.PAGES, 40), (Column.STATUS, 72)):
+        for column, width in ((Column.AUTHORS, 80), (Column.YEAR, 48), (Column.PAGES, 52), (Column.STATUS, 72)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, width)
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

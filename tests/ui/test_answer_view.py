@@ -142,3 +142,13 @@ def test_enter_asks_and_shift_enter_starts_a_new_line(qtbot: QtBot) -> None:
     assert pane.question_box.toPlainText() == "first line\nsecond line" and not asked
     qtbot.keyClick(pane.question_box, Qt.Key.Key_Return)
     assert asked == [True] and pane.question_box.toPlainText() == "first line\nsecond line"
+
+
+def test_a_spelling_correction_is_still_named_in_the_final_answer(qtbot: QtBot) -> None:
+    pane = AskPane(QAction("Ask"))
+    qtbot.addWidget(pane)
+    pane.start_answer("What is optomechnical cooling?")
+    pane.set_stage("also searching for 'optomechanical' (typed 'optomechnical')")
+    pane.set_stage("verifying")
+    pane.show_answer(_answer())
+    assert "Also searching for 'optomechanical' (typed 'optomechnical')." in pane.answer_view.toPlainText()
