@@ -228,6 +228,7 @@ def test_a_json_line_nested_100000_deep_is_reported_and_skipped(tmp_path: Path) 
 # --- two writers ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_two_imports_into_one_datastore_never_interleave(tmp_path: Path) -> None:
     first = write_jsonl(tmp_path / "first.jsonl", [
         {"id": f"a-{i}", "title": f"First {i}", "text": f"alpha words number {i} " * 40} for i in range(20_000)])

@@ -74,6 +74,7 @@ def test_a_section_that_is_not_a_table_is_named(tmp_path: Path) -> None:
 # --- choosing an embedder ----------------------------------------------------------------------
 
 
+@pytest.mark.slow  # loads torch to try the folder as a model
 def test_models_use_refuses_a_folder_that_is_not_an_embedder(tmp_path: Path) -> None:
     home = tmp_path / "home"
     empty = tmp_path / "just-a-folder"
