@@ -7,12 +7,14 @@ import re
 import unicodedata
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
 from engine.types import Answer, AnswerMode, Citation
 from ui.ask_pane import EVERYTHING, LIBRARY, SELECTED, AskPane
+from ui.claim_check import as_reference, check_html
 from ui.engine_client import EngineClient, PassageLocation
 from ui.library_pane import LibraryPane
 from ui.pdf_viewer import PdfViewer
@@ -73,6 +75,8 @@ class AnswerController(QObject):
         pane.citation_activated.connect(self.open_citation)
         pane.history_activated.connect(self._open_past)
         pane.history_delete_requested.connect(self.delete_past)
+        pane.check_passage_activated.connect(self.open_checked_passage)
+        self.checked: list[Any] = []  # the passages of the claim check shown
         pane.export_requested.connect(self.export)
 
     def _status(self, message: str) -> None:
@@ -172,6 +176,29 @@ class AnswerController(QObject):
             self._status("Deleted the question from the history.")
             self.refresh_history()
         self._client.delete_answer(answer_id, deleted)
+
+    def check_claim(self, claim: str) -> None:
+        """Find passages that support or contradict ``claim`` (selected or pasted text) and list them."""
+        claim = " ".join(claim.split())
+        if not claim:
+            self._status("Select a sentence, or type one, to check it against your papers.")
+            return
+        if self._client.asking and not self._cancel_requested:
+            self._status("Still answering; press Esc to stop it first.")
+            return
+        self._pane.start_answer(claim)
+        self._pane.set_stage("Checking the claim")
+
+        def show(result: Any) -> None:
+            self.checked = list(result.passages)
+            self._pane.show_check(check_html(result.claim, self.checked, result.notes))
+        self._client.call("check", lambda engine: engine.check(claim), show,
+                          lambda: self._pane.show_failure("The claim could not be checked: see the message."))
+
+    def open_checked_passage(self, index: int) -> None:
+        if 0 <= index < len(self.checked):
+            reference, citation = as_reference(self.checked[index])
+            self._client.locate(reference, citation, self._show_location)
 
     def open_citation(self, n: int, sentence_index: int) -> None:
         answer = self._pane.answer

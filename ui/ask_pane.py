@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from engine.types import Answer
 from ui.answer_html import answer_html, parse_cite_url, streaming_html
+from ui.claim_check import parse_check_url
 from ui.errors import for_the_app
 from ui.history_list import ANSWER_ID_ROLE, HistoryList
 
@@ -52,6 +53,7 @@ class AskPane(QWidget):
     citation_activated = Signal(int, int)  # reference number, sentence index (-1: the references list)
     history_activated = Signal(str)  # answer id
     history_delete_requested = Signal(str)  # answer id
+    check_passage_activated = Signal(int)  # index of a passage in the claim check shown
     export_requested = Signal(str)  # "markdown" | "bibtex"
 
     def __init__(self, ask_action: QAction, parent: QWidget | None = None) -> None:
@@ -225,6 +227,14 @@ class AskPane(QWidget):
         self.tabs.setCurrentWidget(self.answer_view)
         self._update_exports()
 
+    def show_check(self, markup: str) -> None:
+        """A claim check's result (built by :func:`ui.claim_check.check_html`, everything escaped)."""
+        self.finish()
+        self.answer = None
+        self.answer_view.setHtml(markup)
+        self.tabs.setCurrentWidget(self.answer_view)
+        self._update_exports()
+
     def show_message(self, question: str, message: str) -> None:
         """Say something in the answer area instead of answering (an empty library, say)."""
         self.answer = None
@@ -308,6 +318,10 @@ class AskPane(QWidget):
             bar.setValue(bar.maximum())
 
     def _on_link(self, url: QUrl) -> None:
+        checked = parse_check_url(url)
+        if checked is not None:
+            self.check_passage_activated.emit(checked)
+            return
         cite = parse_cite_url(url)
         if cite is not None:
             n, sentence = cite

@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QMimeData, QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMainWindow, QSplitter, QWidget
+from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QLabel, QMainWindow, QSplitter, QWidget
 
 from engine.types import Answer, IngestResult, Outcome
 from ui import errors
@@ -160,6 +160,9 @@ class MainWindow(QMainWindow):
         self.ask_action = self._action("&Ask", "Ask the question (Enter in the question box, or Ctrl+Enter)",
                                        None, self._ask)
         self.ask_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+        self.check_action = self._action("Check a &Claim…", "Find passages that support or contradict the selected "
+                                         "text, or a sentence you type (Ctrl+Shift+K)", QKeySequence("Ctrl+Shift+K"),
+                                         self._check_claim)
         self.cancel_action = self._action("Cancel", "Stop what is running (Esc); finished work is kept",
                                           QKeySequence(Qt.Key.Key_Escape), self._cancel)
         self.cancel_action.setEnabled(False)
@@ -186,6 +189,7 @@ class MainWindow(QMainWindow):
         self.table.insertAction(self.remove_action, self.edit_action)  # the table's right-click menu
         ask_menu = self.menuBar().addMenu("&Question")
         ask_menu.addAction(self.ask_action)
+        ask_menu.addAction(self.check_action)
         ask_menu.addAction(self.cancel_action)
         self.tools_menu = self.menuBar().addMenu("&Tools")
         self.models_action = self._action("&Models && Datastores…", "Install and choose models and datastores",
@@ -364,6 +368,17 @@ class MainWindow(QMainWindow):
         self.statusBar().clearMessage()  # the last citation's "[3] … page 6" belongs to the last answer
         if self.answers.ask():
             self._update_actions()
+
+    def _check_claim(self) -> None:
+        """Check the text selected in the answer or the question box; else ask for a sentence."""
+        claim = (self.ask_pane.answer_view.textCursor().selectedText()
+                 or self.ask_pane.question_box.textCursor().selectedText()).replace("\u2029", " ").strip()
+        if not claim:
+            claim, ok = QInputDialog.getMultiLineText(self, "Check a claim",
+                                                      "A sentence to check against your papers:")
+            if not ok:
+                return
+        self.answers.check_claim(claim)
 
     def _cancel(self) -> None:
         if self._client.asking:

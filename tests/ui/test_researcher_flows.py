@@ -150,3 +150,19 @@ def test_importing_a_folder_that_is_not_zotero_says_where_zotero_keeps_its_data(
     qtbot.waitUntil(lambda: bool(shown_errors), timeout=TIMEOUT_MS)
     assert "not a Zotero data folder" in shown_errors[0] and "zotero.sqlite" in shown_errors[0]
     shown_errors.clear()
+
+
+def test_check_a_claim_lists_passages_that_open_on_their_quote(
+        qtbot: QtBot, window: MainWindow, client: EngineClient, titled_pdf: Callable[[str], Path]) -> None:
+    window.add_paths([titled_pdf("Why retrieval systems cite passages")])
+    qtbot.waitUntil(lambda: window.model.rowCount() == 1 and not client.busy, timeout=300_000)
+    window.answers.check_claim("Retrieval systems should cite the passages they rely on.")
+    qtbot.waitUntil(lambda: not client.busy and "Supporting passages" in window.ask_pane.answer_view.toPlainText(),
+                    timeout=300_000)
+    shown = window.ask_pane.answer_view.toPlainText()
+    assert "Checking: Retrieval systems should cite the passages they rely on." in shown
+    supporting = [i for i, p in enumerate(window.answers.checked) if p.verdict in ("supported", "partial")]
+    assert supporting, shown  # the paper says it in as many words
+    window.ask_pane.check_passage_activated.emit(supporting[0])
+    qtbot.waitUntil(lambda: bool(window.viewer.quote_rects), timeout=TIMEOUT_MS)
+    assert window.viewer.current_page == 1
