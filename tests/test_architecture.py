@@ -94,3 +94,20 @@ def test_every_engine_module_has_a_layer() -> None:
     children |= {f"engine.{p.parent.name}" for p in (ROOT / "engine").glob("*/__init__.py")}
     assert children - placed == set(), "engine modules missing from the layers contract in pyproject.toml"
     assert placed - children == set(), "the layers contract names modules that do not exist"
+
+
+def test_ui_modules_use_typed_engine_client_methods() -> None:
+    """No ``client.call(lambda engine: ...)`` outside the adapter (it would reach into the engine from
+    any widget), and no client typed ``Any`` (mypy could not check what is called on it)."""
+    offences = []
+    for path in python_files("ui"):
+        if path == UI_ADAPTER:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "call"
+                    and "client" in ast.unparse(node.func.value)):
+                offences.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node.func)}(...)")
+            if (isinstance(node, ast.arg) and "client" in node.arg and node.annotation is not None
+                    and ast.unparse(node.annotation) == "Any"):
+                offences.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.arg}: Any")
+    assert not offences, "call the EngineClient's typed methods instead:\n" + "\n".join(offences)

@@ -29,6 +29,8 @@ from engine.service import Engine
 from engine.types import LIBRARY_SOURCE, Answer, Citation, Document, IngestResult, Outcome, PageRect, Reference
 
 if TYPE_CHECKING:
+    from engine.cite.claims import ClaimCheck
+    from engine.manager.setup import ModelChoice
     from engine.zotero import ZoteroReport
 
 log = logging.getLogger(__name__)
@@ -44,6 +46,9 @@ SETTINGS = "settings"
 EMBED = "embed"
 DATASTORE = "datastore"
 EDIT = "edit"
+MODELS = "models"
+CHECK = "check"
+DOWNLOAD = "download"
 ZOTERO = "zotero"
 DEMO_DATASTORE = "cs-sample"
 _DOING = {INGEST: "adding papers", REFRESH: "reading the library", REMOVE: "removing a paper",
@@ -441,6 +446,47 @@ class EngineClient(QObject):
     def import_zotero(self, folder: str, on_done: Callable[[ZoteroReport], None] | None = None) -> None:
         """Add the PDFs of a Zotero data folder with Zotero's metadata (read-only)."""
         self.call(ZOTERO, lambda engine: engine.import_zotero(folder), on_done)
+
+    def check_claim(self, claim: str, on_result: Callable[[ClaimCheck], None],
+                    on_failure: Callable[[], None] | None = None) -> None:
+        """The passages that support or contradict ``claim``, each with its verdict and verbatim quote."""
+        self.call(CHECK, lambda engine: engine.check(claim), on_result, on_failure)
+
+    # --- models and datastores (the Models & Datastores dialog) ------------------------------
+
+    def models_snapshot(self, on_result: Callable[[dict[str, Any]], None]) -> None:
+        """Everything the models dialog shows, gathered in one worker call: the catalog, the installed
+        models, the datastores, the hardware report and the models in use."""
+        def work(engine: Engine) -> dict[str, Any]:
+            return {"catalog": engine.model_catalog(), "installed": engine.installed_models(),
+                    "datastores": engine.datastores(), "report": engine.hardware_report(),
+                    "current_model": engine.settings.generation.model,
+                    "current_embedder": engine.settings.retrieval.embedder}
+        self.call(MODELS, work, on_result)
+
+    def use_model(self, name: str, on_result: Callable[[ModelChoice], None]) -> None:
+        """Validate installed model ``name`` and save it in the settings."""
+        self.call(MODELS, lambda engine: engine.use_model(name), on_result)
+
+    def remove_datastore(self, name: str, on_done: Callable[[object], None] | None = None) -> None:
+        self.call(MODELS, lambda engine: engine.remove_datastore(name), on_done)
+
+    def download_model(self, name: str, progress: Callable[[Progress], None], cancel: CancelToken,
+                       on_done: Callable[[object], None], on_stopped: Callable[[], None]) -> None:
+        """Download, verify and install catalog model ``name``; ``progress`` is called on the worker."""
+        self.call(DOWNLOAD, lambda engine: engine.download_model(name, progress, cancel), on_done, on_stopped)
+
+    def install_datastore(self, location: str, progress: Callable[[Progress], None], cancel: CancelToken,
+                          on_done: Callable[[object], None], on_stopped: Callable[[], None]) -> None:
+        """Verify and install a datastore pack from a file or URL."""
+        self.call(DOWNLOAD, lambda engine: engine.install_datastore(location, progress=progress, cancel=cancel),
+                  on_done, on_stopped)
+
+    def embed_datastore(self, name: str, progress: Callable[[Progress], None], cancel: CancelToken,
+                        on_done: Callable[[object], None], on_stopped: Callable[[], None]) -> None:
+        """Embed datastore ``name``'s passages not embedded yet (resumable)."""
+        self.call(DOWNLOAD, lambda engine: engine.embed_datastore(name, progress=progress, cancel=cancel),
+                  on_done, on_stopped)
 
     def load_settings(self, on_result: Callable[[Any], None]) -> None:
         self.call(SETTINGS, lambda engine: engine.settings, on_result)

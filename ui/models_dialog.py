@@ -9,6 +9,7 @@ reach the user through the client's ``error`` signal, like every other engine fa
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,10 @@ from PySide6.QtWidgets import (
 
 from engine.progress import CancelToken, Progress, human_size
 from ui import errors
+from ui.engine_client import EngineClient
 
-MODELS_JOB = "models"
-DOWNLOAD_JOB = "download"
+# A long client job, given the progress callback, the cancel token and what to call when it ends.
+LongJob = Callable[[Callable[[Progress], None], CancelToken, Callable[[object], None], Callable[[], None]], None]
 ROW = Qt.ItemDataRole.UserRole
 
 
@@ -49,17 +51,10 @@ class _ProgressRelay(QObject):
     progress = Signal(object)
 
 
-def _snapshot(engine: Any) -> dict[str, Any]:
-    """Runs on the worker: everything the dialog shows, gathered in one call."""
-    return {"catalog": engine.model_catalog(), "installed": engine.installed_models(),
-            "datastores": engine.datastores(), "report": engine.hardware_report(),
-            "current_model": engine.settings.generation.model, "current_embedder": engine.settings.retrieval.embedder}
-
-
 class ModelsDialog(QDialog):
     """The Models & Datastores dialog: ``ModelsDialog(client, parent=None)``."""
 
-    def __init__(self, client: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, client: EngineClient, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models & Datastores")
         self.setAccessibleName("Models and datastores")
@@ -157,7 +152,7 @@ class ModelsDialog(QDialog):
 
     def refresh(self) -> None:
         """Re-read catalog, installed models, datastores and the hardware report (on the worker)."""
-        self._client.call(MODELS_JOB, _snapshot, self._show_snapshot)
+        self._client.models_snapshot(self._show_snapshot)
 
     @Slot(object)
     def _show_snapshot(self, snapshot: dict[str, Any]) -> None:
@@ -245,8 +240,8 @@ class ModelsDialog(QDialog):
     def embed_selected_datastore(self) -> None:
         name = self.selected_datastore()
         if name:
-            self._start(f"Embedding {name}", lambda engine, progress, cancel: engine.embed_datastore(
-                name, progress=progress, cancel=cancel), done=f"{name} is embedded: searched by meaning too.")
+            self._start(f"Embedding {name}", partial(self._client.embed_datastore, name),
+                        done=f"{name} is embedded: searched by meaning too.")
 
     def remove_selected_datastore(self) -> None:
         name = self.selected_datastore()
@@ -254,7 +249,7 @@ class ModelsDialog(QDialog):
                                           "Its papers stop taking part in answers. Your library is not touched; "
                                           "you can attach the datastore again later."):
             return
-        self._client.call(MODELS_JOB, lambda engine: engine.remove_datastore(name), lambda _: self._removed(name))
+        self._client.remove_datastore(name, lambda _: self._removed(name))
 
     def _removed(self, name: str) -> None:
         self.progress_label.setText(f"Removed the datastore {name}.")
@@ -300,8 +295,7 @@ class ModelsDialog(QDialog):
         row = self._selected()
         if row and row["can_download"]:
             name = row["name"]
-            self._start(f"Downloading {name}", lambda engine, progress, cancel: engine.download_model(
-                name, progress=progress, cancel=cancel))
+            self._start(f"Downloading {name}", partial(self._client.download_model, name))
 
     def install_pack(self, location: str | None = None) -> None:
         """Install a datastore pack from ``location`` (asks for a file or URL when None)."""
@@ -309,8 +303,7 @@ class ModelsDialog(QDialog):
             location = self._ask_pack_location()
             if not location:
                 return
-        self._start(f"Installing {location.rsplit('/', 1)[-1]}", lambda engine, progress, cancel:
-                    engine.install_datastore(location, progress=progress, cancel=cancel))
+        self._start(f"Installing {location.rsplit('/', 1)[-1]}", partial(self._client.install_datastore, location))
 
     def _ask_pack_location(self) -> str:
         url, ok = QInputDialog.getText(self, "Install datastore pack",
@@ -327,7 +320,7 @@ class ModelsDialog(QDialog):
         row = self._selected()
         if row and row["installed"]:
             name = row["name"]
-            self._client.call(MODELS_JOB, lambda engine: engine.use_model(name), self._used)
+            self._client.use_model(name, self._used)
 
     @Slot(object)
     def _used(self, choice: Any) -> None:
@@ -335,8 +328,8 @@ class ModelsDialog(QDialog):
                                                                          else ""))
         self.refresh()
 
-    def _start(self, label: str, work: Callable[[Any, Callable[[Progress], None], CancelToken], Any],
-               done: str = "Installed and verified.") -> None:
+    def _start(self, label: str, start: LongJob, done: str = "Installed and verified.") -> None:
+        """Run one long client job (download, install, embed) with this dialog's progress bar and Cancel."""
         self._done_text = done
         token = CancelToken()
         self._cancel = token
@@ -344,7 +337,7 @@ class ModelsDialog(QDialog):
         self.progress_bar.setRange(0, 0)  # busy until the size is known
         self._set_busy(True)
         emit = self._relay.progress.emit
-        self._client.call(DOWNLOAD_JOB, lambda engine: work(engine, emit, token), self._finished, self._stopped)
+        start(emit, token, self._finished, self._stopped)
 
     def cancel_download(self) -> None:
         if self._cancel is not None:
