@@ -400,12 +400,11 @@ def scholarqa_command(args: argparse.Namespace) -> None:
 
 def report_command(args: argparse.Namespace) -> None:
     """One run: LitQA2 dev and ScholarQA-Multi with the digest (all questions) and the writer (a subset)."""
-    home = Path(args.home)
-    litqa_engine = prepare_home(home / "litqa", False, litqa=True)
+    litqa_engine = prepare_home(Path(args.home), False, litqa=True)
     questions = litqa_questions("all")
     step = max(1, len(questions) // args.writer_limit)
     subset = questions[::step][: args.writer_limit]  # spread over the set, both halves
-    scholar_engine, data = scholarqa_engine(home / "scholarqa")
+    scholar_engine, data = scholarqa_engine(Path(args.scholarqa_home or f"{args.home}-scholarqa"))
     result: dict[str, Any] = {
         "machine": "shared 2-core development machine under load from other jobs (run with nice)",
         "writer": args.model, "writer_questions": [q["index"] for q in subset]}
@@ -442,6 +441,7 @@ def main() -> None:
         command.add_argument("--writer-limit", type=int, default=12)
         command.add_argument("--writer-mode", default="auto", choices=("auto", "write"))
         command.add_argument("--scholarqa-limit", type=int, default=None)
+        command.add_argument("--scholarqa-home", default=None, help="report: the ScholarQA library")
         command.add_argument("--scholarqa-writer-limit", type=int, default=6)
         command.set_defaults(run=run)
     args = parser.parse_args()

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from engine.cite.markers import defuse_markers
 from engine.cite.verify import RectsFor, no_rects, quote_citation
 from engine.synthesis.evidence import Quote
-from engine.synthesis.plan import Theme
+from engine.synthesis.plan import Theme, heading
 from engine.types import AnswerSentence, Reference
 
 ANSWER_HEADING = "Answer"
@@ -39,7 +39,8 @@ def digest_sentences(direct: Quote | None, themes: Sequence[Theme], references: 
         if not quotes:
             continue
         section = len(headings)
-        headings.append(theme.title)
+        # The heading names the theme's best quote that is shown (the direct answer is not repeated here).
+        headings.append(heading(max(quotes, key=lambda q: q.answer).text))
         for quote in sorted(quotes, key=lambda q: -q.answer):
             sentences.append(quote_sentence(quote, references, section, rects_for))
     return sentences, tuple(headings)

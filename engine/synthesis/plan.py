@@ -83,9 +83,12 @@ def short_title(title: str) -> str:
     return head[:60].rsplit(" ", 1)[0] + "…"
 
 
-_LEAD = re.compile(r"^(in (addition|contrast|particular|summary|this (study|work|paper))|however|moreover|furthermore|"
+_LEAD = re.compile(r"^((in (addition|contrast|particular|summary|this (study|work|paper))|however|moreover|furthermore|"
                    r"thus|therefore|here|together|overall|notably|importantly|interestingly|similarly|finally|"
-                   r"consistent with (this|these|previous) \w+|as (expected|a result|shown))\s*,?\s*", re.IGNORECASE)
+                   r"consistent with (this|these|previous) \w+|as (expected|a result|shown))\s*,?\s*)?"
+                   r"((we|these results|our (results|data|findings)) (also )?(found|find|show|showed|shown|observed|"
+                   r"observe|demonstrate|demonstrated|report|reveal|revealed|suggest|confirm|confirmed) that\s+)?",
+                   re.IGNORECASE)
 _PARENS = re.compile(r"\s*[(\[][^()\[\]]*[)\]]")
 _CLAUSE = re.compile(r"[;:]|,\s+(which|while|whereas|and thus|but|although|suggesting|indicating)\b| – | — ")
 HEADING_WORDS = 9
@@ -100,4 +103,10 @@ def heading(quote: str) -> str:
     cut = " ".join(words[:HEADING_WORDS]).rstrip(" ,.;:")
     if len(words) > HEADING_WORDS:
         cut += " …"
-    return (cut[:1].upper() + cut[1:]) if cut else "Evidence"
+    return capitalised(cut) if cut else "Evidence"
+
+
+def capitalised(text: str) -> str:
+    """First letter upper-cased unless the first word is a name such as "katE" or "p53" (mixed case, digits)."""
+    first = text.split(" ", 1)[0]
+    return text[:1].upper() + text[1:] if first.isalpha() and first.islower() else text

@@ -23,6 +23,7 @@ from engine.generate.base import ChatMessage, Completion, LanguageModel, TokenCa
 from engine.progress import CancelToken
 from engine.synthesis import prompts
 from engine.synthesis.evidence import Evidence, Quote
+from engine.synthesis.plan import capitalised
 from engine.types import StepCost
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,9 @@ def parse_feedback(text: str) -> list[FeedbackItem]:
 
 _ECHO = re.compile(r"^\s*(task|question|evidence|feedback|search|draft answer|new evidence|answer)\s*:",
                    re.IGNORECASE)
+# "The direct answer is that X" / "Answer: X": the prompt's words echoed; the answer is X.
+_LEAD_IN = re.compile(r"^\s*(\**(the )?(direct |short )?answer( to the question)?( is)?( that)?\**\s*[:,-]?\s*)",
+                      re.IGNORECASE)
 _HEADING = re.compile(r"^\s*(#{1,6}\s*|\*\*)(?P<title>[^#*\n]{2,120}?)\**\s*:?\s*$")
 
 
@@ -123,7 +127,7 @@ def parse_answer(text: str, max_sections: int, sentences_per_section: int) -> Wr
             parts.append((" ".join(heading.group("title").split()).strip(" :"), []))
         else:
             parts[-1][1].append(line)
-    direct = clean_section("\n".join(parts[0][1]), 2)
+    direct = capitalised(_LEAD_IN.sub("", clean_section("\n".join(parts[0][1]), 2)))
     sections = []
     for title, lines in parts[1:]:
         body = clean_section("\n".join(lines), sentences_per_section)
