@@ -20,7 +20,9 @@ demo: $(STAMP)  ## ingest the bundled papers headless, show what was extracted, 
 app: $(STAMP)  ## open the desktop window
 	$(VENV)/bin/quire-desktop
 
-test: $(STAMP)  ## the import contracts (pyproject.toml), then ruff + the whole test suite (UI tests run offscreen)
+test: $(STAMP)  ## ruff, mypy, the import contracts (pyproject.toml), then the whole test suite (UI tests offscreen)
+	$(VENV)/bin/ruff check engine ui desktop tests benchmarks scripts
+	$(VENV)/bin/mypy engine ui desktop
 	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/python -m pytest -q
 
