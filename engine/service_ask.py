@@ -5,13 +5,16 @@ below it (engine.synthesis) gets only plain callables and values.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Collection
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.cite.support import SupportScorer
+from engine.config import Settings
 from engine.errors import EngineError, ModelNotFoundError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.models import default_lm_path, is_small_model
@@ -95,12 +98,38 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
                  on_token=on_token, on_stage=on_stage, cancel=cancel)
     if notice and answer.mode == AnswerMode.DIGEST:
         answer = replace(answer, notice=" ".join(p for p in (answer.notice, notice) if p))
+    # What the answer was made with, whole: the options above plus every setting and the model file.
+    model_file = model or generation.model or default_lm_path()
+    answer = replace(answer, settings=(*answer.settings, *settings_record(engine.settings),
+                                       *model_record(Path(model_file) if model_file else None)))
     if save:
         try:
             save_answer(engine.library, answer)
         except EngineError as exc:  # an answer the user has is worth more than its history entry
             log.warning("could not save the answer: %s", exc)
     return answer
+
+
+def settings_record(settings: Settings) -> tuple[tuple[str, str], ...]:
+    """Every setting as ``("section.key", value)`` pairs, so a stored answer says how it was made."""
+    return tuple((f"{section}.{key}", str(value)) for section, values in settings.to_dict().items()
+                 if isinstance(values, dict) for key, value in values.items())
+
+
+def model_record(path: Path | None) -> tuple[tuple[str, str], ...]:
+    """The language model file: its name, size and a SHA-256 of its first MiB (the GGUF header and
+    metadata, which name the weights and their quantisation), cached per file version."""
+    if path is None or not path.is_file():
+        return (("model.file", ""),)
+    stat = path.stat()
+    return (("model.file", path.name), ("model.bytes", str(stat.st_size)),
+            ("model.head_sha256", _head_sha256(str(path), stat.st_size, stat.st_mtime_ns)))
+
+
+@lru_cache(maxsize=8)
+def _head_sha256(path: str, size: int, mtime_ns: int) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read(1 << 20)).hexdigest()
 
 
 __all__ = ["ModelNotFoundError", "engine_ask"]

@@ -63,6 +63,9 @@ def test_a_golden_question_is_answered_from_its_paper_with_verbatim_quotes(
     expected = {doc_ids[name] for name in question["expected"]}  # type: ignore[attr-defined]
     cited = {ref.doc_id for ref in answer.references if ref.n}
     assert expected & cited, f"cites {cited}, none of the expected {expected}"
+    recorded = dict(answer.settings)  # enough to make the answer again: every setting and the model file
+    assert recorded["retrieval.top_n"] == str(engine.settings.retrieval.top_n) and recorded["mode"] == answer.mode
+    assert recorded["model.file"] and len(recorded["model.head_sha256"]) == 64
 
 
 @pytest.mark.parametrize("question", GOLDEN["off_topic"])
