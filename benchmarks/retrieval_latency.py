@@ -8,8 +8,9 @@ precomputed postings (engine/retrieve/postings.py) that imports now build; hybri
 postings, as a datastore does.
 Vectors are synthetic (clustered 384-d, as in index_speed.py) and indexed the way the product
 indexes them (exact up to FLAT_LIMIT, IVF-SQ8 above). Queries are ScholarQA-Multi questions;
-hybrid includes embedding the question with the bundled MiniLM (int8 as by default; --fp32), BM25, dense search, RRF,
-fetching the hits and dedupe. Reported: p50/p95 per query, build time, RSS and sizes on disk.
+hybrid includes embedding the question with the bundled MiniLM (int8 as by default; --fp32), BM25, dense search,
+fusion, both feedback lists, spelling, paper evidence, paper-local BM25, fetching the hits and dedupe.
+Reported: p50/p95 per query, build time, RSS and sizes on disk.
 
     python benchmarks/retrieval_latency.py [--sizes 10000 100000 1000000] [--queries 50] [--json OUT]
 """
@@ -49,7 +50,7 @@ from engine.retrieve.fts import (
     vocabulary_table_sql,
 )
 from engine.retrieve.postings import Bm25Postings, PostingsStamp, build_postings, search_fts_query
-from engine.retrieve.retriever import Retriever
+from engine.retrieve.retriever import RetrievalOptions, Retriever
 from engine.retrieve.source import ScoredId
 from engine.types import SearchHit
 
@@ -189,6 +190,9 @@ def measure(size: int, texts: Sequence[tuple[str, str]], queries: Sequence[str],
         dense = timings(lambda q: source.dense(query_vector, 100), queries)
         retriever = Retriever([source], embedder)
         hybrid = timings(lambda q: retriever.search(q, k=10), queries)
+        # The search before lists went uncapped and paper-local BM25 (timed in the same run, same load).
+        before = Retriever([source], embedder, options=RetrievalOptions(per_paper=3, within_paper=0.0))
+        hybrid_before = timings(lambda q: before.search(q, k=10), queries)
         hybrid_fts5 = timings(lambda q: Retriever([fts_source], embedder).search(q, k=10), queries)
         row = {"passages": size, "index_kind": index.kind, "fts_build_s": round(fts_seconds, 1),
                "index_build_s": round(index_seconds, 1), "fts_mb": round(db.stat().st_size / 2**20, 1),
@@ -198,6 +202,7 @@ def measure(size: int, texts: Sequence[tuple[str, str]], queries: Sequence[str],
                # The postings are memory-mapped: what the queries touched, as resident pages.
                "postings_rss_mb": round((process.memory_info().rss - rss_before) / 2**20, 1),
                "lexical_fts5": lexical_fts5, "lexical": lexical, "dense": dense, "hybrid": hybrid,
+               "hybrid_capped_no_within_paper": hybrid_before,
                "hybrid_fts5": hybrid_fts5, "load_average": os.getloadavg()}
         source.conn.close()
         fts_source.conn.close()
@@ -227,6 +232,7 @@ def main() -> None:
         results.append(row)
         print(f"{size:>9,} passages ({row['index_kind']}): lexical p50/p95 FTS5 {_ms(row['lexical_fts5'])}, "
               f"postings {_ms(row['lexical'])}; dense {_ms(row['dense'])}; hybrid {_ms(row['hybrid'])} "
+              f"(before within-paper BM25: {_ms(row['hybrid_capped_no_within_paper'])}) "
               f"(with FTS5: {_ms(row['hybrid_fts5'])}); FTS {row['fts_mb']} MB built in {row['fts_build_s']} s; "
               f"postings {row['postings_mb']} MB built in {row['postings_build_s']} s, +{row['postings_rss_mb']} MB "
               f"RSS; index {row['index_mb']} MB on disk, +{row['index_rss_mb']} MB RSS; load {row['load_average']}",
