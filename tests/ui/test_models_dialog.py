@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,11 @@ from fixtures.http_server import FileServer
 from pytestqt.qtbot import QtBot
 
 import engine.manager.catalog as catalog_module
+from engine.config import Settings
 from engine.manager.catalog import CatalogModel
 from engine.manager.download import partial_path
 from engine.models import default_lm_path
+from engine.service import Engine
 from ui.engine_client import EngineClient
 from ui.models_dialog import ROW, ModelsDialog
 
@@ -102,3 +105,53 @@ def test_a_tampered_file_is_reported_and_not_installed(qtbot: QtBot, dialog: Mod
     assert "failed its checksum" in error.args[0]
     qtbot.waitUntil(lambda: not dialog.downloading, timeout=30_000)
     assert dialog.row_status("tampered") == "available"
+
+
+def test_datastores_can_be_embedded_and_removed_from_the_dialog(
+        qtbot: QtBot, client: EngineClient, tmp_path: Path, confirmations) -> None:
+    records = tmp_path / "tiny.jsonl"
+    records.write_text("".join(
+        f'{{"id": "r{n}", "title": "Paper {n}", "text": "Dense retrieval of scientific papers, number {n}."}}\n'
+        for n in range(3)), encoding="utf-8")
+    with Engine(client.home) as engine:
+        engine.add_datastore(records, "tiny", embed=False)
+    shown = ModelsDialog(client)
+    qtbot.addWidget(shown)
+    qtbot.waitUntil(lambda: bool(shown.snapshot), timeout=60_000)
+    assert shown.select_datastore("tiny")
+    assert shown.datastores_tree.currentItem().text(4).startswith("not embedded")
+    assert shown.embed_datastore_button.isEnabled() and shown.remove_datastore_button.isEnabled()
+
+    shown.embed_datastore_button.click()
+    qtbot.waitUntil(lambda: not shown.downloading and shown.select_datastore("tiny")
+                    and not shown.datastores_tree.currentItem().text(4).startswith("not embedded"), timeout=300_000)
+
+    confirmations.answer = False
+    shown.remove_datastore_button.click()
+    assert confirmations.asked == ["Remove the datastore “tiny”?"]
+    confirmations.answer = True
+    shown.remove_datastore_button.click()
+    qtbot.waitUntil(lambda: shown.datastores_tree.topLevelItemCount() == 0, timeout=60_000)
+    with Engine(client.home) as engine:
+        assert engine.datastores() == []
+
+
+def test_the_model_in_use_is_listed_even_when_chosen_from_elsewhere(
+        qtbot: QtBot, client: EngineClient, tmp_path: Path) -> None:
+    smol = default_lm_path()
+    if smol is None:
+        pytest.skip("the bundled SmolLM2 is not installed")
+    elsewhere = tmp_path / "downloads" / "my-model.gguf"  # a model file outside Quire's models folder
+    elsewhere.parent.mkdir()
+    elsewhere.symlink_to(smol)
+    loaded: list[Settings] = []
+    client.load_settings(loaded.append)
+    qtbot.waitUntil(lambda: bool(loaded), timeout=60_000)
+    saved: list[object] = []
+    client.save_settings(replace(loaded[0], generation=replace(loaded[0].generation, model=str(elsewhere))),
+                         saved.append)
+    qtbot.waitUntil(lambda: bool(saved), timeout=60_000)
+    shown = ModelsDialog(client)
+    qtbot.addWidget(shown)
+    qtbot.waitUntil(lambda: bool(shown.snapshot), timeout=60_000)
+    assert shown.row_status(str(elsewhere)) == "in use"

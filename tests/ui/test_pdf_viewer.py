@@ -82,6 +82,26 @@ def test_a_stored_passage_is_highlighted_with_its_exact_rectangles(viewer: PdfVi
     assert quote_pixel.blue() < other_pixel.blue() < 250  # orange under the quote, pale yellow elsewhere
 
 
+def test_a_citation_opens_at_a_readable_zoom_centred_on_the_quote_with_the_title(
+        qtbot: QtBot, viewer: PdfViewer, stored_passage) -> None:
+    document, passage = stored_passage
+    viewer.resize(520, 760)  # the pane's size in a 1366-pixel window
+    quote_rects = passage.rects_for_span(0, 60)
+    assert viewer.show_passage(document.path, passage.page_start, passage.rects, quote_rects, title=document.title)
+    assert viewer.zoom >= 1.2  # was ~0.82: the whole page at 7-pixel text
+    assert viewer.title_label.isVisible() and viewer.title_label.full_text == document.title
+    quote = viewer.canvas.widget_rect(viewer.visible_highlights()[1][0])
+    shown = viewer.scroll_area.viewport().rect().translated(viewer.scroll_area.horizontalScrollBar().value(),
+                                                            viewer.scroll_area.verticalScrollBar().value())
+    assert shown.contains(quote.center().toPoint())  # the quote is on screen
+    assert abs(quote.center().y() - shown.center().y()) < shown.height() / 3
+
+    viewer.fit_action.trigger()  # Fit width: the whole width, no horizontal scroll bar
+    qtbot.wait(50)
+    assert viewer.scroll_area.horizontalScrollBar().maximum() == 0
+    assert viewer.canvas.width() >= viewer.scroll_area.viewport().width() - 40
+
+
 def test_dragging_over_words_selects_and_copies_them(qtbot: QtBot, viewer: PdfViewer, stored_passage) -> None:
     document, passage = stored_passage
     viewer.show_passage(document.path, passage.page_start, passage.rects)
