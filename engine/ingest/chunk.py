@@ -12,8 +12,10 @@ import re
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from engine.ingest.layout import TEXT, Word
+from engine.ingest.wordlist import COMMON_COUNT, english_counts
 from engine.types import WORD_FIELDS, PageRect, Passage, Rect, WordBoxes, content_hash, passage_id
 
 # Words that end in a period without ending a sentence.
@@ -50,9 +52,40 @@ def is_split_word(before: str, after: str) -> bool:
             and "-" not in before[:-1] and after[:1].islower())
 
 
-def is_split_compound(before: str, after: str) -> bool:
-    """'state-' at a line end followed by 'of-the-art': a hyphenated compound whose hyphen stays."""
-    return is_split_word(before, after) and after.split("-", 1)[0] in _COMPOUND_LINKS and "-" in after
+def is_split_compound(before: str, after: str, compounds: set[str] | frozenset[str] = frozenset()) -> bool:
+    """'virus-' at a line end followed by 'positive': a hyphenated compound whose hyphen stays.
+
+    TeX breaks a compound at its own hyphen too, so a line-end hyphen is kept when the compound
+    is written with it elsewhere earlier in the document (``compounds``, lower case), when the
+    joined word is no English word while both halves are ("virus-positive", "cross-linking"; not
+    "represen-tation", nor "trans-membrane": a bound prefix is no word of its own), or when the
+    next part is a linking word of a longer compound ("state-" / "of-the-art").
+    """
+    if not is_split_word(before, after):
+        return False
+    if after.split("-", 1)[0] in _COMPOUND_LINKS and "-" in after:
+        return True
+    head = before[:-1].lstrip(_LEADING).lower()
+    tail = after.split("-", 1)[0].rstrip(_TRAILING).lower()
+    if not head.isalpha() or not tail.isalpha():
+        return False
+    if f"{head}-{tail}" in compounds:
+        return True
+    if head in _PREFIXES or len(head) < 3 or len(tail) < 3:
+        return False
+    counts = english_counts()
+    return (not counts.get(head + tail) and counts.get(head, 0) > COMMON_COUNT
+            and counts.get(tail, 0) > COMMON_COUNT)
+
+
+_TEXT_OF = itemgetter(TEXT)
+_LEADING = "([{\"'“‘"
+_TRAILING = ".,;:!?)]}\"'”’"
+# English prefixes that are not words of their own in a compound: after them a line-end hyphen
+# is taken for a break unless the document writes the compound with its hyphen.
+_PREFIXES = frozenset(
+    "anti auto bi bio co counter de dis extra hyper hypo inter intra macro micro mid mis mono multi neo non "
+    "over poly post pre pro pseudo re semi sub super trans tri ultra un under".split())
 
 
 class Numbering:
@@ -66,6 +99,7 @@ class Numbering:
         self.ordinal = 0
         self.offset = 0  # length of the document text so far
         self.ready: list[Passage] = []
+        self.compounds: set[str] = set()  # hyphenated words seen inside lines so far, lower case
 
     def claim(self, length: int) -> tuple[int, int]:
         """The next ordinal and the character offset of a passage of ``length`` characters."""
@@ -123,13 +157,17 @@ class Chunker:
         """
         if not words:
             return
+        texts = "\n".join(map(_TEXT_OF, words))
+        if "-" in texts:
+            self._remember_compounds(texts.split("\n"))
         waiting = self._waiting
         if waiting is not None:
             # A hyphenated word is joined even across a block boundary: text broken by a figure,
             # a column end or a producer that puts each line in its own block still continues.
             before, after = waiting.words[-1][TEXT], words[0][TEXT]
             joined = is_split_word(before, after)
-            self._place_line(waiting, trim_last_hyphen=joined and not is_split_compound(before, after))
+            self._place_line(waiting, trim_last_hyphen=joined and not is_split_compound(
+                before, after, self.numbering.compounds))
             if joined:
                 new_block = False
         self._waiting = _Line(words, page, rect, new_block)
@@ -231,16 +269,24 @@ class Chunker:
             sep = ""
         position = draft.length + len(sep)
         page = line.page
-        extend = draft.boxes.extend
+        flat: list[float] = []
+        add = flat.extend
         for word, text in zip(words, texts, strict=True):
             end = position + len(text)
-            extend((position, end, page, word[0], word[1], word[2], word[3]))
+            add((position, end, page, word[0], word[1], word[2], word[3]))
             position = end + 1
+        draft.boxes.extend(flat)
         draft.parts.append(sep + " ".join(texts))
         draft.length = position - 1
         draft.count += len(words)
         draft.rects.append(PageRect(page, line.rect))
         self._previous_word = previous
+
+    def _remember_compounds(self, texts: list[str]) -> None:
+        """Note the hyphenated words of a line (not one broken at its end) for :func:`is_split_compound`."""
+        for text in texts:
+            if "-" in text[1:-1]:
+                self.numbering.compounds.add(text.strip(_LEADING + _TRAILING).lower())
 
     def _end_line_part(self, line: _Line, first: int, end: int) -> None:
         """Record the box of ``line.words[first:end]`` (placed in the current draft): the line's, or a part's."""

@@ -12,8 +12,9 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import pairwise
-from typing import Any
+from itertools import groupby, islice, pairwise
+from operator import itemgetter, sub
+from typing import Any, cast
 
 from engine.ingest.words import glue_kerned, line_number_words, normalise_line_end_hyphen
 from engine.types import Rect
@@ -38,10 +39,8 @@ class Line:
     words: list[Word]
     rect: Rect
     block_no: int
-    text: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.text = " ".join([word[TEXT] for word in self.words])
+    text: str  # the words' texts joined by spaces
+    wide_gaps: int = 0  # gaps between words wider than 1.5 line heights (table cells)
 
 
 @dataclass
@@ -62,6 +61,13 @@ class PageLayout:
     footnote_lines: int = 0  # how many of the last ``lines`` are footnotes, read after the page's text
     kinds: list[str] = field(default_factory=list)  # each line's kind (see engine.types.Passage.kind)
     region_starts: set[int] = field(default_factory=set)  # lines that open a caption
+
+    def margin_lines(self) -> list[int]:
+        """Indexes of the lines where running headers, footers and page numbers may sit (see in_margin)."""
+        top, bottom = self.height * HEADER_EXTENSION, self.height * (1 - MARGIN_FRACTION)
+        left, right = self.width * 0.08, self.width * 0.92
+        return [index for index, line in enumerate(self.lines)
+                if line.rect.y1 < top or line.rect.y0 > bottom or line.rect.x1 < left or line.rect.x0 > right]
 
 
 # TeX PDFs often draw an accent as a separate spacing character before its letter ("Lemaˆıtre").
@@ -85,28 +91,87 @@ def clean_word(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text).split())
 
 
+_LINE_KEY = itemgetter(5, 6)  # a word's (block, line) numbers
+_X0, _Y0, _X1, _Y1 = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(3)
+
+
 def build_lines(raw_words: list[RawWord], page_width: float = 0.0) -> list[Line]:
     """Group words into lines by PyMuPDF's (block, line) numbers; skip rotated text and line numbers.
 
     With ``page_width`` given, a column of margin line numbers is dropped too.
+
+    Per-word Python work is what ingest speed is made of, so most lines are handled whole: their
+    words stay the tuples PyMuPDF made, and only the line is looked at (its box, its text, whether
+    it repeats); non-ASCII words are cleaned one by one (ligatures, accents). A line with anything
+    else to repair (a box far taller than the page's type, a box taller than it is wide, a word of
+    invisible characters only) takes the word-by-word path.
     """
-    numbers = line_number_words(raw_words, page_width) if page_width else set()
-    lines: list[Line] = []
-    current_key: tuple[int, int] | None = None
-    words: list[Word] = []
-    lx0 = ly0 = lx1 = ly1 = 0.0
-    block_of_line = 0
     typical_height = _median_height(raw_words)
+    if page_width and (numbers := line_number_words(raw_words, page_width)):
+        raw_words = [word for index, word in enumerate(raw_words) if index not in numbers]
+    too_tall = 3 * typical_height
+    lines: list[Line] = []
     seen: set[tuple[str, int, int]] = set()
-    for index, word in enumerate(raw_words):
-        if index in numbers:
+    for (block_no, _), group in groupby(raw_words, _LINE_KEY):
+        words: list[Word] = list(group)
+        first = words[0]
+        text = " ".join([word[TEXT] for word in words])
+        # Some producers draw text twice (fake bold, figure labels): keep one copy of each line.
+        signature = (text, round(first[0]), round(first[3]))
+        if signature in seen:
             continue
-        x0, y0, x1, y1, text, block_no, line_no, _ = word
-        # Some producers draw text twice (fake bold, figure labels): keep one copy of each word.
-        position = (text, round(x0), round(y1))
-        if position in seen:
+        seen.add(signature)
+        if len(words) == 1:
+            x0, y0, x1, y1 = first[:4]
+        else:
+            x0, y0 = min(map(_X0, words)), min(map(_Y0, words))
+            x1, y1 = max(map(_X1, words)), max(map(_Y1, words))
+        if y1 - y0 > too_tall > 0 or y1 - y0 > 2.5 * (x1 - x0):
+            line = _repaired_line(words, block_no, typical_height)
+            if line is not None:
+                lines.append(line)
             continue
-        seen.add(position)
+        if not text.isascii():
+            cleaned = [_cleaned(word) for word in words]
+            if None in cleaned:  # a word of invisible characters only: the box shrinks
+                line = _repaired_line(words, block_no, typical_height)
+                if line is not None:
+                    lines.append(line)
+                continue
+            lines.append(_line(cast(list[Word], cleaned), Rect(x0, y0, x1, y1), block_no))
+            continue
+        lines.append(_line(words, Rect(x0, y0, x1, y1), block_no, text))
+    return lines
+
+
+def _line(words: list[Word], rect: Rect, block_no: int, text: str | None = None) -> Line:
+    """A line of ``words`` (``text`` their joined text, if known), kerned words rejoined."""
+    height = rect.y1 - rect.y0
+    gaps = list(map(sub, map(_X0, islice(words, 1, None)), map(_X1, words)))
+    glued = glue_kerned(words, gaps)
+    if glued is not words or text is None:
+        text = " ".join([word[TEXT] for word in glued])
+    # Gaps between glued pieces touch, so they never count as a table's wide gaps.
+    wide_gaps = sum(map(max(1.5 * height, 0.15).__lt__, gaps)) if len(gaps) > 1 else 0
+    return Line(glued, rect, block_no, text, wide_gaps)
+
+
+def _cleaned(word: Word) -> Word | None:
+    """``word`` with its text cleaned (see :func:`clean_word`); None when nothing visible is left."""
+    text = word[TEXT]
+    if text.isascii():
+        return word
+    cleaned = clean_word(normalise_line_end_hyphen(text))
+    if not cleaned.strip():
+        return None
+    return word if cleaned == text else (word[0], word[1], word[2], word[3], cleaned)
+
+
+def _repaired_line(words: list[Word], block_no: int, typical_height: float) -> Line | None:
+    """A line whose words need repairs (see :func:`build_lines`); None when nothing of it is kept."""
+    kept: list[Word] = []
+    for word in words:
+        x0, y0, x1, y1, text = word[:5]
         # Side stamps (arXiv ids, line numbers turned 90 degrees) give tall, narrow boxes about as
         # long as their text.
         if 2.5 * (x1 - x0) < (y1 - y0) <= len(text) * (x1 - x0) and len(text) > 2:
@@ -123,31 +188,18 @@ def build_lines(raw_words: list[RawWord], page_width: float = 0.0) -> list[Line]
                 continue
             repaired = repaired or cleaned != text
             text = cleaned
-        key = (block_no, line_no)
-        if key != current_key:
-            if words and not _is_vertical(words, lx0, ly0, lx1, ly1):
-                lines.append(Line(glue_kerned(words), Rect(lx0, ly0, lx1, ly1), block_of_line))
-            words = []
-            current_key = key
-            block_of_line = block_no
-            lx0, ly0, lx1, ly1 = x0, y0, x1, y1
-        else:
-            if x0 < lx0:
-                lx0 = x0
-            if y0 < ly0:
-                ly0 = y0
-            if x1 > lx1:
-                lx1 = x1
-            if y1 > ly1:
-                ly1 = y1
-        words.append((x0, y0, x1, y1, text) if repaired else word)
-    if words and not _is_vertical(words, lx0, ly0, lx1, ly1):
-        lines.append(Line(glue_kerned(words), Rect(lx0, ly0, lx1, ly1), block_of_line))
-    return lines
+        kept.append((x0, y0, x1, y1, text) if repaired else word)
+    if not kept:
+        return None
+    x0, y0 = min(map(_X0, kept)), min(map(_Y0, kept))
+    x1, y1 = max(map(_X1, kept)), max(map(_Y1, kept))
+    if _is_vertical(kept, x0, y0, x1, y1):
+        return None
+    return _line(kept, Rect(x0, y0, x1, y1), block_no)
 
 
 def _median_height(raw_words: list[RawWord]) -> float:
-    heights = sorted(word[3] - word[1] for word in raw_words)
+    heights = sorted(map(sub, map(_Y1, raw_words), map(_Y0, raw_words)))
     return heights[len(heights) // 2] if heights else 0.0
 
 
@@ -230,13 +282,17 @@ def layout_page(number: int, width: float, height: float, raw_words: list[RawWor
     With ``classify``, each line also gets its kind: captions, tables and figure text are marked
     so the caller can keep them out of the running text.
     """
-    body, footnotes = split_footnotes(reading_order(_group_blocks(build_lines(raw_words, width)), width), height)
+    ordered = reading_order(_group_blocks(build_lines(raw_words, width)), width)
+    body_height = _body_line_height(ordered)
+    body, footnotes = split_footnotes(ordered, height, body_height)
     blocks = body + footnotes
     pitch = line_pitch([line for block in blocks for line in block.lines])
     block_kinds = [TEXT_KIND] * len(blocks)
     opens: set[int] = set()
     if classify is not None and body:
-        body_kinds, opens = classify(body, width, height, number, _body_line_height(body), pitch)
+        if footnotes:
+            body_height = _body_line_height(body)
+        body_kinds, opens = classify(body, width, height, number, body_height, pitch)
         block_kinds[:len(body)] = body_kinds
     lines: list[Line] = []
     kinds: list[str] = []
@@ -261,16 +317,22 @@ _FOOTNOTE_MARK = re.compile(r"^(\d{1,2}|[*∗†‡§¶])\D")
 _GLUED_MARK = re.compile(r"^(\d{1,2}|[*∗†‡§¶])[^\W\d_]")
 
 
-def split_footnotes(blocks: list[Block], page_height: float) -> tuple[list[Block], list[Block]]:
+def split_footnotes(blocks: list[Block], page_height: float,
+                    body_height: float | None = None) -> tuple[list[Block], list[Block]]:
     """Separate footnotes from the running text, so they are not read between two columns.
 
     Left in place, a footnote at the foot of the left column lands mid-sentence (and splits a
     word hyphenated across the columns). A footnote block sits in the lower half of the page and
     starts with a marker ("2SPECTER: ...", "∗Equal contribution"); it is set in smaller type than
     the body, or (when the raised marker makes its line look as tall as body text) the marker is
-    glued to the text and nothing but margin furniture lies below it.
+    glued to the text and nothing but margin furniture lies below it. ``body_height`` is the
+    blocks' body line height, when the caller has it.
     """
-    body_height = _body_line_height(blocks)
+    if body_height is None:
+        body_height = _body_line_height(blocks)
+    lower_half = 0.5 * page_height
+    if not any(block.rect.y0 > lower_half for block in blocks):
+        return blocks, []
 
     def is_footnote(block: Block) -> bool:
         first = block.lines[0].text
@@ -289,21 +351,19 @@ def split_footnotes(blocks: list[Block], page_height: float) -> tuple[list[Block
 
 def _body_line_height(blocks: list[Block]) -> float:
     """The line height carrying most of the page's words: the body text's."""
-    heights: Counter[float] = Counter()
+    heights: dict[float, int] = {}
     for block in blocks:
         for line in block.lines:
-            heights[round(line.rect.y1 - line.rect.y0, 1)] += len(line.words)
-    return heights.most_common(1)[0][0] if heights else 0.0
-
-
-def _aligned_below(above: Rect, below: Rect) -> bool:
-    return abs(below.x0 - above.x0) <= 1.5 and below.y1 > above.y1
+            rect = line.rect
+            key = round(rect.y1 - rect.y0, 1)
+            heights[key] = heights.get(key, 0) + len(line.words)
+    return max(heights, key=heights.__getitem__) if heights else 0.0
 
 
 def line_pitch(lines: list[Line]) -> float:
     """The page's usual baseline-to-baseline distance between left-aligned lines; 0 if none."""
-    pitches = Counter(round(b.rect.y1 - a.rect.y1) for a, b in pairwise(lines)
-                      if _aligned_below(a.rect, b.rect))
+    rects = [line.rect for line in lines]
+    pitches = Counter([round(b.y1 - a.y1) for a, b in pairwise(rects) if -1.5 <= b.x0 - a.x0 <= 1.5 and b.y1 > a.y1])
     return float(pitches.most_common(1)[0][0]) if pitches else 0.0
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from engine.errors import IngestError
 from engine.ingest import ocr
 from engine.ingest.chunk import Chunker, Numbering
-from engine.ingest.layout import TEXT, Line, PageLayout, in_margin, is_page_furniture, layout_page, margin_signature
+from engine.ingest.layout import TEXT, Line, PageLayout, is_page_furniture, layout_page, margin_signature
 from engine.ingest.metadata import DocumentMeta, extract_metadata
 from engine.ingest.pdf import TEXT_FLAGS, file_hash, open_pdf
 from engine.ingest.regions import CAPTION, FIGURE, TABLE, classify_blocks
@@ -183,8 +183,8 @@ class PdfParse:
 
     @staticmethod
     def _remember_margins(layout: PageLayout, signatures: dict[int, set[str]]) -> None:
-        signatures[layout.number] = {margin_signature(line, layout.height) for line in layout.lines
-                                     if in_margin(line, layout.width, layout.height)}
+        lines = layout.lines
+        signatures[layout.number] = {margin_signature(lines[index], layout.height) for index in layout.margin_lines()}
 
     def _feed(self, chunker: Chunker, others: dict[str, Chunker], layout: PageLayout, repeated: set[str],
               footnotes: list[_HeldLine]) -> None:
@@ -193,8 +193,9 @@ class PdfParse:
         new_block = True
         for other in others.values():
             other.start_section(is_reference=False)  # captions, tables and figures end with their page
+        margin = set(layout.margin_lines())
         for index, line in enumerate(layout.lines):
-            if is_page_furniture(line, layout.width, layout.height, repeated, layout.number):
+            if index in margin and is_page_furniture(line, layout.width, layout.height, repeated, layout.number):
                 continue
             kind = layout.kinds[index] if layout.kinds else "text"
             # A reference list's entries are short, numeric lines too; they stay in the list.

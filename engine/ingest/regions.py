@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import pairwise
 
 from engine.ingest.layout import Block, Line
 
@@ -74,10 +73,15 @@ def _is_tabular(line: Line) -> bool:
     words = line.words
     if len(words) < 2:
         return False
-    height = max(line.rect.y1 - line.rect.y0, 0.1)
-    wide_gaps = sum(b[0] - a[2] > 1.5 * height for a, b in pairwise(words))
-    numeric = sum(bool(_NUMERIC.match(word[4])) for word in words)
-    return wide_gaps >= 2 or (len(words) >= 3 and numeric >= 0.5 * len(words))
+    if line.wide_gaps >= 2:
+        return True
+    if len(words) < 3:
+        return False
+    # A number has a digit: a line with too few digits cannot be mostly numbers (most lines).
+    text = line.text
+    if sum(map(text.count, "0123456789")) < 0.5 * len(words):
+        return False
+    return sum(bool(_NUMERIC.match(word[4])) for word in words) >= 0.5 * len(words)
 
 
 def column_width(blocks: list[Block], page_width: float) -> float:
@@ -94,15 +98,9 @@ def classify_blocks(blocks: list[Block], page_width: float, page_height: float, 
     baseline-to-baseline distance (0 when unknown).
     """
     shapes = [_shape(block) for block in blocks]
-    column = column_width(blocks, page_width)
     kinds = [TEXT] * len(blocks)
     opens: set[int] = set()
     labels: list[tuple[int, str]] = []  # caption block index, 'figure' or 'table'
-
-    def is_prose(index: int) -> bool:
-        shape = shapes[index]
-        return (not shape.tabular and shape.widest >= 0.5 * column
-                and shape.words >= 4 * shape.lines) or (shape.widest >= 0.8 * column and not shape.tabular)
 
     # Captions, and the same-type blocks right below that carry them on.
     index = 0
@@ -127,6 +125,15 @@ def classify_blocks(blocks: list[Block], page_width: float, page_height: float, 
             kinds[index] = CAPTION
             last = block.rect
             index += 1
+
+    # Measured without the captions: a caption set across both columns under a full-page figure
+    # would make the page's few lines of running text look like narrow figure labels.
+    column = column_width([block for block, kind in zip(blocks, kinds, strict=True) if kind != CAPTION], page_width)
+
+    def is_prose(index: int) -> bool:
+        shape = shapes[index]
+        return (not shape.tabular and shape.widest >= 0.5 * column
+                and shape.words >= 4 * shape.lines) or (shape.widest >= 0.8 * column and not shape.tabular)
 
     # The title, authors and affiliations of a first page are short lines too: above the first
     # paragraph, in type not much smaller than the body's.

@@ -28,8 +28,12 @@ def line_number_words(raw_words: list[Word], page_width: float) -> set[int]:
     increasing from top to bottom, outside the text they number: no other word on the same
     baseline lies beyond them towards the page edge.
     """
+    integers = [index for index, word in enumerate(raw_words) if word[4].isdigit()]
+    if len(integers) < _MIN_LINE_NUMBERS:
+        return set()
     columns: dict[tuple[str, int], list[int]] = defaultdict(list)
-    for index, word in enumerate(raw_words):
+    for index in integers:
+        word = raw_words[index]
         if _INTEGER.match(word[4]):
             columns[("left", round(word[0] / 3))].append(index)
             columns[("right", round(word[2] / 3))].append(index)
@@ -61,22 +65,32 @@ def _outermost(raw_words: list[Word], stacked: list[int], side: str) -> bool:
     return outer >= 0.8 * len(stacked)
 
 
-def glue_kerned(words: list[Word]) -> list[Word]:
+def glue_kerned(words: list[Word], gaps: list[float] | None = None) -> list[Word]:
     """Rejoin words split at kerning adjustments ("comple x f ormed b y" -> "complex formed by").
 
     Some typesetters put an invisible space at every kerning adjustment; PyMuPDF then breaks words
-    where the glyphs touch or overlap. Only a line with two or more such touching pairs is taken
-    to be set that way: a single overlap (an italic letter leaning into the next word) is left alone.
+    where the glyphs touch or overlap. A line with two or more such touching pairs is taken to be
+    set that way, and every touching pair is joined. Elsewhere only glyphs that abut (the next box
+    starts where the last one ends, no space between them: "Figure 5 F" for 5F, "cA 4" with its
+    subscript) are joined; a single overlap (an italic letter leaning into the next word) is left.
+    ``gaps`` are the distances between neighbouring words, when the caller has them already.
+    Returns ``words`` itself when nothing is joined.
     """
-    if len(words) < 3:
+    if len(words) < 2:
         return words
-    height = max(words[0][3] - words[0][1], 0.1)
-    tight = [words[i + 1][0] - words[i][2] < KERN_GAP * height for i in range(len(words) - 1)]
-    if sum(tight) < 2:
+    if gaps is None:
+        gaps = [b[0] - a[2] for a, b in pairwise(words)]
+    limit = KERN_GAP * max(words[0][3] - words[0][1], 0.1)
+    tight = sum(map(limit.__gt__, gaps))
+    if not tight:
+        return words
+    # A kerned line joins every touching pair; elsewhere the gap must not be negative.
+    floor = float("-inf") if tight >= 2 and len(words) >= 3 else 0.0
+    if floor == 0.0 and not any(0.0 <= gap < limit for gap in gaps):
         return words
     glued: list[Word] = [words[0]]
-    for word, joins in zip(words[1:], tight, strict=True):
-        if joins:
+    for word, gap in zip(words[1:], gaps, strict=True):
+        if floor <= gap < limit:
             last = glued[-1]
             glued[-1] = (min(last[0], word[0]), min(last[1], word[1]), max(last[2], word[2]),
                          max(last[3], word[3]), last[4] + word[4])

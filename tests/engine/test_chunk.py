@@ -183,6 +183,13 @@ def test_a_compound_broken_at_its_hyphen_keeps_it() -> None:
     assert passages[0].text == "the state-of-the-art model."
 
 
+def test_a_compound_written_earlier_with_its_hyphen_keeps_it_at_a_line_end() -> None:
+    # "pre-" is a bound prefix, so only the document's own spelling decides.
+    passages = chunk([["the", "pre-mRNA", "is", "spliced", "and", "the", "pre-"], ["mrna", "decays."]])
+    assert passages[0].text == "the pre-mRNA is spliced and the pre-mrna decays."
+    assert chunk([["the", "pre-"], ["mrna", "decays."]])[0].text == "the premrna decays."
+
+
 @pytest.mark.parametrize(("before", "after", "split", "compound"), [
     ("represen-", "tation", True, False),
     ("state-", "of-the-art", True, True),
@@ -194,6 +201,14 @@ def test_a_compound_broken_at_its_hyphen_keeps_it() -> None:
     ("x2-", "fold", False, False),  # a digit before the hyphen
     ("well-known-", "fact", False, False),  # already hyphenated: not a hyphenation break
     ("word", "next", False, False),
+    # Both halves are English words and the joined word is none: the compound's own hyphen.
+    ("virus-", "positive", True, True),
+    ("(wild-", "type)", True, True),
+    ("cross-", "linking,", True, True),
+    # The joined word is English, or the first half is a bound prefix, or not a word at all.
+    ("inter-", "action", True, False),
+    ("trans-", "membrane", True, False),
+    ("phosphor-", "ylation", True, False),
 ])
 def test_split_word_rules(before: str, after: str, split: bool, compound: bool) -> None:
     assert is_split_word(before, after) is split

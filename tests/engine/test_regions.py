@@ -66,6 +66,16 @@ def test_a_single_overlap_is_not_taken_for_kerning() -> None:
     assert [w[4] for w in glue_kerned(words)] == ["FoxF", "is", "here"]
 
 
+def test_glyphs_that_abut_are_one_word() -> None:
+    # "(Figure 6 C)" for 6C and "cA 4" with its subscript: no space between the boxes. A gap of a
+    # real space, or a single overlap, keeps the words apart.
+    words = [(60.0, 100.0, 88.0, 109.3, "(Figure"), (91.6, 100.0, 96.8, 109.3, "6"),
+             (96.82, 100.0, 109.2, 109.3, "C)."), (112.4, 100.0, 130.0, 109.3, "cA"),
+             (130.03, 103.0, 133.1, 108.2, "4"), (136.3, 100.0, 150.0, 109.3, "is")]
+    assert [w[4] for w in glue_kerned(words)] == ["(Figure", "6C).", "cA4", "is"]
+    assert [w[4] for w in glue_kerned(words[:2])] == ["(Figure", "6"]
+
+
 def test_a_column_of_margin_line_numbers_is_found() -> None:
     raw = []
     for row in range(8):
