@@ -20,7 +20,8 @@ from ui.library_pane import LibraryPane
 from ui.pdf_viewer import PdfViewer
 
 _MESSAGE_MS = 8000
-_EXPORTS = {"markdown": ("Export as Markdown", "Markdown (*.md)", ".md"),
+_EXPORTS = {"csv": ("Export the table as CSV", "CSV (*.csv)", ".csv"),
+            "markdown": ("Export as Markdown", "Markdown (*.md)", ".md"),
             "bibtex": ("Export as BibTeX", "BibTeX (*.bib)", ".bib")}
 
 
@@ -82,8 +83,9 @@ class AnswerController(QObject):
     def _status(self, message: str) -> None:
         self._window.statusBar().showMessage(message, _MESSAGE_MS)
 
-    def ask(self) -> bool:
-        """Ask what is in the question box within the chosen scope; False if there is nothing to ask."""
+    def ask(self, table: bool = False) -> bool:
+        """Ask what is in the question box within the chosen scope; False if there is nothing to ask.
+        ``table``: one row per cited paper, with its answer and quote (exportable as CSV)."""
         question = self._pane.question()
         if not question:
             self._status("Type a question first.")
@@ -115,7 +117,7 @@ class AnswerController(QObject):
         self._scope = (scope, len(doc_ids or ()), datastores)
         self._client.ask(question, lambda answer: self.show(answer, current), doc_ids=doc_ids,
                          library_only=scope in (LIBRARY, SELECTED), on_failure=lambda: self._failed(current),
-                         mode=self._pane.mode(), scope_label=label)
+                         mode=self._pane.mode(), scope_label=label, table=table)
         return True
 
     def _failed(self, asked: int) -> None:

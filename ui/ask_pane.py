@@ -127,6 +127,8 @@ class AskPane(QWidget):
         self.copy_button = self._tool_button("Copy", "Copy the answer as rich text, with its references",
                                              self.copy_rich_text)
         self.markdown_button = self._tool_button("Markdown…", "Export the answer and its references as Markdown",
+        self.csv_button = self._tool_button("CSV…", "Export the table (a row per paper) as CSV",
+                                            lambda: self.export_requested.emit("csv"))
                                                  lambda: self.export_requested.emit("markdown"))
         self.bibtex_button = self._tool_button("BibTeX…", "Export the cited papers as BibTeX",
                                                lambda: self.export_requested.emit("bibtex"))
@@ -299,12 +301,14 @@ class AskPane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addStretch(1)
-        for button in (self.copy_button, self.markdown_button, self.bibtex_button):
+        for button in (self.copy_button, self.markdown_button, self.bibtex_button, self.csv_button):
             layout.addWidget(button)
         return corner
 
     def _update_exports(self) -> None:
         for button in (self.copy_button, self.markdown_button, self.bibtex_button):
+        is_table = self.answer is not None and ("table", "True") in self.answer.settings
+        self.csv_button.setVisible(is_table)  # only a table answer has rows to export
             button.setEnabled(self.answer is not None)
 
     def _show_stream(self) -> None:

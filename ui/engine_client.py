@@ -137,11 +137,12 @@ def datastore_counts(engine: Engine) -> list[tuple[str, int]]:
 
 
 def render_answer(answer: Answer, kind: str) -> str:
-    """Markdown with its references, or BibTeX for the cited papers (the engine's renderers)."""
+    """Markdown with its references, BibTeX for the cited papers, or a table answer's rows as CSV."""
     from engine.render.bibtex import to_bibtex
     from engine.render.markdown import to_markdown
+    from engine.render.table import to_csv
 
-    return to_markdown(answer) if kind == "markdown" else to_bibtex(answer)
+    return {"markdown": to_markdown, "bibtex": to_bibtex, "csv": to_csv}[kind](answer)
 
 
 @dataclass(frozen=True)
@@ -350,9 +351,10 @@ class EngineClient(QObject):
 
     def ask(self, question: str, on_answer: Callable[[Answer], None], *, doc_ids: Sequence[str] | None = None,
             library_only: bool = False, on_failure: Callable[[], None] | None = None, mode: str | None = None,
-            scope_label: str = "") -> None:
+            scope_label: str = "", table: bool = False) -> None:
         """Answer ``question``; tokens and stages stream as :attr:`answer_token` / :attr:`answer_stage`.
-        ``mode`` "write" asks for a written answer; ``scope_label`` is kept with the answer for its history."""
+        ``mode`` "write" asks for a written answer; ``table`` for a row per paper; ``scope_label`` is kept
+        with the answer for its history."""
         token = CancelToken()
         self._ask_tokens.append(token)
         worker = self._worker
@@ -361,7 +363,7 @@ class EngineClient(QObject):
         def work(engine: Engine) -> Answer:
             answer = engine.ask(question, source="library" if library_only else "all", doc_ids=ids, mode=mode,
                                 on_token=worker.token.emit, on_stage=worker.stage.emit, cancel=token,
-                                save=False)
+                                save=False, table=table)
             if scope_label:
                 answer = replace(answer, settings=(*answer.settings, ("scope", scope_label)))
             if answer.id:

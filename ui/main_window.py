@@ -158,8 +158,11 @@ class MainWindow(QMainWindow):
                                           "Add the PDFs of your Zotero library with their Zotero details and "
                                           "collections (Zotero's database is only read)", None, self._import_zotero)
         self.ask_action = self._action("&Ask", "Ask the question (Enter in the question box, or Ctrl+Enter)",
-                                       None, self._ask)
+                                       None, lambda: self._ask())
         self.ask_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+        self.table_action = self._action("Ask for a &Table", "Answer with one row per paper: its answer to the "
+                                         "question and the quote behind it (exportable as CSV; Ctrl+Shift+Enter)",
+                                         QKeySequence("Ctrl+Shift+Return"), lambda: self._ask(table=True))
         self.check_action = self._action("Check a &Claim…", "Find passages that support or contradict the selected "
                                          "text, or a sentence you type (Ctrl+Shift+K)", QKeySequence("Ctrl+Shift+K"),
                                          self._check_claim)
@@ -189,6 +192,7 @@ class MainWindow(QMainWindow):
         self.table.insertAction(self.remove_action, self.edit_action)  # the table's right-click menu
         ask_menu = self.menuBar().addMenu("&Question")
         ask_menu.addAction(self.ask_action)
+        ask_menu.addAction(self.table_action)
         ask_menu.addAction(self.check_action)
         ask_menu.addAction(self.cancel_action)
         self.tools_menu = self.menuBar().addMenu("&Tools")
@@ -364,9 +368,9 @@ class MainWindow(QMainWindow):
             self.refresh_datastores()
         self._client.add_demo(attached, with_datastore=with_datastore)
 
-    def _ask(self) -> None:
+    def _ask(self, table: bool = False) -> None:
         self.statusBar().clearMessage()  # the last citation's "[3] … page 6" belongs to the last answer
-        if self.answers.ask():
+        if self.answers.ask(table=table):
             self._update_actions()
 
     def _check_claim(self) -> None:

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QDialog, QFileDialog
 from pytestqt.qtbot import QtBot
 
 from engine.service import Engine
@@ -166,3 +167,23 @@ def test_check_a_claim_lists_passages_that_open_on_their_quote(
     window.ask_pane.check_passage_activated.emit(supporting[0])
     qtbot.waitUntil(lambda: bool(window.viewer.quote_rects), timeout=TIMEOUT_MS)
     assert window.viewer.current_page == 1
+
+
+@pytest.mark.slow
+def test_a_table_answer_exports_its_rows_as_csv(qtbot: QtBot, window: MainWindow, client: EngineClient,
+                                                corpus_papers: Path, tmp_path: Path, monkeypatch: Any) -> None:
+    window.add_paths([corpus_papers / "2020.acl-main.207.pdf"])
+    qtbot.waitUntil(lambda: window.model.rowCount() == 1 and not client.ingesting, timeout=300_000)
+    assert not window.ask_pane.csv_button.isVisible()
+    window.ask_pane.question_box.setPlainText("How does SPECTER use citations?")
+    window.table_action.trigger()
+    qtbot.waitUntil(lambda: window.ask_pane.answer is not None, timeout=600_000)
+    answer = window.ask_pane.answer
+    assert answer is not None and ("table", "True") in answer.settings
+    assert window.ask_pane.csv_button.isVisible() and window.ask_pane.csv_button.isEnabled()
+    target = tmp_path / "table.csv"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(target), ""))
+    window.ask_pane.csv_button.click()
+    qtbot.waitUntil(target.exists, timeout=TIMEOUT_MS)
+    header = target.read_text(encoding="utf-8").splitlines()[0]
+    assert header.startswith("n,paper,authors,year")
