@@ -48,7 +48,6 @@ _WELCOME = ('<div style="color:#777;line-height:150%"><p style="font-size:large;
 
 
 class AskPane(QWidget):
-    ask_requested = Signal(str, str)  # question, scope
     cancel_requested = Signal()
     citation_activated = Signal(int, int)  # reference number, sentence index (-1: the references list)
     history_activated = Signal(str)  # answer id
@@ -127,9 +126,9 @@ class AskPane(QWidget):
         self.copy_button = self._tool_button("Copy", "Copy the answer as rich text, with its references",
                                              self.copy_rich_text)
         self.markdown_button = self._tool_button("Markdown…", "Export the answer and its references as Markdown",
+                                                 lambda: self.export_requested.emit("markdown"))
         self.csv_button = self._tool_button("CSV…", "Export the table (a row per paper) as CSV",
                                             lambda: self.export_requested.emit("csv"))
-                                                 lambda: self.export_requested.emit("markdown"))
         self.bibtex_button = self._tool_button("BibTeX…", "Export the cited papers as BibTeX",
                                                lambda: self.export_requested.emit("bibtex"))
         # Export buttons under the answer, not in the tab bar's corner: there they squeezed the tab
@@ -307,9 +306,9 @@ class AskPane(QWidget):
 
     def _update_exports(self) -> None:
         for button in (self.copy_button, self.markdown_button, self.bibtex_button):
+            button.setEnabled(self.answer is not None)
         is_table = self.answer is not None and ("table", "True") in self.answer.settings
         self.csv_button.setVisible(is_table)  # only a table answer has rows to export
-            button.setEnabled(self.answer is not None)
 
     def _show_stream(self) -> None:
         if not self._answering:
