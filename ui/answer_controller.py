@@ -69,7 +69,6 @@ class AnswerController(QObject):
         self._cancel_requested = False
         self._scope: tuple[str, int, bool] = (EVERYTHING, 0, False)
         self._asked = 0  # which question the pane is showing; results of earlier ones are not shown
-        self.last_location: PassageLocation | None = None
         client.answer_token.connect(pane.append_token)
         client.answer_stage.connect(pane.set_stage)
         pane.cancel_requested.connect(self.cancel)
@@ -220,7 +219,6 @@ class AnswerController(QObject):
         self._client.locate(reference, citation, self._show_location)
 
     def _show_location(self, location: PassageLocation) -> None:
-        self.last_location = location
         reference = location.reference
         if location.path:
             title = reference.title or Path(location.path).name

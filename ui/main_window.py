@@ -3,7 +3,6 @@ wiring from user gestures to :class:`EngineClient` requests and back."""
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from ui.ingest_progress import IngestProgress
 from ui.library_model import display_title
 from ui.library_pane import LibraryPane
 from ui.metadata_dialog import MetadataDialog
+from ui.models_dialog import ModelsDialog
 from ui.pdf_viewer import PdfViewer
 from ui.settings_dialog import SettingsDialog
 
@@ -199,7 +199,6 @@ class MainWindow(QMainWindow):
         self.models_action = self._action("&Models && Datastores…", "Install and choose models and datastores",
                                           None, self._open_models_dialog)
         self.tools_menu.addAction(self.models_action)
-        self.models_action.setEnabled(_models_dialog_class() is not None)
         self.tools_menu.addAction(self.settings_action)
         self.help_menu = add_help_menu(self, [self.add_files_action, self.add_folder_action, self.remove_action,
                                               self.ask_action, self.cancel_action, self.settings_action,
@@ -406,11 +405,8 @@ class MainWindow(QMainWindow):
         self._client.load_settings(edit)
 
     def _open_models_dialog(self) -> None:
-        dialog_class = _models_dialog_class()
-        if dialog_class is not None:
-            dialog = dialog_class(self._client, self)
-            dialog.exec()
-            self.refresh_datastores()
+        ModelsDialog(self._client, self).exec()
+        self.refresh_datastores()
 
     # --- engine reports ----------------------------------------------------------------------
 
@@ -461,12 +457,3 @@ class MainWindow(QMainWindow):
 
     def show_answer(self, answer: Answer) -> None:
         self.answers.show(answer)
-
-
-def _models_dialog_class() -> type | None:
-    """The Models & Datastores dialog, once it exists (it is built alongside this window)."""
-    try:
-        module = importlib.import_module("ui.models_dialog")
-    except ImportError:
-        return None
-    return getattr(module, "ModelsDialog", None)
