@@ -408,7 +408,8 @@ def report_command(args: argparse.Namespace) -> None:
     result: dict[str, Any] = {
         "machine": "shared 2-core development machine under load from other jobs (run with nice)",
         "writer": args.model, "writer_questions": [q["index"] for q in subset]}
-    result["litqa_digest"] = run_litqa(litqa_engine, questions, "digest", None)
+    spread = questions[:: max(1, len(questions) // args.limit)][: args.limit] if args.limit else questions
+    result["litqa_digest"] = run_litqa(litqa_engine, spread, "digest", None)
     result["litqa_digest_on_writer_subset"] = litqa_summary(
         [r for r in result["litqa_digest"]["questions"] if r["index"] in set(result["writer_questions"])])
     result["litqa_writer"] = run_litqa(litqa_engine, subset, args.writer_mode, args.model)

@@ -49,6 +49,10 @@ PER_PAPER = 0
 _CAPTION = re.compile(r"(^|\n)\s*\(?(fig(ure)?s?\.?|tables?|supplementary\s+(fig(ure)?|table)s?\.?|extended data "
                       r"fig(ure)?\.?)\s*S?\d+[A-Za-z]?\b", re.IGNORECASE)
 _PANEL = re.compile(r"^\s*\(?[A-H]\)\s")
+# A section heading the PDF text runs into the sentence: "Training Data To train our model, we ...".
+_RUN_IN_HEADING = re.compile(r"(?:[A-Z0-9][\w-]*\s){1,4}(?=(?:To|We|In|The|Our|This|These|Here|For|Since|Using|"
+                             r"As|After|To)\s[a-z])")
+_NUMERIC = re.compile(r"^[\d.,%±()+\-–−]+$")
 
 
 @dataclass(frozen=True)
@@ -108,10 +112,19 @@ def is_caption(text: str) -> bool:
     return bool(_CAPTION.search(text) or _PANEL.match(text))
 
 
+def tabular(text: str) -> bool:
+    """A table row that reads like a sentence: a third or more of its tokens are numbers."""
+    tokens = text.split()
+    return sum(bool(_NUMERIC.match(t)) for t in tokens) >= max(3, len(tokens) / 3)
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Whole prose sentences of ``text`` fit to quote; an over-long one is cut at its last clause break."""
     spans = []
     for start, end in split_spans(text):
+        heading = _RUN_IN_HEADING.match(text, start, end)
+        if heading:  # the quote starts where the sentence does, after the run-in heading
+            start = heading.end()
         if end - start > MAX_QUOTE_CHARS:
             limit = start + MAX_QUOTE_CHARS
             cut = max(text.rfind("; ", start, limit), text.rfind(", ", start, limit))
@@ -119,7 +132,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                 continue
             end = cut
         piece = text[start:end]
-        if end - start >= MIN_QUOTE_CHARS and prose_like(piece) and not is_caption(piece):
+        if end - start >= MIN_QUOTE_CHARS and prose_like(piece) and not is_caption(piece) and not tabular(piece):
             spans.append((start, end))
     return spans
 

@@ -43,7 +43,9 @@ def plan_themes(question: str, evidence: Sequence[Evidence], scorer: SupportScor
     quotes = select_quotes(evidence, max_quotes)
     if not quotes:
         return []
-    doc_of = {e.reference.n: e.reference.doc_id for e in evidence}
+    # Quotes start grouped by passage: a passage makes one point, and a one-paper answer still gets
+    # its themes instead of one section holding every quote of the paper.
+    doc_of = {e.reference.n: e.reference.passage_id for e in evidence}
     vectors = scorer.vectors([q.text for q in quotes])
     groups: list[list[int]] = []
     by_doc: dict[str, int] = {}

@@ -91,6 +91,10 @@ def test_quotes_are_whole_sentences_and_never_captions() -> None:
             assert citation.quote.rstrip()[-1] in ".!?"
     assert is_caption("Figure 2: Overview of the triplets.") and is_caption("(B) Western blot of the lysate shows")
     assert next(TRAINING[s:e] for s, e in sentence_spans(TRAINING)).startswith("SPECTER is trained")
+    run_in = "Training Data To train our model, we use a subset of the Semantic Scholar corpus of papers."
+    assert [run_in[s:e] for s, e in sentence_spans(run_in)] == [run_in[len("Training Data "):]]
+    table_row = "SPECTER 84.2 88.4 91.5 36.9 80.0 SciBERT fine-tune on co-view 83.0 84.2 84.1 36.4 76.0 and more."
+    assert sentence_spans(table_row) == []
 
 
 def test_passages_that_do_not_address_the_question_are_dropped() -> None:
