@@ -118,7 +118,7 @@ def main() -> None:
     embedder: Any = None
     if args.embedded_only:
         # One consistent, smaller corpus: both retrievers see only the passages embedded so far.
-        embedder = SentenceTransformerEmbedder()
+        embedder = SentenceTransformerEmbedder(args.embedder, quantize=args.int8)
         with EmbeddingCache(args.cache / "embeddings.db") as cache:
             found = cache.get_many(embedder.model_id, (content_hash(r.search_text) for r in records))
         records = [r for r in records if content_hash(r.search_text) in found]
