@@ -193,8 +193,8 @@ class AnswerController(QObject):
         def show(result: Any) -> None:
             self.checked = list(result.passages)
             self._pane.show_check(check_html(result.claim, self.checked, result.notes))
-        self._client.call("check", lambda engine: engine.check(claim), show,
-                          lambda: self._pane.show_failure("The claim could not be checked: see the message."))
+        self._client.check_claim(claim, show,
+                                 lambda: self._pane.show_failure("The claim could not be checked: see the message."))
 
     def open_checked_passage(self, index: int) -> None:
         if 0 <= index < len(self.checked):

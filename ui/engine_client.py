@@ -94,6 +94,32 @@ def describe_failures(failures: Sequence[IngestResult], limit: int = 8) -> str:
     return headline + "\n\n" + "\n".join(lines)
 
 
+# --- the Settings dialog's checks of the files a user picks (they need no engine) ----------------
+
+
+def check_model_file(path: str) -> str:
+    """``""`` when ``path`` is empty or a GGUF llama.cpp can run, else why not (for the Model file field)."""
+    if not path:
+        return ""
+    from engine.generate.gguf import validate_gguf  # llama.cpp is loaded only to check a file
+
+    try:
+        validate_gguf(Path(path).expanduser())
+    except EngineError as exc:
+        return str(exc)
+    except Exception as exc:  # llama.cpp's own probe may fail in its own ways: still name the file
+        return f"{path}: llama.cpp cannot load it ({type(exc).__name__}: {exc})."
+    return ""
+
+
+def is_small_model_file(path: str) -> bool:
+    """Whether the model at ``path`` (empty: the bundled one) is too small to write answers."""
+    from engine.models import default_lm_path, is_small_model
+
+    chosen = path or default_lm_path()
+    return bool(chosen) and is_small_model(chosen)
+
+
 @dataclass(frozen=True)
 class PassageLocation:
     """Where a cited passage is: its PDF and page, its line boxes and its quote's boxes.

@@ -30,8 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.errors import EngineError
-from engine.models import is_small_model
+from ui.engine_client import check_model_file, is_small_model_file
 from ui.errors import for_the_app
 
 MODEL_FIELD, EMBEDDER_FIELD = "Model file", "Embedder"
@@ -40,21 +39,6 @@ WHEN_IT_APPLIES = ("Changes apply to the next question. A new model file, thread
 SMALL_MODEL_NOTE = ("With a model this small, answers are evidence digests (verbatim quotes by theme) unless "
                     "“Written answer” is ticked beside the Ask button; self-feedback applies only to written "
                     "answers, and query rewriting is skipped.")
-
-
-def check_model_file(path: str) -> str:
-    """``""`` when ``path`` is empty or a GGUF llama.cpp can run, else why not (for the Model file field)."""
-    if not path:
-        return ""
-    from engine.generate.gguf import validate_gguf
-
-    try:
-        validate_gguf(Path(path).expanduser())
-    except EngineError as exc:
-        return str(exc)
-    except Exception as exc:  # llama.cpp's own probe may fail in its own ways: still name the file
-        return f"{path}: llama.cpp cannot load it ({type(exc).__name__}: {exc})."
-    return ""
 
 
 def check_embedder_folder(path: str) -> str:
@@ -179,10 +163,7 @@ class SettingsDialog(QDialog):
         (self.model_edit if MODEL_FIELD in problems else self.embedder_edit).setFocus()
 
     def _update_notes(self) -> None:
-        from engine.models import default_lm_path
-
-        path = self.model_edit.text().strip() or default_lm_path()
-        self.small_model_label.setVisible(bool(path) and is_small_model(path))
+        self.small_model_label.setVisible(is_small_model_file(self.model_edit.text().strip()))
 
     def _restore_defaults(self) -> None:
         defaults = type(self._original)()
