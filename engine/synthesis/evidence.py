@@ -31,6 +31,8 @@ RELEVANCE_THRESHOLD = 0.25  # absolute floor: under it nothing addresses the que
 # -> 7 % of sections from papers that do not address the question, 0.85 -> 4.8 %, 0.9 -> 2.4 %, the
 # key passage cited in 90.5 % throughout; broad questions lose papers as it rises.
 RELATIVE_RELEVANCE = 0.85
+TABLE_RELATIVE_RELEVANCE = 0.6  # the per-paper table: 0.6 kept the key passage as often on the odd half
+TABLE_PER_PAPER = 2  # the table's rows are papers: passages of one paper beyond two only crowd others out
 NUMBER_BONUS = 0.15  # "how many ..." and the sentence states a quantity
 NAME_BONUS = 0.05  # "which ..." and the sentence names something the question does not
 RANK_PENALTY = 0.0  # per natural-log unit of search rank (0.02 and 0.05 measured worse)

@@ -30,6 +30,8 @@ from engine.synthesis.evidence import (
     PER_PAPER,
     RELATIVE_RELEVANCE,
     RELEVANCE_THRESHOLD,
+    TABLE_PER_PAPER,
+    TABLE_RELATIVE_RELEVANCE,
     Evidence,
     best_answer,
     closest,
@@ -125,9 +127,10 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
 
     stage("retrieving")
     try:
-        # With a per-paper cap, twice the passages, so that after the cap there are still top_n.
-        hits = diverse(retrieve(used, options.top_n * (2 if options.per_paper > 0 else 1)), options.top_n,
-                       options.per_paper)
+        # A table compares papers, so it reads at most TABLE_PER_PAPER passages of one. With a cap,
+        # three times the passages are searched, so that after it there are still top_n.
+        per_paper = TABLE_PER_PAPER if options.table else options.per_paper
+        hits = diverse(retrieve(used, options.top_n * (3 if per_paper > 0 else 1)), options.top_n, per_paper)
     except Cancelled:
         return cancelled()
     clock.lap("retrieving")
@@ -135,7 +138,9 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
         return cancelled()
     references = [to_reference(h, i + 1, hit_text(h) if hit_text else None) for i, h in enumerate(hits)]
     found = extract_evidence(used, references, scorer, options.quotes_per_passage, [h.is_reference for h in hits])
-    evidence = relevant(found, options.relevance_threshold, options.relative_relevance)
+    # A table compares papers: it keeps papers further from the best one than an answer does.
+    relative = TABLE_RELATIVE_RELEVANCE if options.table else options.relative_relevance
+    evidence = relevant(found, options.relevance_threshold, relative)
     clock.lap("evidence")
     if not evidence:
         return Answer(**_nothing(found, any(not h.is_library for h in hits)), mode=AnswerMode.NO_EVIDENCE,
