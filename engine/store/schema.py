@@ -91,7 +91,11 @@ def _v2_answers(conn: sqlite3.Connection) -> None:
 
 def _v3_passage_kinds(conn: sqlite3.Connection) -> None:
     """Version 3: each passage says what it is (text, caption, table, figure); older passages are text."""
-    conn.execute("ALTER TABLE passages ADD COLUMN kind TEXT NOT NULL DEFAULT 'text'")
+    # A catalog made by the current CREATE statements but stamped with an older version already has
+    # the column: adding it again would fail the whole upgrade.
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(passages)")}
+    if "kind" not in columns:
+        conn.execute("ALTER TABLE passages ADD COLUMN kind TEXT NOT NULL DEFAULT 'text'")
 
 
 def _v4_edits_and_collections(conn: sqlite3.Connection) -> None:
