@@ -173,6 +173,8 @@ class ModelsDialog(QDialog):
             f"GPU: {gpus or 'none found'} · {offload}")
         fit = report.get("configured_fit")
         warning = f"\n⚠ {fit['warning']}" if fit and fit.get("warning") else ""
+        if report.get("configured_problem"):
+            warning += f"\n⚠ {report['configured_problem']}"
         self.recommendation_label.setText(
             f"Recommended: {recommendation['title']} · context {recommendation['context_size']:,} tokens · "
             f"GPU layers {recommendation['gpu_layers']} · {recommendation['threads']} threads\n"

@@ -124,6 +124,8 @@ def _hardware(engine: Engine, as_json: bool) -> int:
     for reason in recommendation["reasons"]:
         print(f"  - {reason}")
     fit = report["configured_fit"]
+    if report.get("configured_problem"):
+        print(f"warning: {report['configured_problem']}", file=sys.stderr)
     if fit is not None:
         verdict = "fits" if fit["fits"] else "DOES NOT FIT"
         print(f"\nConfigured model {report['configured_model']}: {verdict} "

@@ -79,9 +79,16 @@ def hardware_report(hardware: HardwareInfo, settings: Settings, models_dir: Path
 
     recommendation = recommend(hardware, load_catalog())
     configured = settings.generation.model or default_lm_path()
-    fit = None
+    from engine.errors import EngineError
+
+    fit, problem = None, None
     if configured and Path(configured).exists():
-        fit = fit_for_file(configured, settings.generation.context_size, hardware, settings.generation.gpu_layers)
+        try:
+            fit = fit_for_file(configured, settings.generation.context_size, hardware, settings.generation.gpu_layers)
+        except EngineError as exc:
+            # A broken model file named in settings.toml must not hide the rest of the report.
+            problem = f"Model file {configured}: {exc}"
     return {"hardware": hardware.to_dict(), "recommendation": recommendation.to_dict(),
             "configured_model": str(configured) if configured else None,
-            "configured_fit": fit.to_dict() if fit else None, "models_dir": str(models_dir)}
+            "configured_fit": fit.to_dict() if fit else None, "configured_problem": problem,
+            "models_dir": str(models_dir)}

@@ -134,3 +134,18 @@ def test_recommendations(hardware: HardwareInfo, model: str, context: int, gpu_l
     assert (recommendation.model, recommendation.context_size, recommendation.gpu_layers) == (model, context,
                                                                                                gpu_layers)
     assert recommendation.threads == hardware.physical_cores and recommendation.reasons
+
+
+def test_a_broken_model_file_in_the_settings_is_reported_not_raised(tmp_path: Path) -> None:
+    """The Models dialog gathers this report: a damaged model named in settings.toml must not stop it."""
+    from engine.config import Settings
+    from engine.manager.setup import hardware_report
+
+    broken = tmp_path / "broken.gguf"
+    broken.write_text("not a model")
+    settings = Settings()
+    settings = replace(settings, generation=replace(settings.generation, model=str(broken)))
+    report = hardware_report(machine(16), settings, tmp_path)
+    assert report["configured_fit"] is None
+    assert report["configured_problem"].startswith("Model file ")
+    assert report["recommendation"]["title"]
