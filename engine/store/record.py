@@ -54,13 +54,13 @@ def _paper_from(data: dict[str, Any]) -> PaperReference:
 
 
 def answer_to_dict(answer: Answer) -> dict[str, Any]:
-    first: dict[int, Citation] = {}
+    first: dict[str, Citation] = {}  # by passage: two passages of one paper share n, not their quotes
     for sentence in answer.sentences:
         for citation in sentence.citations:
-            first.setdefault(citation.n, citation)
+            first.setdefault(citation.passage_id, citation)
     citations = []
     for reference in answer.references:
-        cited = first.get(reference.n)
+        cited = first.get(reference.passage_id)
         entry = _reference(reference)
         entry.update({"quote": cited.quote if cited else "", "rects": _rects(cited.rects) if cited else []})
         citations.append(entry)

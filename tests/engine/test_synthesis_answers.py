@@ -258,3 +258,13 @@ def test_table_without_a_writer_is_each_papers_best_quote() -> None:
     assert answer.mode == AnswerMode.DIGEST and len(rows(answer)) == 2
     assert all(r.answer.startswith("“") and r.quote for r in rows(answer))
     guarantees(answer)
+
+
+def test_the_json_record_keeps_each_cited_passages_own_quote() -> None:
+    from engine.store.record import answer_to_dict
+
+    answer = ask(BOTH, retrieve=retriever(TRAINING, CORPUS, EVALUATION), scorer=scorer(), options=opts(mode="digest"))
+    record = answer_to_dict(answer)
+    specter = [c for c in record["citations"] if c["doc_id"] == "specter"]
+    assert len(specter) == 2 and len({c["n"] for c in specter}) == 1  # two passages, one paper number
+    assert all(c["quote"] and c["quote"] in c["text"] for c in record["citations"])
