@@ -221,9 +221,11 @@ def _group_blocks(lines: list[Line]) -> list[Block]:
             block = Block([], line.rect)
             by_number[line.block_no] = block
             blocks.append(block)
-        else:
-            block.rect = block.rect.union(line.rect)
         block.lines.append(line)
+    for block in blocks:
+        if len(block.lines) > 1:
+            rects = [line.rect for line in block.lines]
+            block.rect = Rect(min(map(_X0, rects)), min(map(_Y0, rects)), max(map(_X1, rects)), max(map(_Y1, rects)))
     return blocks
 
 
