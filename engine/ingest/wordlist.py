@@ -1,8 +1,9 @@
 """English words, to tell a word broken at a line end ("represen-" / "tation") from a compound
 whose hyphen is real ("virus-" / "positive").
 
-The list is pyspellchecker's English word frequencies (bundled with the package, no download).
-Parse workers import this module in their fork server, so each worker has the list at no cost.
+The list is pyspellchecker's English word frequencies (bundled with the package, no download),
+loaded on first use; the parse workers' fork server loads it once (engine.ingest.worker), so each
+worker has it at no cost.
 """
 
 from __future__ import annotations
@@ -28,6 +29,3 @@ def english_counts() -> dict[str, int]:
         log.warning("the English word list (pyspellchecker) cannot be loaded (%s); words hyphenated at line "
                     "ends are always joined", exc)
         return {}
-
-
-english_counts()  # loaded on import: the parse workers' fork server imports this module
