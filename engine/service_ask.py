@@ -52,7 +52,7 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
     options = AskOptions(top_n=top_n or engine.settings.retrieval.top_n, mode=chosen_mode,
                          feedback=generation.feedback if feedback is None else feedback,
                          table=table,
-                         writer=WriterOptions(answer_tokens=min(200, max(60, generation.max_answer_tokens))))
+                         writer=WriterOptions(answer_tokens=min(160, max(60, generation.max_answer_tokens))))
     stage = on_stage or (lambda _s: None)
 
     language_model: Callable[[], LanguageModel] | None = None

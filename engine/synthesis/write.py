@@ -66,11 +66,13 @@ class WriteOutcome:
 class WriterOptions:
     sections: int = 2
     sentences_per_section: int = 2
-    answer_tokens: int = 200  # the whole answer: direct answer and sections
+    answer_tokens: int = 160  # the whole answer: direct answer and sections
     feedback_tokens: int = 80
-    feedback: bool = False  # measured: it doubles the time and rarely changes what is verified
-    quote_chars: int = 320
-    max_quotes: int = 8
+    feedback: bool = False  # two more LM calls per answer (docs/answers.md)
+    # The prompt is most of a CPU answer's time: 855 prompt tokens took 68 s to the first token on the
+    # loaded 2-core machine. Six quotes of at most 260 characters keep it near 600.
+    quote_chars: int = 260
+    max_quotes: int = 6
 
 
 def parse_feedback(text: str) -> list[FeedbackItem]:
@@ -94,8 +96,8 @@ def parse_feedback(text: str) -> list[FeedbackItem]:
     return items[:MAX_FEEDBACK]
 
 
-_ECHO = re.compile(r"^\s*(task|question|evidence|feedback|search|draft answer|new evidence|answer)\s*:",
-                   re.IGNORECASE)
+_ECHO = re.compile(r"^\s*((task|question|evidence|feedback|search|draft answer|new evidence|answer)\s*:|"
+                   r"(\[\d+\]\s*)?[^\"“\n]{0,120}:\s*[\"“])", re.IGNORECASE)  # ... or an evidence line copied
 # "The direct answer is that X" / "Answer: X": the prompt's words echoed; the answer is X.
 _LEAD_IN = re.compile(r"^\s*(\**(the )?(direct |short )?answer( to the question)?( is)?( that)?\**\s*[:,-]?\s*)",
                       re.IGNORECASE)

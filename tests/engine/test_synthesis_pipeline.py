@@ -195,7 +195,7 @@ def test_prompt_injection_in_a_pdf_stays_inert_and_is_escaped() -> None:
 
 
 def test_a_context_too_small_for_the_passages_trims_instead_of_crashing() -> None:
-    lm = ScriptedLM(good_writer, context_size=420)
+    lm = ScriptedLM(good_writer, context_size=380)
     answer = ask(QUESTION, retrieve=retriever(SPECTER, S2ORC, GRAPH), scorer=scorer(), language_model=lambda: lm,
                  options=opts(mode="write", feedback=False))
     check_guarantees(answer)
