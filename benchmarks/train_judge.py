@@ -87,6 +87,8 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--max-minutes", type=float, default=None,
+                        help="stop early (and export) after this long; the steps done are recorded in judge.json")
     parser.add_argument("--shared", type=Path, default=SHARED)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "resources/models/judge")
     args = parser.parse_args()
@@ -124,7 +126,12 @@ def main() -> None:
     random.Random(args.seed).shuffle(batches)
     model.train()
     started, seen, running = time.time(), 0, 0.0
+    steps_done = 0
     for step, batch in enumerate(batches):
+        if args.max_minutes is not None and time.time() - started > 60 * args.max_minutes:
+            print(f"stopping after {args.max_minutes} minutes at step {step} of {steps}", flush=True)
+            break
+        steps_done = step + 1
         items = [pairs[i] for i in batch]
         encoded = tokenizer([p.claim for p in items], [p.evidence for p in items], truncation="longest_first",
                             max_length=args.max_length, padding=True, return_tensors="pt")
@@ -144,7 +151,7 @@ def main() -> None:
     model.eval()
     export(model, tokenizer, args.out, args.max_length,
            {"pairs": counts, "max_length": args.max_length, "batch": args.batch, "lr": args.lr, "seed": args.seed,
-            "frozen_layers": args.frozen_layers, "epochs": 1, "minutes": round(minutes, 1), "base": "all-MiniLM-L6-v2"})
+            "frozen_layers": args.frozen_layers, "steps": steps_done, "of_steps": steps, "pairs_seen": seen, "minutes": round(minutes, 1), "base": "all-MiniLM-L6-v2"})
     print(f"trained in {minutes:.1f} min; exported to {args.out}", flush=True)
 
 

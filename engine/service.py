@@ -289,10 +289,13 @@ class Engine:
 
     @cached_property
     def support_judge(self) -> SupportJudge:
-        """The entailment judge citations and claims are checked with (shipped with Quire, loaded once)."""
+        """The judge citations and claims are checked with: the shipped entailment model and the number /
+        negation / direction checks, behind the support embedder's similarity gate (engine/cite/judge.py)."""
         from engine.cite.judge import default_judge
+        from engine.cite.support import SupportScorer
 
-        return default_judge()
+        scorer = SupportScorer(self.support_embedder, judge=None)
+        return default_judge().gated(scorer.ranked_windows, scorer.threshold)
 
     def check(self, claim: str, *, k: int = 20, source: str = "all", doc_ids: Collection[str] | None = None,
               progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> ClaimCheck:

@@ -368,10 +368,15 @@ class AnswerSentence:
     supported: bool = False
     section: int = 0  # index into Answer.sections
     needs_citation: bool = True  # False for headings and connective sentences
-    # The verifier's verdict: "supported", "partial", "unsupported" or "contradicted" (engine.cite.judge.VERDICTS).
-    support: str = "unsupported"
+    # The verifier's verdict: "supported", "partial", "unsupported" or "contradicted" (engine.cite.judge.VERDICTS);
+    # left empty, it follows ``supported`` (quotes of the digest, sentences saved before verdicts existed).
+    support: str = ""
     # Passages the sentence cited (or that were judged) which say the opposite; never shown as [n] markers.
     contradictions: tuple[Citation, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.support:
+            object.__setattr__(self, "support", "supported" if self.supported else "unsupported")
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,9 @@ _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+)(?![
 _NEGATION = re.compile(r"\b(not|no|never|without|cannot|none|neither|nor|fails?\s+to|failed\s+to|lacks?|"
                        r"unable\s+to)\b|n't\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_NUMBER_WORDS = {word: str(value) for value, word in enumerate(
+    "zero _ two three four five six seven eight nine ten eleven twelve".split()) if word != "_"}
+_NUMBER_WORDS.update({"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100"})
 
 _OPPOSITES = {
     "increase": "decrease", "higher": "lower", "more": "less", "better": "worse", "improve": "worsen",
@@ -54,12 +57,14 @@ class CheckResult:
 
 
 def numbers(text: str) -> list[str]:
-    """Numbers written in ``text`` (citation markers removed), normalised: "1,000" -> "1000", ".5" -> "0.5"."""
+    """Numbers written in ``text`` (citation markers removed), normalised: "1,000" -> "1000", ".5" -> "0.5",
+    "seven" -> "7" ("one" is left out: it is more often a pronoun than a count)."""
     found = []
     for marker in reversed(find_markers(text)):  # blanked, not stripped: the spacing around stays as it was
         text = text[:marker.start] + " " * (marker.end - marker.start) + text[marker.end:]
     for match in _NUMBER.finditer(text):
         found.append(_normalise_number(match.group(1)))
+    found.extend(_NUMBER_WORDS[w.lower()] for w in _WORD.findall(text) if w.lower() in _NUMBER_WORDS)
     return found
 
 
@@ -90,15 +95,19 @@ def _negation_scopes(text: str) -> list[set[str]]:
 
 
 def negation_clash(claim: str, window: str) -> bool:
-    """A negation on one side whose negated words the other side states without negation."""
+    """A negation on one side, not matched by a negation of the same words on the other side, whose
+    negated words the other side states ("cannot be applied" against "can be applied")."""
     claim_text = strip_markers(claim)
     claim_keys, window_keys = set(_keys(claim_text)), set(_keys(window))
     claim_scopes, window_scopes = _negation_scopes(claim_text), _negation_scopes(window)
-    if claim_scopes and not window_scopes:
-        return any(scope and len(scope & window_keys) >= max(1, len(scope) - 1) for scope in claim_scopes)
-    if window_scopes and not claim_scopes:
-        return any(len(scope) >= 2 and len(scope & claim_keys) >= len(scope) - 1 for scope in window_scopes)
-    return False
+
+    def unmatched(scopes: list[set[str]], others: list[set[str]]) -> list[set[str]]:
+        return [scope for scope in scopes if scope and not any(scope & other for other in others)]
+
+    if any(len(scope & window_keys) >= max(1, len(scope) - 1) for scope in unmatched(claim_scopes, window_scopes)):
+        return True
+    return any(len(scope) >= 2 and len(scope & claim_keys) >= len(scope) - 1
+               for scope in unmatched(window_scopes, claim_scopes))
 
 
 def _directions(text: str) -> set[str]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -38,6 +38,7 @@ _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
 WINDOWS_PER_PASSAGE = 3  # judged windows of a passage, chosen by word overlap (the rest rarely win)
 WHOLE_EVIDENCE_CHARS = 700  # evidence this short is also judged as a whole
 CACHE_SIZE = 4096
+VETO = 0.5  # P(refutes) at which the model vetoes a window the similarity gate lets through
 # Where a claim's main clause ends and an added one begins ("X does Y, which shows Z").
 _CLAUSE = re.compile(r"(?:,\s*(?:which|and thus|thus|thereby|so that|so|while|whereas|and this|and it|but|"
                      r"making|leading to|showing|demonstrating|suggesting)\b|;\s*)", re.IGNORECASE)
@@ -75,6 +76,12 @@ class _Window:
     end: int
     text: str
     probs: np.ndarray = field(default_factory=lambda: np.zeros(3, dtype=np.float32))
+    similarity: float | None = None  # the similarity gate's score of the claim against this window
+    head_similarity: float | None = None  # the same for the claim's main clause
+
+
+# (claim, passage) -> scored windows (start, end, similarity), best first: the similarity scorer's ranking.
+Ranker = Callable[[str, str], Sequence[tuple[int, int, float]]]
 
 
 def default_judge_folder() -> Path:
@@ -131,14 +138,24 @@ class SupportJudge:
     """Judges claims against passages with the pair model and the deterministic checks."""
 
     def __init__(self, model: PairModel | None = None, thresholds: Thresholds | None = None,
-                 windows_per_passage: int = WINDOWS_PER_PASSAGE) -> None:
+                 windows_per_passage: int = WINDOWS_PER_PASSAGE, ranker: Ranker | None = None,
+                 similarity_floor: float = 0.67) -> None:
+        """``ranker`` (the similarity scorer's window ranking) turns on the similarity gate: a window then
+        supports the claim only when its similarity reaches ``similarity_floor`` (the old scorer's fitted
+        threshold), the checks find no clash and the model does not call it a contradiction."""
         self.model = model or PairModel()
         self.thresholds = thresholds or self.model.thresholds
         self.windows_per_passage = windows_per_passage
+        self.ranker = ranker
+        self.similarity_floor = similarity_floor
         # Verdicts by (claim, passage, whole): verification judges a text's sentences in one batch first,
         # then asks sentence by sentence. Bounded: cleared when it grows past CACHE_SIZE.
         self._cache: dict[tuple[str, str, bool], Judgement] = {}
         self._cache_lock = threading.Lock()
+
+    def gated(self, ranker: Ranker, similarity_floor: float) -> SupportJudge:
+        """This judge's model and thresholds with the similarity gate on (a judge of its own, own cache)."""
+        return SupportJudge(self.model, self.thresholds, self.windows_per_passage, ranker, similarity_floor)
 
     def judge(self, claim: str, passage: str) -> Judgement:
         """The verdict on ``claim`` against one passage."""
@@ -171,6 +188,13 @@ class SupportJudge:
         claims = [" ".join(strip_markers(claim).split()) for claim, _ in items]
         heads = [main_clause(claim) for claim in claims]
         windows = [self._windows(claim, passage, whole) for claim, (_, passage) in zip(claims, items, strict=True)]
+        if self.ranker is not None:
+            for head, item_windows, (_, passage) in zip(heads, windows, items, strict=True):
+                if head and item_windows:
+                    scores = {(start, end): score for start, end, score in self.ranker(head, passage)}
+                    for window in item_windows:
+                        window.head_similarity = scores.get((window.start, window.end),
+                                                            max(scores.values(), default=0.0))
         pairs: list[tuple[str, str]] = []
         for claim, head, item_windows in zip(claims, heads, windows, strict=True):
             pairs.extend((claim, w.text) for w in item_windows)
@@ -199,8 +223,15 @@ class SupportJudge:
             start = passage.index(stripped)
             end = start + min(len(stripped), WHOLE_EVIDENCE_CHARS)
             candidates.append(_Window(0, start, end, passage[start:end]))
-        words = content_words(claim)
-        candidates.sort(key=lambda w: (-overlap(words, content_words(w.text)), w.end - w.start))
+        if self.ranker is not None:
+            scores = {(start, end): score for start, end, score in self.ranker(claim, passage)}
+            best = max(scores.values(), default=0.0)
+            for window in candidates:  # the whole evidence holds its best window
+                window.similarity = scores.get((window.start, window.end), best)
+            candidates.sort(key=lambda w: (-(w.similarity or 0.0), w.end - w.start))
+        else:
+            words = content_words(claim)
+            candidates.sort(key=lambda w: (-overlap(words, content_words(w.text)), w.end - w.start))
         chosen: list[_Window] = []
         seen: set[tuple[int, int]] = set()
         for window in candidates:
@@ -216,9 +247,9 @@ class SupportJudge:
             return Judgement("unsupported", 0.0, 0.0, 0, 0, "", "the passage has no text to judge")
         best: Judgement | None = None
         for index, window in enumerate(windows):
-            verdict = self._window_verdict(claim, window.text, window.probs)
+            verdict = self._window_verdict(claim, window.text, window.probs, window.similarity)
             if verdict[0] == "unsupported" and head_probs is not None:
-                head_verdict = self._window_verdict(head, window.text, head_probs[index])
+                head_verdict = self._window_verdict(head, window.text, head_probs[index], window.head_similarity)
                 if head_verdict[0] == "supported":
                     verdict = ("partial", head_verdict[1], head_verdict[2],
                                "the passage supports the first part of the claim, not what is added after it")
@@ -229,8 +260,10 @@ class SupportJudge:
         assert best is not None
         return best
 
-    def _window_verdict(self, claim: str, window: str, probs: np.ndarray) -> tuple[str, float, float, str]:
-        """(verdict, P(supports), P(refutes), reason) of one window, the checks applied."""
+    def _window_verdict(self, claim: str, window: str, probs: np.ndarray,
+                        similarity: float | None = None) -> tuple[str, float, float, str]:
+        """(verdict, support score, P(refutes), reason) of one window, the checks applied. The support
+        score is P(supports), or the similarity when the gate is on."""
         p_support, p_refute = float(probs[0]), float(probs[1])
         problem = check(claim, window)
         if problem is not None:
@@ -238,6 +271,17 @@ class SupportJudge:
             if (problem.contradicts and same_topic) or p_refute >= self.thresholds.contradicted:
                 return "contradicted", 0.0, max(p_refute, 0.5 if problem.contradicts else 0.0), problem.reason
             return "unsupported", 0.0, p_refute, problem.reason
+        model_refutes = p_refute >= self.thresholds.contradicted and p_refute > p_support
+        if similarity is not None:
+            # Behind the gate the model only vetoes, and only when it finds "refutes" more likely than the
+            # other two answers together: its fitted cut-off (made for three-way verdicts) vetoed true
+            # sentences of the labelled corpus pairs.
+            model_refutes = p_refute >= max(self.thresholds.contradicted, VETO) and p_refute > p_support
+            if similarity >= self.similarity_floor and not model_refutes:
+                return "supported", similarity, p_refute, ""
+            if model_refutes and similarity >= self.similarity_floor:
+                return "contradicted", similarity, p_refute, "the passage says otherwise"
+            return "unsupported", similarity, p_refute, "the passage does not state this"
         if p_support >= self.thresholds.supported and p_support >= p_refute:
             return "supported", p_support, p_refute, ""
         if p_refute >= self.thresholds.contradicted and p_refute > p_support:

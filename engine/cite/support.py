@@ -147,11 +147,15 @@ class SupportScorer:
             from engine.errors import ModelNotFoundError
 
             try:
-                self._judge = default_judge()
+                self._judge = default_judge().gated(self.ranked_windows, self.threshold)
             except ModelNotFoundError as exc:  # a damaged install: similarity alone, and say so
                 log.warning("%s Citations are checked by similarity only.", exc)
                 self._judge = None
         return self._judge
+
+    def ranked_windows(self, claim: str, passage_text: str) -> list[tuple[int, int, float]]:
+        """(start, end, score) of every window of the passage, best first: the judge's similarity gate."""
+        return [(m.start, m.end, m.score) for m in self.rank(claim, passage_text)]
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors for ``texts`` (computed once per distinct text)."""

@@ -1,0 +1,121 @@
+"""The shipped support judge on real passages, and verification with it: keep, mark partial, remove, insert.
+
+The judge as Quire runs it: the trained model and the checks behind the packaged MiniLM's similarity gate.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+from fixtures.models import minilm
+
+from engine.cite.judge import VERDICTS, PairModel, SupportJudge, default_judge
+from engine.cite.support import SupportScorer
+from engine.cite.verify import VerifyReport, verify_sentence, verify_text
+from engine.errors import ModelNotFoundError
+from engine.types import Reference
+
+SPECTER = ("We propose SPECTER, a new method to generate document-level embedding of scientific documents based on "
+           "pretraining a Transformer language model on a powerful signal of document-level relatedness: the "
+           "citation graph. Unlike existing pretrained language models, SPECTER can be easily applied to downstream "
+           "applications without task-specific fine-tuning. We also introduce SCIDOCS, a new evaluation benchmark "
+           "consisting of seven document-level tasks.")
+S2ORC = ("We introduce S2ORC, a large corpus of 81.1M English-language academic papers spanning many academic "
+         "disciplines. The corpus consists of rich metadata, paper abstracts, resolved bibliographic references, "
+         "as well as structured full text for 8.1M open access papers.")
+TRUE = "SPECTER can be applied to downstream applications without task-specific fine-tuning."
+
+
+@cache
+def scorer() -> SupportScorer:
+    return SupportScorer(minilm())
+
+
+def judge() -> SupportJudge:
+    shipped = scorer().support_judge()
+    assert shipped is not None and shipped.ranker is not None
+    return shipped
+
+
+def sources() -> dict[int, Reference]:
+    return {1: Reference(1, "p1", "d1", "library", "SPECTER", SPECTER, page=1),
+            2: Reference(2, "p2", "d2", "library", "S2ORC", S2ORC, page=1)}
+
+
+def test_a_sentence_of_the_passage_is_supported_with_a_verbatim_quote() -> None:
+    result = judge().judge(TRUE, SPECTER)
+    assert result.verdict == "supported" and 0.0 < result.score <= 1.0
+    assert result.quote == SPECTER[result.start:result.end] and "fine-tuning" in result.quote
+
+
+@pytest.mark.parametrize("claim", [
+    "SPECTER cannot be applied to downstream applications without task-specific fine-tuning.",  # negation
+    "S2ORC is a large corpus of 18.1M English-language academic papers spanning many disciplines.",  # number
+    "SCIDOCS consists of nine document-level tasks.",  # number word changed: the model's part
+    "Quantum dots emit single photons at cryogenic temperatures.",  # another topic
+])
+def test_changed_or_foreign_claims_are_not_supported(claim: str) -> None:
+    verdicts = judge().judge_passages(claim, [SPECTER, S2ORC])
+    assert all(v.verdict != "supported" for v in verdicts), verdicts
+
+
+def test_a_number_change_is_named_in_the_reason() -> None:
+    result = judge().judge("S2ORC has structured full text for 9.1M open access papers.", S2ORC)
+    assert result.verdict in ("unsupported", "contradicted") and "9.1" in result.reason
+
+
+def test_an_appended_false_clause_is_not_fully_supported() -> None:
+    claim = (f"{TRUE[:-1]}, which shows that it outperforms all prior work on every benchmark by a wide margin.")
+    result = judge().judge(claim, SPECTER)
+    assert result.verdict in ("partial", "unsupported", "contradicted")
+
+
+def test_batch_and_single_verdicts_agree() -> None:
+    claims = [TRUE, "S2ORC covers 81.1M academic papers.", "SPECTER does not use the citation graph."]
+    ranked = scorer().ranked_windows
+    batch = default_judge().gated(ranked, 0.67).judge_many([(c, p) for c in claims for p in (SPECTER, S2ORC)])
+    single = [default_judge().gated(ranked, 0.67).judge(c, p) for c in claims for p in (SPECTER, S2ORC)]
+    assert [b.verdict for b in batch] == [s.verdict for s in single]
+    assert all(b.verdict in VERDICTS for b in batch)
+
+
+def test_a_missing_model_folder_says_how_to_get_it_back(tmp_path: Path) -> None:
+    with pytest.raises(ModelNotFoundError, match="train_judge"):
+        PairModel(tmp_path)
+
+
+def test_verification_keeps_supported_and_removes_unsupported_citations() -> None:
+    report = VerifyReport()
+    kept = verify_sentence(f"{TRUE[:-1]} [1].", sources(), scorer(), report=report)
+    assert [c.n for c in kept.citations] == [1] and kept.support == "supported" and kept.supported
+    assert kept.citations[0].verdict == "supported" and kept.citations[0].quote in SPECTER
+    wrong = verify_sentence("Quantum dots emit single photons at cryogenic temperatures [1].", sources(), scorer(),
+                            report=report)
+    assert wrong.citations == () and wrong.support == "unsupported" and "[1]" not in wrong.text
+    assert report.dropped >= 1
+
+
+def test_a_negated_claim_loses_its_citation_and_names_the_source_it_clashes_with() -> None:
+    sentence = verify_sentence("SPECTER cannot be applied to downstream applications without task-specific "
+                               "fine-tuning [1].", sources(), scorer())
+    assert sentence.citations == () and sentence.support in ("contradicted", "unsupported")
+    if sentence.support == "contradicted":
+        assert sentence.contradictions and sentence.contradictions[0].passage_id == "p1"
+        assert sentence.contradictions[0].verdict == "contradicted"
+
+
+def test_uncited_supported_sentences_get_a_citation_inserted() -> None:
+    report = VerifyReport()
+    first, second = verify_text("S2ORC is a corpus of 81.1M English-language academic papers. "
+                                "Quantum dots emit single photons at cryogenic temperatures.", sources(), scorer(),
+                                report=report)
+    assert [c.n for c in first.citations] == [2] and first.citations[0].inserted and first.support == "supported"
+    assert second.citations == () and second.support == "unsupported"
+    assert report.inserted == 1
+
+
+def test_headings_need_no_verdict() -> None:
+    (heading,) = verify_text("In summary:", sources(), scorer())
+    assert heading.supported and heading.support == "supported" and not heading.needs_citation
