@@ -151,7 +151,8 @@ def main() -> None:
     model.eval()
     export(model, tokenizer, args.out, args.max_length,
            {"pairs": counts, "max_length": args.max_length, "batch": args.batch, "lr": args.lr, "seed": args.seed,
-            "frozen_layers": args.frozen_layers, "steps": steps_done, "of_steps": steps, "pairs_seen": seen, "minutes": round(minutes, 1), "base": "all-MiniLM-L6-v2"})
+            "frozen_layers": args.frozen_layers, "steps": steps_done, "of_steps": steps, "pairs_seen": seen,
+            "minutes": round(minutes, 1), "base": "all-MiniLM-L6-v2"})
     print(f"trained in {minutes:.1f} min; exported to {args.out}", flush=True)
 
 
