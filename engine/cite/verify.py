@@ -20,6 +20,7 @@ from engine.cite.judge import Judgement, SupportJudge
 from engine.cite.markers import cited_numbers, format_marker, strip_markers
 from engine.cite.sentences import Span, split_spans
 from engine.cite.support import SupportScorer, content_words
+from engine.progress import CancelToken
 from engine.types import AnswerSentence, Citation, PageRect, Reference
 
 RectsFor = Callable[[str, int, int], tuple[PageRect, ...]]  # (passage id, start, end) -> boxes
@@ -155,17 +156,28 @@ def _citation(reference: Reference, judgement: Judgement, rects_for: RectsFor, i
 
 def verify_text(text: str, sources: Mapping[int, Reference], scorer: SupportScorer, rects_for: RectsFor = no_rects,
                 insert: bool = True, section: int = 0,
-                report: VerifyReport | None = None) -> list[AnswerSentence]:
-    """Split ``text`` into sentences and verify each (with a judge, every window is judged in one batch)."""
+                report: VerifyReport | None = None, cancel: CancelToken | None = None) -> list[AnswerSentence]:
+    """Split ``text`` into sentences and verify each (with a judge, every window is judged in one batch).
+
+    When ``cancel`` is set, the sentences verified so far are returned: a user who stops an answer
+    while it is being checked waits for one batch of the judge at most, not the whole text.
+    """
     spans = split_spans(text)
     judge = scorer.support_judge()
-    if judge is not None:
-        _prefetch(text, spans, sources, judge, insert)
-    return [verify_sentence(text[s.start:s.end], sources, scorer, rects_for, insert, section, report) for s in spans]
+    stopped = (lambda: cancel is not None and cancel.cancelled)
+    if judge is not None and not stopped():
+        _prefetch(text, spans, sources, judge, insert, stopped)
+    verified: list[AnswerSentence] = []
+    for span in spans:
+        if stopped():
+            break
+        verified.append(verify_sentence(text[span.start:span.end], sources, scorer, rects_for, insert, section,
+                                        report))
+    return verified
 
 
 def _prefetch(text: str, spans: list[Span], sources: Mapping[int, Reference], judge: SupportJudge,
-              insert: bool) -> None:
+              insert: bool, stopped: Callable[[], bool]) -> None:
     """Judge the whole text in two batches (cited passages; then, for sentences none of them supports,
     the other passages), so that the sentence-by-sentence pass below finds every verdict cached."""
     claims = [strip_markers(text[span.start:span.end]) for span in spans]
@@ -173,7 +185,7 @@ def _prefetch(text: str, spans: list[Span], sources: Mapping[int, Reference], ju
     first = [(claim, ref.text) for claim, refs in zip(claims, cited, strict=True) if needs_citation(claim)
              for ref in refs]
     verdicts = dict(zip(first, judge.judge_many(first), strict=True))
-    if not insert:
+    if not insert or stopped():
         return
     second: list[tuple[str, str]] = []
     for claim, refs in zip(claims, cited, strict=True):

@@ -38,7 +38,7 @@ def list_answers(library: Library, limit: int = 200) -> list[AnswerSummary]:
     rows = library.query("SELECT id, question, created_at, mode, cancelled, json_extract(record, '$.model'), "
                          "json_extract(record, '$.settings.scope') FROM answers "
                          "ORDER BY created_at DESC LIMIT ?", (limit,))
-    return [AnswerSummary(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
+    return [AnswerSummary(r[0], r[1], r[2], r[3], bool(r[4]), str(r[5] or ""), str(r[6] or "")) for r in rows]
 
 
 def load_answer(library: Library, answer_id: str) -> Answer:

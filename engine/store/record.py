@@ -37,7 +37,7 @@ def _reference(reference: Reference) -> dict[str, Any]:
 def _citation(citation: Citation) -> dict[str, Any]:
     return {"n": citation.n, "passage_id": citation.passage_id, "quote": citation.quote,
             "quote_start": citation.quote_start, "quote_end": citation.quote_end, "support": citation.support,
-            "inserted": citation.inserted, "rects": _rects(citation.rects)}
+            "verdict": citation.verdict, "inserted": citation.inserted, "rects": _rects(citation.rects)}
 
 
 def _paper(paper: PaperReference) -> dict[str, Any]:
@@ -71,7 +71,8 @@ def answer_to_dict(answer: Answer) -> dict[str, Any]:
         "papers": [_paper(paper) for paper in answer.papers],
         "sentences": [{"text": s.text, "citations": [c.n for c in s.citations], "supported": s.supported,
                        "support": s.support, "needs_citation": s.needs_citation, "section": s.section,
-                       "quotes": [_citation(c) for c in s.citations]} for s in answer.sentences],
+                       "quotes": [_citation(c) for c in s.citations],
+                       "contradictions": [_citation(c) for c in s.contradictions]} for s in answer.sentences],
         "citations": citations,
         "contexts": [_reference(r) for r in answer.contexts],
         "timings": dict(answer.timings),
@@ -92,15 +93,20 @@ def _rects_from(rows: list[list[float]]) -> tuple[PageRect, ...]:
     return tuple(PageRect(int(row[0]), Rect(*row[1:5])) for row in rows)
 
 
+def _citation_from(data: dict[str, Any]) -> Citation:
+    return Citation(n=data["n"], passage_id=data["passage_id"], quote=data["quote"], quote_start=data["quote_start"],
+                    quote_end=data["quote_end"], support=data["support"], rects=_rects_from(data["rects"]),
+                    inserted=data.get("inserted", False), verdict=data.get("verdict", "supported"))
+
+
 def answer_from_dict(data: dict[str, Any]) -> Answer:
     """Rebuild an Answer saved by :func:`answer_to_dict`."""
     sentences = tuple(AnswerSentence(
         text=s["text"], supported=s["supported"], section=s.get("section", 0),
         needs_citation=s.get("needs_citation", True),
         support=s.get("support", "supported" if s["supported"] else "unsupported"),
-        citations=tuple(Citation(n=c["n"], passage_id=c["passage_id"], quote=c["quote"], quote_start=c["quote_start"],
-                                 quote_end=c["quote_end"], support=c["support"], rects=_rects_from(c["rects"]),
-                                 inserted=c.get("inserted", False)) for c in s.get("quotes", ())))
+        citations=tuple(_citation_from(c) for c in s.get("quotes", ())),
+        contradictions=tuple(_citation_from(c) for c in s.get("contradictions", ())))
         for s in data["sentences"])
     return Answer(
         question=data["question"], text=data["answer"], sentences=sentences,

@@ -184,7 +184,7 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     clock.lap("writing")
     stage("verifying")
     given.update({e.reference.n: e.reference for e in outcome.extra})
-    sentences, headings, report = _verify(outcome, scorer, given, rects_for)
+    sentences, headings, report = _verify(outcome, scorer, given, rects_for, cancel)
     clock.lap("verifying")
     if outcome.cancelled:
         return cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),
@@ -232,18 +232,27 @@ def _nothing(found: Sequence[Evidence], datastores: bool) -> dict[str, Any]:
             "references": (), "contexts": tuple(replace(e.reference, n=0) for e in closest(found))}
 
 
-def _verify(outcome: WriteOutcome, scorer: SupportScorer, given: dict[int, Reference],
-            rects_for: RectsFor) -> tuple[list[AnswerSentence], tuple[str, ...], VerifyReport]:
-    """Every written sentence verified; section 0 is the direct answer, then the model's headed sections."""
+def _verify(outcome: WriteOutcome, scorer: SupportScorer, given: dict[int, Reference], rects_for: RectsFor,
+            cancel: CancelToken | None = None) -> tuple[list[AnswerSentence], tuple[str, ...], VerifyReport]:
+    """Every written sentence verified; section 0 is the direct answer, then the model's headed sections.
+
+    Cancelling stops between judge batches; what was verified by then is kept and the outcome is
+    marked cancelled (unverified text is never shown as if it had been checked)."""
     report = VerifyReport()
     written = outcome.written
-    sentences = verify_text(written.direct, given, scorer, rects_for, True, 0, report) if written.direct else []
+    sentences = (verify_text(written.direct, given, scorer, rects_for, True, 0, report, cancel)
+                 if written.direct else [])
     headings = [ANSWER_HEADING]
     for title, text in written.sections:
-        verified = verify_text(text, given, scorer, rects_for, True, len(headings), report)
+        if cancel is not None and cancel.cancelled:
+            outcome.cancelled = True
+            break
+        verified = verify_text(text, given, scorer, rects_for, True, len(headings), report, cancel)
         if verified:
             sentences.extend(verified)
             headings.append(title or "Details")
+    if cancel is not None and cancel.cancelled:
+        outcome.cancelled = True
     return sentences, tuple(headings), report
 
 

@@ -218,7 +218,9 @@ class Writer:
         flush()
         outcome = WriteOutcome(parse_answer(completion.text, opts.sections, opts.sentences_per_section),
                                draft=completion.text, steps=steps, trimmed=note, cancelled=completion.cancelled)
-        if outcome.cancelled or not opts.feedback or not outcome.written.direct:
+        # Feedback runs on any draft with text: a draft that missed the direct answer is the one a
+        # revision can most improve.
+        if outcome.cancelled or not opts.feedback or not completion.text.strip():
             return outcome
         self._feedback_and_revise(messages, more_evidence, outcome)
         return outcome

@@ -15,6 +15,7 @@ from engine.cite.judge import VERDICTS, PairModel, SupportJudge, default_judge
 from engine.cite.support import SupportScorer
 from engine.cite.verify import VerifyReport, verify_sentence, verify_text
 from engine.errors import ModelNotFoundError
+from engine.progress import CancelToken
 from engine.types import Reference
 
 SPECTER = ("We propose SPECTER, a new method to generate document-level embedding of scientific documents based on "
@@ -119,3 +120,27 @@ def test_uncited_supported_sentences_get_a_citation_inserted() -> None:
 def test_headings_need_no_verdict() -> None:
     (heading,) = verify_text("In summary:", sources(), scorer())
     assert heading.supported and heading.support == "supported" and not heading.needs_citation
+
+
+class _CancelAfter(CancelToken):
+    """Cancelled once it has been asked ``checks`` times: a user pressing Stop mid-verification."""
+
+    def __init__(self, checks: int) -> None:
+        super().__init__()
+        self.left = checks
+
+    @property
+    def cancelled(self) -> bool:
+        self.left -= 1
+        return self.left < 0
+
+
+def test_cancelling_stops_verification_and_keeps_what_was_checked() -> None:
+    text = ("S2ORC is a corpus of 81.1M English-language academic papers [2]. " + TRUE + " [1] "
+            "SCIDOCS consists of seven document-level tasks [1].")
+    assert len(verify_text(text, sources(), scorer())) == 3
+    token = CancelToken()
+    token.cancel()
+    assert verify_text(text, sources(), scorer(), cancel=token) == []
+    partly = verify_text(text, sources(), scorer(), cancel=_CancelAfter(3))  # batches judged, one sentence
+    assert len(partly) == 1 and partly[0].citations and partly[0].citations[0].n == 2

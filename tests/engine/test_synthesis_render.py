@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,9 @@ def test_bibtex_escapes_and_names_each_work_once() -> None:
 
 def test_record_round_trip_and_json_contract() -> None:
     answer = sample(EVIL)
+    clash = Citation(3, "s2-0000", "S2ORC is big.", 0, 13, 0.1, verdict="contradicted")
+    unicorns = replace(answer.sentences[2], support="contradicted", contradictions=(clash,))
+    answer = replace(answer, sentences=(*answer.sentences[:2], unicorns))
     record = answer_to_dict(answer)
     assert answer_from_dict(json.loads(json.dumps(record))) == answer
     citation = record["citations"][0]
@@ -75,6 +79,10 @@ def test_record_round_trip_and_json_contract() -> None:
     assert citation["quote"] in citation["text"] and citation["rects"] == [[2, 1, 2, 3, 4]]
     assert record["sentences"][2] == {**record["sentences"][2], "citations": [], "supported": False}
     assert record["timings"] == {"retrieving": 1.0, "total": 2.0}
+    # The verifier's verdicts travel with the record: what a user sees in --json is what was judged.
+    assert record["sentences"][2]["support"] == "contradicted"
+    assert record["sentences"][2]["contradictions"][0]["verdict"] == "contradicted"
+    assert record["sentences"][0]["quotes"][0]["verdict"] == "supported"
 
 
 def test_answers_are_saved_listed_reopened_and_deleted(engine: Engine) -> None:
