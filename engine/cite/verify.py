@@ -164,7 +164,10 @@ def verify_text(text: str, sources: Mapping[int, Reference], scorer: SupportScor
     """
     spans = split_spans(text)
     judge = scorer.support_judge()
-    stopped = (lambda: cancel is not None and cancel.cancelled)
+
+    def stopped() -> bool:
+        return cancel is not None and cancel.cancelled
+
     if judge is not None and not stopped():
         _prefetch(text, spans, sources, judge, insert, stopped)
     verified: list[AnswerSentence] = []

@@ -184,7 +184,9 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     clock.lap("writing")
     stage("verifying")
     given.update({e.reference.n: e.reference for e in outcome.extra})
-    sentences, headings, report = _verify(outcome, scorer, given, rects_for, cancel)
+    # Text written before a Stop is verified in full (it is short and the user keeps it); a Stop that
+    # comes while verifying ends verification early.
+    sentences, headings, report = _verify(outcome, scorer, given, rects_for, None if outcome.cancelled else cancel)
     clock.lap("verifying")
     if outcome.cancelled:
         return cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),
