@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow
 from engine.types import Answer, AnswerMode, Citation
 from ui.ask_pane import EVERYTHING, LIBRARY, SELECTED, AskPane
 from ui.claim_check import as_reference, check_html
-from ui.engine_client import EngineClient, PassageLocation
+from ui.engine_client import EngineClient
+from ui.engine_tasks import PassageLocation
 from ui.library_pane import LibraryPane
 from ui.pdf_viewer import PdfViewer
 

@@ -10,23 +10,43 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
-import sys
-import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from engine.errors import Cancelled, DocumentNotFoundError, EngineError
+from engine.errors import Cancelled
 from engine.progress import CancelToken, Progress
 from engine.service import Engine
-from engine.types import LIBRARY_SOURCE, Answer, Citation, Document, IngestResult, Outcome, PageRect, Reference
+from engine.types import Answer, Citation, Document, Reference
+from ui.engine_tasks import (
+    PassageLocation,
+    ProgressThrottle,
+    datastore_counts,
+    locate_passage,
+    render_answer,
+)
+from ui.engine_worker import (
+    ASK,
+    CHECK,
+    DATASTORE,
+    DOWNLOAD,
+    EDIT,
+    EMBED,
+    INGEST,
+    LOOKUP,
+    MODELS,
+    REFRESH,
+    REMOVE,
+    SETTINGS,
+    ZOTERO,
+    EngineWorker,
+    Job,
+)
 
 if TYPE_CHECKING:
     from engine.cite.claims import ClaimCheck
@@ -35,235 +55,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-_WORKER_NICENESS = 10
 
-INGEST = "ingest"
-REFRESH = "refresh"
-REMOVE = "remove"
-ASK = "ask"
-LOOKUP = "lookup"
-SETTINGS = "settings"
-EMBED = "embed"
-DATASTORE = "datastore"
-EDIT = "edit"
-MODELS = "models"
-CHECK = "check"
-DOWNLOAD = "download"
-ZOTERO = "zotero"
 DEMO_DATASTORE = "cs-sample"
-_DOING = {INGEST: "adding papers", REFRESH: "reading the library", REMOVE: "removing a paper",
-          ASK: "answering the question", LOOKUP: "opening a passage", SETTINGS: "saving the settings",
-          EMBED: "preparing papers for meaning search", DATASTORE: "attaching a datastore"}
-
-
-class ProgressThrottle:
-    """Forwards at most one progress report per ``interval`` seconds.
-
-    The first report of a stage and the last one (``done == total``) always pass, so the UI
-    never shows a stale file name or a bar stuck short of the end; the pages in between are
-    what gets dropped.
-    """
-
-    def __init__(self, forward: Callable[[Progress], None], interval: float = 0.1,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self._forward = forward
-        self._interval = interval
-        self._clock = clock
-        self._last_time = float("-inf")
-        self._last_stage = ""
-
-    def __call__(self, progress: Progress) -> None:
-        now = self._clock()
-        finished = progress.total > 0 and progress.done >= progress.total
-        if progress.stage == self._last_stage and not finished and now - self._last_time < self._interval:
-            return
-        self._last_time = now
-        self._last_stage = progress.stage
-        self._forward(progress)
-
-
-def describe_failures(failures: Sequence[IngestResult], limit: int = 8) -> str:
-    """One message naming the files that could not be added and why (headline, blank line, details)."""
-    if len(failures) == 1:
-        headline = "This file could not be added:"
-    else:
-        headline = f"{len(failures)} files could not be added:"
-    lines = [f"{Path(result.path).name}: {result.reason}" for result in failures[:limit]]
-    if len(failures) > limit:
-        lines.append(f"…and {len(failures) - limit} more; the Status column of the library shows each reason.")
-    return headline + "\n\n" + "\n".join(lines)
-
-
-# --- the Settings dialog's checks of the files a user picks (they need no engine) ----------------
-
-
-def check_model_file(path: str) -> str:
-    """``""`` when ``path`` is empty or a GGUF llama.cpp can run, else why not (for the Model file field)."""
-    if not path:
-        return ""
-    from engine.generate.gguf import validate_gguf  # llama.cpp is loaded only to check a file
-
-    try:
-        validate_gguf(Path(path).expanduser())
-    except EngineError as exc:
-        return str(exc)
-    except Exception as exc:  # llama.cpp's own probe may fail in its own ways: still name the file
-        return f"{path}: llama.cpp cannot load it ({type(exc).__name__}: {exc})."
-    return ""
-
-
-def is_small_model_file(path: str) -> bool:
-    """Whether the model at ``path`` (empty: the bundled one) is too small to write answers."""
-    from engine.models import default_lm_path, is_small_model
-
-    chosen = path or default_lm_path()
-    return bool(chosen) and is_small_model(chosen)
-
-
-@dataclass(frozen=True)
-class PassageLocation:
-    """Where a cited passage is: its PDF and page, its line boxes and its quote's boxes.
-
-    ``path`` is empty for datastore passages, which have no PDF.
-    """
-
-    reference: Reference
-    path: str = ""
-    page: int = 0
-    passage_rects: tuple[PageRect, ...] = ()
-    quote_rects: tuple[PageRect, ...] = ()
-    quote: str = ""
-    removed: bool = False  # the paper was removed from the library since the answer was given
-
-
-def locate_passage(engine: Engine, *, reference: Reference, citation: Citation | None) -> PassageLocation:
-    """Runs on the worker: the stored rectangles of the passage and of the supporting quote."""
-    quote = citation.quote if citation else ""
-    if reference.source != LIBRARY_SOURCE:
-        return PassageLocation(reference, quote=quote)
-    try:
-        passage = engine.passage(reference.passage_id)
-        document = engine.document(reference.doc_id)
-    except DocumentNotFoundError:
-        # Removed since: the answer still holds the passage text and the quote, so show those.
-        return PassageLocation(reference, quote=quote, removed=True)
-    quote_rects: tuple[PageRect, ...] = citation.rects if citation else ()
-    if citation and not quote_rects and quote:
-        start = passage.text.find(quote)  # the reference text may carry a title prefix; find the quote itself
-        if start >= 0:
-            quote_rects = passage.rects_for_span(start, start + len(quote))
-    shown = quote_rects or passage.rects
-    page = shown[0].page if shown else (reference.page or passage.page_start)
-    return PassageLocation(reference, document.path, page, passage.rects, quote_rects, quote)
-
-
-def datastore_counts(engine: Engine) -> list[tuple[str, int]]:
-    """(name, papers) for each attached datastore."""
-    return [(info.name, info.records) for info in engine.datastores()]
-
-
-def render_answer(answer: Answer, kind: str) -> str:
-    """Markdown with its references, BibTeX for the cited papers, or a table answer's rows as CSV."""
-    from engine.render.bibtex import to_bibtex
-    from engine.render.markdown import to_markdown
-    from engine.render.table import to_csv
-
-    return {"markdown": to_markdown, "bibtex": to_bibtex, "csv": to_csv}[kind](answer)
-
-
-@dataclass(frozen=True)
-class _Job:
-    kind: str
-    call: Callable[[], None]
-
-
-class _EngineWorker(QObject):
-    """Lives on the worker thread and is the only code that calls the engine."""
-
-    progress = Signal(object)  # Progress
-    ingest_result = Signal(object)  # IngestResult
-    documents = Signal(list)
-    settled = Signal(int, bool, object)  # ticket, succeeded, value: the end of a :meth:`EngineClient.call`
-    token = Signal(str)  # answer text as it streams
-    stage = Signal(str)  # the answering stage now running
-    failed = Signal(str)
-    cancelled = Signal(str)
-    finished = Signal(str)  # the kind of job that just ended, whatever happened
-
-    def __init__(self, engine: Engine, progress_interval: float, refresh_interval: float) -> None:
-        super().__init__()
-        self._engine = engine
-        self._progress_interval = progress_interval
-        self._refresh_interval = refresh_interval
-
-    @Slot(object)
-    def run(self, job: _Job) -> None:
-        try:
-            job.call()
-        except Cancelled as exc:
-            self.cancelled.emit(str(exc))
-        except EngineError as exc:
-            log.info("%s failed: %s", job.kind, exc)
-            self.failed.emit(str(exc))
-        except Exception as exc:  # a bug must reach the user and the log, never vanish with the thread
-            log.exception("Unexpected error in %s", job.kind)
-            self.failed.emit(f"Unexpected error while {_DOING.get(job.kind, job.kind)} ({type(exc).__name__}: {exc}). "
-                             "Please report this, with the log file, so it can be fixed.")
-        finally:
-            self.finished.emit(job.kind)
-
-    @Slot()
-    def lower_priority(self) -> None:
-        """Run engine work at a lower CPU priority than the UI thread.
-
-        Embedding, reranking and generation keep every core busy; on a small machine the event
-        loop would then wait for CPU time (stalls of several hundred ms were measured). On Linux a
-        thread's nice value is its own and is inherited by the threads it starts, so torch's and
-        llama.cpp's worker threads, created from here, get it too.
-        """
-        if sys.platform.startswith("linux"):
-            try:
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _WORKER_NICENESS)
-            except OSError as exc:
-                log.info("Could not lower the engine thread's priority: %s", exc)
-
-    def refresh(self) -> None:
-        self.documents.emit(self._engine.documents())
-
-    def call(self, ticket: int, work: Callable[[Engine], object]) -> None:
-        succeeded, value = False, None
-        try:
-            value = work(self._engine)
-            succeeded = True
-        finally:
-            self.settled.emit(ticket, succeeded, value)
-
-    def remove(self, doc_id: str) -> None:
-        try:
-            self._engine.remove(doc_id)
-        finally:
-            self.refresh()  # even a failed removal may mean the table is out of date
-
-    def ingest(self, paths: list[str], cancel: CancelToken) -> None:
-        throttle = ProgressThrottle(self.progress.emit, self._progress_interval)
-        failures: list[IngestResult] = []
-        last_refresh = float("-inf")  # the first stored paper shows at once
-        try:
-            for result in self._engine.add_documents(paths, progress=throttle, cancel=cancel):
-                self.ingest_result.emit(result)
-                if result.outcome == Outcome.FAILED:
-                    failures.append(result)
-                # Rows appear while a long batch runs, without re-reading the catalog per file.
-                if result.outcome != Outcome.UNCHANGED and time.monotonic() - last_refresh >= self._refresh_interval:
-                    self.refresh()
-                    last_refresh = time.monotonic()
-        except Cancelled:
-            self.refresh()  # show what was kept before the cancel
-            raise
-        finally:
-            if failures:
-                self.failed.emit(describe_failures(failures))
-        self.refresh()
 
 
 class EngineClient(QObject):
@@ -299,7 +92,7 @@ class EngineClient(QObject):
 
         self._thread = QThread()
         self._thread.setObjectName("quire-engine")
-        self._worker = _EngineWorker(engine, progress_interval, refresh_interval)
+        self._worker = EngineWorker(engine, progress_interval, refresh_interval)
         self._worker.moveToThread(self._thread)
         self._thread.finished.connect(self._worker.deleteLater)
         self._thread.started.connect(self._worker.lower_priority)
@@ -553,7 +346,7 @@ class EngineClient(QObject):
         was_busy, was_ingesting, was_asking = self.busy, self.ingesting, self.asking
         self._pending[kind] += 1
         self._emit_changes(was_busy, was_ingesting, was_asking)
-        self._submit.emit(_Job(kind, call))
+        self._submit.emit(Job(kind, call))
 
     @Slot(str)
     def _on_finished(self, kind: str) -> None:

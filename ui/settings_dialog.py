@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.engine_client import check_model_file, is_small_model_file
+from ui.engine_tasks import check_model_file, is_small_model_file
 from ui.errors import for_the_app
 
 MODEL_FIELD, EMBEDDER_FIELD = "Model file", "Embedder"

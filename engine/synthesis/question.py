@@ -33,6 +33,17 @@ _FIGURE_NUMBER = re.compile(r"\b(fig(ure)?s?|tables?|supplementary|panels?|refs?
 _NUMBER = re.compile(r"(?<![\w.])[-−~≈]?\d[\d,]*(\.\d+)?\s*(%|-?fold|×|x\b|kcal|nm|µm|μm|mm|Å|kda|bp|kb|mb)?",
                      re.IGNORECASE)
 _YEAR = re.compile(r"^(19|20)\d\d$")
+# "how many genes show ...": the counted thing is the last word before the verb or preposition.
+_HOW_MANY = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,5}?)([A-Za-z][\w-]*?)(?=\s+(?:are|is|were|was|do|does|did|"
+                       r"have|has|had|can|could|show|shows|showed|exist|in|of|per|that|which|there|will|would|"
+                       r"to|at|on|from|with|for|across|among|between|were|does)\b|\s*[?,.]|\s*$)", re.IGNORECASE)
+# Units a question may ask a quantity in ("in kcal/mol", "what percentage").
+_UNITS = {"kcal": r"kcal", "percent": r"%|percent", "fold": r"-?fold|×", "angstrom": r"Å|angstrom",
+          "nm": r"nm\b", "bp": r"bp\b|base pairs", "kda": r"kda\b", "hours": r"h\b|hours?|hrs?\b",
+          "days": r"days?\b", "minutes": r"min\b|minutes?"}
+_UNIT_IN_QUESTION = {"kcal": r"kcal", "percent": r"percent|percentage|%", "fold": r"\bfold|by what factor",
+                     "angstrom": r"Å|angstrom", "nm": r"\bnm\b|nanomet", "bp": r"\bbp\b|base pairs",
+                     "kda": r"\bkda\b", "hours": r"\bhours\b", "days": r"\bdays\b", "minutes": r"\bminutes\b"}
 _NAME = re.compile(r"\b[A-Za-z]*[A-Z][A-Za-z]*\d[\w+-]*|\b[A-Z]{2,}[\w+-]*|\b[A-Z][a-z]+\d\w*|\b\w+\d+[+-]")
 
 
@@ -51,6 +62,10 @@ class Question:
     kind: QuestionKind
     terms: frozenset[str]  # stemmed content words
     names: frozenset[str] = field(default_factory=frozenset)  # gene/protein-like names it mentions, lower-cased
+    # What a quantity is counted in: the noun of "how many genes" ("gene") and units the question
+    # names ("kcal", "percent"); a sentence stating a number *of that* answers it.
+    counted: str = ""
+    units: frozenset[str] = field(default_factory=frozenset)
 
 
 def analyse(question: str) -> Question:
@@ -64,7 +79,33 @@ def analyse(question: str) -> Question:
     else:
         kind = QuestionKind.OPEN
     names = frozenset(m.group().lower() for m in _NAME.finditer(question))
-    return Question(question, kind, frozenset(content_words(question)), names)
+    counted, units = "", frozenset[str]()
+    if kind == QuestionKind.QUANTITY:
+        many = _HOW_MANY.search(question)
+        counted = _stem(many.group(2)) if many else ""
+        units = frozenset(u for u, pattern in _UNIT_IN_QUESTION.items() if re.search(pattern, question, re.IGNORECASE))
+    return Question(question, kind, frozenset(content_words(question)), names, counted, units)
+
+
+def _stem(word: str) -> str:
+    """A crude stem for matching "genes" with "gene": no plural s, the first five letters."""
+    word = word.lower()
+    return (word[:-1] if word.endswith("s") and len(word) > 3 else word)[:5]
+
+
+def states_counted(text: str, question: Question) -> bool:
+    """``text`` gives a number of what the question counts ("5,765 genes") or in its unit ("0.9 kcal/mol")."""
+    masked = _FIGURE_NUMBER.sub(" ", text)
+    for match in _NUMBER.finditer(masked):
+        after = masked[match.end():match.end() + 40]
+        # "5,765 genes", "12,309 mandarin-specific ILs": within three words, in the same clause.
+        following = re.findall(r"[A-Za-z][\w-]*", re.split(r"[(),;:.\[\]]", after, maxsplit=1)[0])[:3]
+        if question.counted and any(_stem(w) == question.counted for w in following):
+            return True
+        unit = match.group(0) + after[:12]
+        if any(re.search(_UNITS[u], unit, re.IGNORECASE) for u in question.units):
+            return True
+    return False
 
 
 def with_typos_matched(question: Question, vocabulary: Iterable[str]) -> Question:

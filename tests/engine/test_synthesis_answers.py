@@ -15,10 +15,10 @@ from engine.embed import HashingEmbedder
 from engine.generate.base import ChatMessage
 from engine.progress import CancelToken
 from engine.render.table import rows, to_csv, to_markdown_table
-from engine.synthesis.evidence import is_caption, quantities, sentence_spans
+from engine.synthesis.evidence import answer_bonus, is_caption, quantities, sentence_spans
 from engine.synthesis.pipeline import AskOptions, ask
 from engine.synthesis.plan import heading
-from engine.synthesis.question import QuestionKind, analyse, with_typos_matched
+from engine.synthesis.question import QuestionKind, analyse, states_counted, with_typos_matched
 from engine.types import Answer, AnswerMode, SearchHit
 
 TRAINING = ("SPECTER is trained with a triplet margin loss on citation triplets of scientific papers. The training "
@@ -128,6 +128,21 @@ def test_question_kinds_and_quantities() -> None:
     assert analyse("Which gene is stabilized upon DDX3X depletion?").kind == QuestionKind.CHOICE
     assert quantities("as shown in Figure 3 and Table S2 in 2021") == []
     assert quantities("a 5-fold drop and 73% of genes") == ["5-fold", "73%"]
+
+
+def test_a_quantity_of_what_was_asked_beats_any_other_number() -> None:
+    """"How many genes" wants "5,765 genes", not "a 70-fold change"; "in kcal/mol" wants kcal/mol."""
+    genes = analyse("How many genes show changes in 5mC methylation of their promoters at Braak stage V/VI?")
+    assert genes.counted == "gene" and not genes.units
+    counted = "While 19,638 promoters of 5,765 genes were found to be differentially methylated at stage V/VI."
+    other = "Methylation at stage V/VI changed up to 70-fold in 12 regions."
+    assert states_counted(counted, genes) and not states_counted(other, genes)
+    assert answer_bonus(counted, genes) > answer_bonus(other, genes) > 0
+    kcal = analyse("How much tighter, in kcal/mol, do Pho4 and Max bind when the motif is flanked by repeats?")
+    assert kcal.units == {"kcal"}
+    assert states_counted("Motifs flanked by repeats were bound 0.23 to 0.90 kcal/mol tighter.", kcal)
+    assert not states_counted("Repeats altered binding affinities by >70-fold (Figure 2).", kcal)
+    assert not states_counted("Binding was measured for 609 combinations (Figure 3 genes).", genes)  # figure numbers
 
 
 # --- the writer ---------------------------------------------------------------------------------

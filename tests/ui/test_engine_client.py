@@ -14,7 +14,8 @@ from pytestqt.qtbot import QtBot
 from engine.config import resolve_paths
 from engine.importer import IngestResult, Outcome
 from engine.progress import Progress
-from ui.engine_client import EngineClient, ProgressThrottle, describe_failures
+from ui.engine_client import EngineClient
+from ui.engine_tasks import ProgressThrottle, describe_failures
 
 TIMEOUT_MS = 60_000
 

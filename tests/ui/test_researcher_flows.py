@@ -19,7 +19,8 @@ from engine.types import Answer, AnswerMode, AnswerSentence, Citation, Reference
 from ui import main_window as main_window_module
 from ui.answer_controller import EMPTY_LIBRARY, nothing_relevant_text
 from ui.ask_pane import LIBRARY, SELECTED
-from ui.engine_client import EngineClient, locate_passage
+from ui.engine_client import EngineClient
+from ui.engine_tasks import locate_passage
 from ui.main_window import MainWindow
 
 TIMEOUT_MS = 60_000

@@ -1,0 +1,132 @@
+"""What the engine client runs on its worker, and the dialogs' checks of files a user picks.
+
+Plain functions and values, no Qt: each takes the :class:`~engine.service.Engine` (or nothing)
+and returns what a widget shows, so they can be tested without a window.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.errors import DocumentNotFoundError, EngineError
+from engine.progress import Progress
+from engine.service import Engine
+from engine.types import LIBRARY_SOURCE, Answer, Citation, IngestResult, PageRect, Reference
+
+
+class ProgressThrottle:
+    """Forwards at most one progress report per ``interval`` seconds.
+
+    The first report of a stage and the last one (``done == total``) always pass, so the UI
+    never shows a stale file name or a bar stuck short of the end; the pages in between are
+    what gets dropped.
+    """
+
+    def __init__(self, forward: Callable[[Progress], None], interval: float = 0.1,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._forward = forward
+        self._interval = interval
+        self._clock = clock
+        self._last_time = float("-inf")
+        self._last_stage = ""
+
+    def __call__(self, progress: Progress) -> None:
+        now = self._clock()
+        finished = progress.total > 0 and progress.done >= progress.total
+        if progress.stage == self._last_stage and not finished and now - self._last_time < self._interval:
+            return
+        self._last_time = now
+        self._last_stage = progress.stage
+        self._forward(progress)
+
+
+def describe_failures(failures: Sequence[IngestResult], limit: int = 8) -> str:
+    """One message naming the files that could not be added and why (headline, blank line, details)."""
+    if len(failures) == 1:
+        headline = "This file could not be added:"
+    else:
+        headline = f"{len(failures)} files could not be added:"
+    lines = [f"{Path(result.path).name}: {result.reason}" for result in failures[:limit]]
+    if len(failures) > limit:
+        lines.append(f"…and {len(failures) - limit} more; the Status column of the library shows each reason.")
+    return headline + "\n\n" + "\n".join(lines)
+
+
+# --- the Settings dialog's checks of the files a user picks (they need no engine) ----------------
+
+
+def check_model_file(path: str) -> str:
+    """``""`` when ``path`` is empty or a GGUF llama.cpp can run, else why not (for the Model file field)."""
+    if not path:
+        return ""
+    from engine.generate.gguf import validate_gguf  # llama.cpp is loaded only to check a file
+
+    try:
+        validate_gguf(Path(path).expanduser())
+    except EngineError as exc:
+        return str(exc)
+    except Exception as exc:  # llama.cpp's own probe may fail in its own ways: still name the file
+        return f"{path}: llama.cpp cannot load it ({type(exc).__name__}: {exc})."
+    return ""
+
+
+def is_small_model_file(path: str) -> bool:
+    """Whether the model at ``path`` (empty: the bundled one) is too small to write answers."""
+    from engine.models import default_lm_path, is_small_model
+
+    chosen = path or default_lm_path()
+    return bool(chosen) and is_small_model(chosen)
+
+
+@dataclass(frozen=True)
+class PassageLocation:
+    """Where a cited passage is: its PDF and page, its line boxes and its quote's boxes.
+
+    ``path`` is empty for datastore passages, which have no PDF.
+    """
+
+    reference: Reference
+    path: str = ""
+    page: int = 0
+    passage_rects: tuple[PageRect, ...] = ()
+    quote_rects: tuple[PageRect, ...] = ()
+    quote: str = ""
+    removed: bool = False  # the paper was removed from the library since the answer was given
+
+
+def locate_passage(engine: Engine, *, reference: Reference, citation: Citation | None) -> PassageLocation:
+    """Runs on the worker: the stored rectangles of the passage and of the supporting quote."""
+    quote = citation.quote if citation else ""
+    if reference.source != LIBRARY_SOURCE:
+        return PassageLocation(reference, quote=quote)
+    try:
+        passage = engine.passage(reference.passage_id)
+        document = engine.document(reference.doc_id)
+    except DocumentNotFoundError:
+        # Removed since: the answer still holds the passage text and the quote, so show those.
+        return PassageLocation(reference, quote=quote, removed=True)
+    quote_rects: tuple[PageRect, ...] = citation.rects if citation else ()
+    if citation and not quote_rects and quote:
+        start = passage.text.find(quote)  # the reference text may carry a title prefix; find the quote itself
+        if start >= 0:
+            quote_rects = passage.rects_for_span(start, start + len(quote))
+    shown = quote_rects or passage.rects
+    page = shown[0].page if shown else (reference.page or passage.page_start)
+    return PassageLocation(reference, document.path, page, passage.rects, quote_rects, quote)
+
+
+def datastore_counts(engine: Engine) -> list[tuple[str, int]]:
+    """(name, papers) for each attached datastore."""
+    return [(info.name, info.records) for info in engine.datastores()]
+
+
+def render_answer(answer: Answer, kind: str) -> str:
+    """Markdown with its references, BibTeX for the cited papers, or a table answer's rows as CSV."""
+    from engine.render.bibtex import to_bibtex
+    from engine.render.markdown import to_markdown
+    from engine.render.table import to_csv
+
+    return {"markdown": to_markdown, "bibtex": to_bibtex, "csv": to_csv}[kind](answer)

@@ -1,0 +1,136 @@
+"""The engine client's worker: lives on its own thread and is the only code that calls the engine."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from engine.errors import Cancelled, EngineError
+from engine.progress import CancelToken
+from engine.service import Engine
+from engine.types import IngestResult, Outcome
+from ui.engine_tasks import ProgressThrottle, describe_failures
+
+log = logging.getLogger(__name__)
+_WORKER_NICENESS = 10
+
+# The kinds of job the worker runs (signals report which one finished).
+INGEST = "ingest"
+REFRESH = "refresh"
+REMOVE = "remove"
+ASK = "ask"
+LOOKUP = "lookup"
+SETTINGS = "settings"
+EMBED = "embed"
+DATASTORE = "datastore"
+EDIT = "edit"
+MODELS = "models"
+CHECK = "check"
+DOWNLOAD = "download"
+ZOTERO = "zotero"
+
+DOING = {INGEST: "adding papers", REFRESH: "reading the library", REMOVE: "removing a paper",
+          ASK: "answering the question", LOOKUP: "opening a passage", SETTINGS: "saving the settings",
+          EMBED: "preparing papers for meaning search", DATASTORE: "attaching a datastore"}
+
+
+@dataclass(frozen=True)
+class Job:
+    kind: str
+    call: Callable[[], None]
+
+
+class EngineWorker(QObject):
+    """Lives on the worker thread and is the only code that calls the engine."""
+
+    progress = Signal(object)  # Progress
+    ingest_result = Signal(object)  # IngestResult
+    documents = Signal(list)
+    settled = Signal(int, bool, object)  # ticket, succeeded, value: the end of a :meth:`EngineClient.call`
+    token = Signal(str)  # answer text as it streams
+    stage = Signal(str)  # the answering stage now running
+    failed = Signal(str)
+    cancelled = Signal(str)
+    finished = Signal(str)  # the kind of job that just ended, whatever happened
+
+    def __init__(self, engine: Engine, progress_interval: float, refresh_interval: float) -> None:
+        super().__init__()
+        self._engine = engine
+        self._progress_interval = progress_interval
+        self._refresh_interval = refresh_interval
+
+    @Slot(object)
+    def run(self, job: Job) -> None:
+        try:
+            job.call()
+        except Cancelled as exc:
+            self.cancelled.emit(str(exc))
+        except EngineError as exc:
+            log.info("%s failed: %s", job.kind, exc)
+            self.failed.emit(str(exc))
+        except Exception as exc:  # a bug must reach the user and the log, never vanish with the thread
+            log.exception("Unexpected error in %s", job.kind)
+            self.failed.emit(f"Unexpected error while {DOING.get(job.kind, job.kind)} ({type(exc).__name__}: {exc}). "
+                             "Please report this, with the log file, so it can be fixed.")
+        finally:
+            self.finished.emit(job.kind)
+
+    @Slot()
+    def lower_priority(self) -> None:
+        """Run engine work at a lower CPU priority than the UI thread.
+
+        Embedding, reranking and generation keep every core busy; on a small machine the event
+        loop would then wait for CPU time (stalls of several hundred ms were measured). On Linux a
+        thread's nice value is its own and is inherited by the threads it starts, so torch's and
+        llama.cpp's worker threads, created from here, get it too.
+        """
+        if sys.platform.startswith("linux"):
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _WORKER_NICENESS)
+            except OSError as exc:
+                log.info("Could not lower the engine thread's priority: %s", exc)
+
+    def refresh(self) -> None:
+        self.documents.emit(self._engine.documents())
+
+    def call(self, ticket: int, work: Callable[[Engine], object]) -> None:
+        succeeded, value = False, None
+        try:
+            value = work(self._engine)
+            succeeded = True
+        finally:
+            self.settled.emit(ticket, succeeded, value)
+
+    def remove(self, doc_id: str) -> None:
+        try:
+            self._engine.remove(doc_id)
+        finally:
+            self.refresh()  # even a failed removal may mean the table is out of date
+
+    def ingest(self, paths: list[str], cancel: CancelToken) -> None:
+        throttle = ProgressThrottle(self.progress.emit, self._progress_interval)
+        failures: list[IngestResult] = []
+        last_refresh = float("-inf")  # the first stored paper shows at once
+        try:
+            for result in self._engine.add_documents(paths, progress=throttle, cancel=cancel):
+                self.ingest_result.emit(result)
+                if result.outcome == Outcome.FAILED:
+                    failures.append(result)
+                # Rows appear while a long batch runs, without re-reading the catalog per file.
+                if result.outcome != Outcome.UNCHANGED and time.monotonic() - last_refresh >= self._refresh_interval:
+                    self.refresh()
+                    last_refresh = time.monotonic()
+        except Cancelled:
+            self.refresh()  # show what was kept before the cancel
+            raise
+        finally:
+            if failures:
+                self.failed.emit(describe_failures(failures))
+        self.refresh()
