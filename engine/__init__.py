@@ -7,6 +7,7 @@ Pure Python; never imports Qt. The CLI, the tests and the desktop UI all use it 
 from __future__ import annotations
 
 import os
+import sys
 
 __version__ = "0.1.0"
 
@@ -32,6 +33,21 @@ def keep_onnx_runtime_offline() -> None:
         os.environ[name] = "1"
 
 
+def skip_pymupdf_layout() -> None:
+    """Keep ``import pymupdf`` from loading the pymupdf-layout package PyMuPDF 2 installs with it.
+
+    When that package is importable, ``import pymupdf`` imports it, and it builds ONNX Runtime
+    sessions for its layout and table models at once: about half a second and a few hundred MB
+    in every process that reads a PDF (each parse worker, the app), for models Quire never calls
+    (it reads pages through ``get_text`` and its own layout code, engine/ingest). A ``None`` entry
+    in ``sys.modules`` makes that import fail as if the package were absent, which PyMuPDF handles;
+    the environment variable stops it suggesting the package instead.
+    """
+    sys.modules.setdefault("pymupdf.layout", None)  # type: ignore[arg-type]
+    os.environ.setdefault("PYMUPDF_SUGGEST_LAYOUT_ANALYZER", "0")
+
+
 # Here, at the first import of anything in the engine: before any of it can import PyMuPDF or
 # ONNX Runtime (the desktop app imports the engine before the UI's PDF viewer).
 keep_onnx_runtime_offline()
+skip_pymupdf_layout()

@@ -74,6 +74,14 @@ def test_importing_the_engine_and_cli_loads_no_qt() -> None:
     assert done.returncode == 0, done.stderr
 
 
+def test_reading_pdfs_loads_no_layout_model() -> None:
+    """PyMuPDF 2 would load its pymupdf-layout ONNX models at import; Quire never calls them."""
+    code = ("import engine.ingest.pipeline, pymupdf, sys, fitz; "
+            "assert pymupdf._get_layout is None and 'pymupdf.layout.onnx' not in sys.modules")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
 def test_ruff_is_clean() -> None:
     targets = [name for name in LINTED if (ROOT / name).is_dir()]
     try:
