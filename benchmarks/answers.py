@@ -406,7 +406,7 @@ def report_command(args: argparse.Namespace) -> None:
     subset = questions[::step][: args.writer_limit]  # spread over the set, both halves
     scholar_engine, data = scholarqa_engine(Path(args.scholarqa_home or f"{args.home}-scholarqa"))
     result: dict[str, Any] = {
-        "machine": "shared 2-core development machine under load from other jobs (run with nice)",
+        "machine": {"cpus": os.cpu_count(), "load_average_at_start": round(os.getloadavg()[0], 2)},
         "writer": args.model, "writer_questions": [q["index"] for q in subset]}
     spread = questions[:: max(1, len(questions) // args.limit)][: args.limit] if args.limit else questions
     result["litqa_digest"] = run_litqa(litqa_engine, spread, "digest", None)
@@ -417,6 +417,7 @@ def report_command(args: argparse.Namespace) -> None:
     result["scholarqa_writer"] = run_scholarqa(scholar_engine, data[: args.scholarqa_writer_limit],
                                                args.writer_mode, args.model)
     summary = {k: v["summary"] if isinstance(v, dict) and "summary" in v else v for k, v in result.items()}
+    result["machine"]["load_average_at_end"] = round(os.getloadavg()[0], 2)
     print(json.dumps(summary, indent=2))
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "answers.json").write_text(json.dumps({"summary": summary, **result}, indent=2, ensure_ascii=False),

@@ -66,7 +66,7 @@ class RetrievalOptions:
     # The dense list counts 0.7 of the BM25 list: on full-text papers MiniLM's dense list is the weaker
     # one and pulled BM25's right passage out of the top 3 (LitQA2 dev key passage in the top 3: 0.76
     # at 1.0, 0.81 at 0.6-0.7, both halves up), while on ScholarQA-Multi snippets 0.7 and 1.0 measure
-    # the same (recall@10 0.636, nDCG@10 0.631 vs 0.630). docs/retrieval.md has the grid.
+    # alike (recall@10 0.636 both, nDCG@10 0.631 vs 0.630, recall@5 0.589 vs 0.600). docs/retrieval.md has the grid.
     weights: Mapping[str, float] = field(default_factory=lambda: {"bm25": 1.0, "dense": 0.7, "rewrite": 0.5,
                                                                    "feedback": 0.5, "dense_feedback": 1.0})
     # At most this many passages of one paper (0: no cap). A search list is not capped: when a
