@@ -216,6 +216,29 @@ def fit(model_dir: Path, shared: Path, seed: int = 5) -> dict[str, Any]:
             "pairs": {name: v["pairs"] for name, v in fitted.items()}}
 
 
+def _auc(positive: list[float], negative: list[float]) -> float:
+    """Probability that a positive outscores a negative (ties count half)."""
+    pos, neg = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
+    return round(float((pos > neg).mean() + 0.5 * (pos == neg).mean()), 3)
+
+
+def separation(model_dir: Path, shared: Path) -> dict[str, float]:
+    """How well the model alone separates HealthVer's labels (all 1,917 dev pairs), as AUCs."""
+    model = PairModel(model_dir)
+    labels = json.loads((model_dir / "judge.json").read_text(encoding="utf-8"))["labels"]
+    rows, _ = healthver(shared)
+    probs = model.probabilities([(r["claim"], r["evidence"]) for r in rows])
+    supports, refutes = probs[:, labels.index("supports")], probs[:, labels.index("refutes")]
+    gold = [r["label"] for r in rows]
+
+    def scores(values: np.ndarray, label: str, keep: bool = True) -> list[float]:
+        return [float(v) for v, g in zip(values, gold, strict=True) if (g == label) == keep]
+
+    return {"p_supports_supports_vs_rest": _auc(scores(supports, "Supports"), scores(supports, "Supports", False)),
+            "p_supports_supports_vs_refutes": _auc(scores(supports, "Supports"), scores(supports, "Refutes")),
+            "p_refutes_refutes_vs_supports": _auc(scores(refutes, "Refutes"), scores(refutes, "Supports"))}
+
+
 def _balanced(probs: np.ndarray, labels: np.ndarray, t_support: float, t_refute: float) -> float:
     predicted = np.full(len(labels), NEUTRAL)
     refute = (probs[:, 1] >= t_refute) & (probs[:, 1] > probs[:, 0])
@@ -232,6 +255,8 @@ def main() -> None:
     parser.add_argument("--model-dir", type=Path, default=None)
     parser.add_argument("--shared", type=Path, default=SHARED)
     parser.add_argument("--fit", action="store_true", help="fit the thresholds on held-out training-side data")
+    parser.add_argument("--separation", action="store_true",
+                        help="only the model's AUCs on HealthVer (a retrained --model-dir vs the shipped one)")
     parser.add_argument("--limit", type=int, help="HealthVer rows to judge (default all 1,917)")
     parser.add_argument("--no-old", action="store_true", help="skip the old scorer")
     parser.add_argument("--per-kind", type=int, default=150, help="perturbation pairs of each kind")
@@ -239,6 +264,9 @@ def main() -> None:
     model_dir = args.model_dir or default_judge_folder()
     if args.fit:
         print(json.dumps(fit(model_dir, args.shared), indent=2))
+        return
+    if args.separation:
+        print(json.dumps({"model": str(model_dir), **separation(model_dir, args.shared)}))
         return
     from engine.embed import SentenceTransformerEmbedder
 
