@@ -247,7 +247,6 @@ def _verify(outcome: WriteOutcome, scorer: SupportScorer, given: dict[int, Refer
     headings = [ANSWER_HEADING]
     for title, text in written.sections:
         if cancel is not None and cancel.cancelled:
-            outcome.cancelled = True
             break
         verified = verify_text(text, given, scorer, rects_for, True, len(headings), report, cancel)
         if verified:

@@ -36,7 +36,7 @@ _YEAR = re.compile(r"^(19|20)\d\d$")
 # "how many genes show ...": the counted thing is the last word before the verb or preposition.
 _HOW_MANY = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,5}?)([A-Za-z][\w-]*?)(?=\s+(?:are|is|were|was|do|does|did|"
                        r"have|has|had|can|could|show|shows|showed|exist|in|of|per|that|which|there|will|would|"
-                       r"to|at|on|from|with|for|across|among|between|were|does)\b|\s*[?,.]|\s*$)", re.IGNORECASE)
+                       r"to|at|on|from|with|for|across|among|between)\b|\s*[?,.]|\s*$)", re.IGNORECASE)
 # Units a question may ask a quantity in ("in kcal/mol", "what percentage").
 _UNITS = {"kcal": r"kcal", "percent": r"%|percent", "fold": r"-?fold|×", "angstrom": r"Å|angstrom",
           "nm": r"nm\b", "bp": r"bp\b|base pairs", "kda": r"kda\b", "hours": r"h\b|hours?|hrs?\b",
