@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import IngestError
-from engine.ingest import ocr
+from engine.ingest import glyphs, ocr
 from engine.ingest.chunk import Chunker, Numbering
 from engine.ingest.layout import TEXT, Line, PageLayout, is_page_furniture, layout_page, margin_signature
 from engine.ingest.metadata import DocumentMeta, extract_metadata
@@ -120,7 +120,7 @@ class PdfParse:
         page = self._document.load_page(index)
         width, height = page.rect.width, page.rect.height
         textpage = page.get_textpage(flags=TEXT_FLAGS)
-        raw_words = page.get_text("words", textpage=textpage)
+        raw_words = glyphs.repair_words(page, textpage, page.get_text("words", textpage=textpage))
         if page_dict is not None:
             page_dict.update(page.get_text("dict", textpage=textpage))
         used_ocr = False
