@@ -67,9 +67,12 @@ def negate(sentence: str) -> str | None:
     return sentence[:match.end()] + " not" + sentence[match.end():]
 
 
-def change_number(sentence: str, rng: random.Random) -> str | None:
-    """Change one number of the sentence (keeping its format and unit); None when it has none."""
-    candidates = [m for m in _NUMBER.finditer(sentence) if not _looks_like_year(m.group(1))]
+def change_number(sentence: str, rng: random.Random, references: bool = True) -> str | None:
+    """Change one number of the sentence (keeping its format and unit); None when it has none.
+    ``references=False`` leaves numbers that only point elsewhere alone (a citation marker "[4]",
+    "Figure 2", "Table 3"): changing those does not make a false claim about the findings."""
+    candidates = [m for m in _NUMBER.finditer(sentence) if not _looks_like_year(m.group(1))
+                  and (references or not _is_reference_number(sentence, m.start(1), m.end(1)))]
     if not candidates:
         return None
     match = rng.choice(candidates)
@@ -116,6 +119,20 @@ def append_clause(sentence: str, other_sentence: str, rng: random.Random) -> str
     return f"{body}{rng.choice(_CONNECTIVES)} {other}."
 
 
+_POINTER = re.compile(r"(?:\b(?:fig|figs|figure|figures|table|tables|eq|eqs|equation|section|sec|appendix|"
+                      r"chapter|ref|refs|step|line|lines|page|pages|p|pp)\.?\s*(?:\d+[a-z]?\s*(?:,|and|–|-)\s*)*)$",
+                      re.IGNORECASE)
+
+
+def _is_reference_number(sentence: str, start: int, end: int) -> bool:
+    """The number at [start, end) is inside a citation marker ("[4]", "[2, 5]") or names a figure,
+    table, equation or section ("Figure 2", "Tables 1 and 3")."""
+    opening, closing = sentence.rfind("[", 0, start), sentence.find("]", end)
+    if opening != -1 and closing != -1 and re.fullmatch(r"[\d\s,–-]*", sentence[opening + 1:closing]):
+        return True
+    return bool(_POINTER.search(sentence[max(0, start - 40):start]))
+
+
 def _looks_like_year(number: str) -> bool:
     return number.isdigit() and len(number) == 4 and 1900 <= int(number) <= 2030
 
@@ -141,8 +158,9 @@ def datastore_texts(path: Path, limit: int | None = None) -> Iterator[tuple[str,
 
 def make_pairs(docs: list[list[str]], rng: random.Random, per_doc: int = 4,
                kinds: tuple[str, ...] = ("true", "negation", "number", "direction", "entity", "appended",
-                                          "other", "same-paper")) -> list[Pair]:
-    """Perturbation pairs from each document's sentences: a window around a sentence is the evidence."""
+                                          "other", "same-paper"), references: bool = True) -> list[Pair]:
+    """Perturbation pairs from each document's sentences: a window around a sentence is the evidence.
+    ``references=False``: a changed number is never a citation marker or a figure or table number."""
     entities = sorted({m.group(1) for sentences in docs for s in sentences for m in _ENTITY.finditer(s)})
     pairs: list[Pair] = []
     usable = [i for i, sentences in enumerate(docs) if len(sentences) >= 3]
@@ -155,7 +173,8 @@ def make_pairs(docs: list[list[str]], rng: random.Random, per_doc: int = 4,
                 before, after = rng.choice(((0, 0), (1, 0), (0, 1), (1, 1)))
                 window = " ".join(sentences[max(0, position - before): position + after + 1])
                 other_doc = docs[rng.choice([i for i in usable if i != doc_index] or usable)]
-                pair = _perturbed(kind, sentences[position], window, sentences, position, other_doc, entities, rng)
+                pair = _perturbed(kind, sentences[position], window, sentences, position, other_doc, entities, rng,
+                                  references)
                 if pair is not None:
                     pairs.append(pair)
                     break
@@ -163,7 +182,7 @@ def make_pairs(docs: list[list[str]], rng: random.Random, per_doc: int = 4,
 
 
 def _perturbed(kind: str, sentence: str, window: str, sentences: list[str], position: int, other_doc: list[str],
-               entities: list[str], rng: random.Random) -> Pair | None:
+               entities: list[str], rng: random.Random, references: bool = True) -> Pair | None:
     if kind == "true":
         claim = sentence
         if rng.random() < 0.3 and ", " in sentence[30:]:  # the first part of a sentence is supported too
@@ -174,7 +193,7 @@ def _perturbed(kind: str, sentence: str, window: str, sentences: list[str], posi
         claim = negate(sentence)
         return None if claim is None else Pair(claim, window, REFUTES, kind)
     if kind == "number":
-        claim = change_number(sentence, rng)
+        claim = change_number(sentence, rng, references)
         return None if claim is None else Pair(claim, window, REFUTES, kind)
     if kind == "direction":
         claim = flip_direction(sentence, rng)

@@ -123,7 +123,8 @@ def perturbation_suite(docs: list[list[str]], seed: int = 7, per_kind: int = 150
     rng = random.Random(seed)
     suite: list[Pair] = []
     for kind in ("true", "negation", "number", "direction", "appended"):
-        pairs = make_pairs(docs, rng, per_doc=max(1, per_kind // max(1, len(docs)) + 2), kinds=(kind,))
+        pairs = make_pairs(docs, rng, per_doc=max(1, per_kind // max(1, len(docs)) + 2), kinds=(kind,),
+                           references=False)
         rng.shuffle(pairs)
         suite.extend(pairs[:per_kind])
     return suite

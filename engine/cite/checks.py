@@ -5,11 +5,16 @@ the same sentence; these checks do not. Each returns a reason (for the user) whe
 the window disagree, else None:
 
 - every number in the claim (citation markers and years in parentheses aside) must appear in the
-  window, as the same value (1,000 = 1000; 0.5 = .5);
+  window, as the same value (1,000 = 1000; 0.5 = .5), and not only as the value of something
+  else: when the words beside a claim's number stand beside other numbers in the window and
+  never beside this one ("r = 1" against a window with "r = 0" and "models 1-4"), the window
+  gives that thing another value;
 - a negation in the claim ("not", "no", "never", "without", "fails to") whose next content words
   the window has without any negation of its own, or the other way round, is a polarity clash;
 - a direction word in the claim (increase, higher, improves, outperforms, ...) whose opposite the
-  window uses, while the window never uses the claim's word, is a direction clash.
+  window uses, while the window never uses the claim's word, is a direction clash;
+- a clause the claim adds after its main one (", which shows ...", "; moreover ...") must be in the
+  window too: when most of its content words are not, the window supports at most the main clause.
 """
 
 from __future__ import annotations
@@ -47,9 +52,16 @@ _SYNONYMS = {"reduce": "decrease", "reduc": "decrease", "decreas": "decrease", "
              "lowered": "lower", "outperform": "outperform", "underperform": "underperform"}
 
 
+# Where a claim's main clause ends and an added one begins ("X does Y, which shows Z").
+_CLAUSE = re.compile(r"(?:,\s*(?:which|and thus|thus|thereby|so that|so|while|whereas|and this|and it|and|but|"
+                     r"making|leading to|showing|demonstrating|suggesting)\b|;\s*)", re.IGNORECASE)
+# An added clause is stated by the window when at least this share of its content words is there.
+ADDED_CLAUSE_COVERAGE = 0.5
+
+
 @dataclass(frozen=True)
 class CheckResult:
-    """Why a window cannot support a claim: ``kind`` is "number", "negation" or "direction"."""
+    """Why a window cannot support a claim: ``kind`` is "number", "negation", "direction" or "added"."""
 
     kind: str
     reason: str
@@ -83,15 +95,72 @@ def missing_numbers(claim: str, window: str) -> list[str]:
     return [n for n in dict.fromkeys(numbers(claim)) if n not in have]
 
 
+# Words that say nothing about what a number measures ("of", "was", "and" in "5 and 7").
+_FUNCTION_WORDS = frozenset("""
+a an the and or but nor of in on at to for from by with without into onto over under between among than as per via
+is are was were be been being has have had do does did can could may might must shall should will would this that
+these those it its their there which who whom whose what when where while also only about after before during each
+either both all any some such very not no we our they them he she his her
+""".split())
+_TOKEN = re.compile(r"(?P<number>" + _NUMBER.pattern + r")|(?P<word>[^\W\d_]+)")
+
+
+def _number_neighbours(text: str) -> list[tuple[str, set[str]]]:
+    """Each written number of ``text`` (markers blanked) with the word before it, the name it is the
+    value of ("r = 0", "models 5", "accuracy of 85"), function words ("of", "and") passed over. The
+    word after is most often a unit or a counted noun ("162 papers", "119 papers"), which one text
+    gives many values of, so it is not taken."""
+    for marker in reversed(find_markers(text)):
+        text = text[:marker.start] + " " * (marker.end - marker.start) + text[marker.end:]
+    found = []
+    before = ""  # the key of the last word before the current token, function words passed over
+    for match in _TOKEN.finditer(text):
+        if match.group("number"):
+            found.append((_normalise_number(match.group(2)), {before} - {""}))
+            before = ""  # a number ends the reach back: "5 and 7" gives 7 no name
+            continue
+        lowered = match.group("word").lower()
+        if lowered not in _FUNCTION_WORDS:
+            before = stem(lowered)[:5]
+    return found
+
+
+def misplaced_numbers(claim: str, window: str) -> list[str]:
+    """Numbers of the claim that the window gives, but as the value of something else: the word before
+    the claim's number stands before another number in the window (one the claim does not have) and
+    never before this one ("r = 1" against "r = 0")."""
+    claim_numbers = _number_neighbours(claim)
+    claim_values = {value for value, _ in claim_numbers}
+    window_numbers = _number_neighbours(window)
+    misplaced = []
+    for value, near in claim_numbers:
+        if not near:
+            continue
+        beside_it = set().union(*(words for other, words in window_numbers if other == value))
+        beside_others = set().union(*(words for other, words in window_numbers if other not in claim_values))
+        if not near & beside_it and near & beside_others:
+            misplaced.append(value)
+    return list(dict.fromkeys(misplaced))
+
+
 def _keys(text: str) -> list[str]:
     """Content words as comparison keys, in order: the light stemmer's output cut to five letters,
     so that "requires", "require" and "required" meet."""
     return [stem(word)[:5] for word in (w.lower() for w in _WORD.findall(text)) if content_words(word)]
 
 
+# A negation's scope ends at the end of its clause.
+_CLAUSE_END = re.compile(r"[,;:.!?]\s")
+
+
 def _negation_scopes(text: str) -> list[set[str]]:
-    """For each negation cue, the keys of the next three content words (what is negated)."""
-    return [set(_keys(text[match.end():match.end() + 80])[:3]) for match in _NEGATION.finditer(text)]
+    """For each negation cue, the keys of the next three content words of its clause (what is negated)."""
+    scopes = []
+    for match in _NEGATION.finditer(text):
+        following = text[match.end():match.end() + 80]
+        end = _CLAUSE_END.search(following)
+        scopes.append(set(_keys(following[:end.start()] if end else following)[:3]))
+    return scopes
 
 
 def negation_clash(claim: str, window: str) -> bool:
@@ -106,7 +175,9 @@ def negation_clash(claim: str, window: str) -> bool:
 
     if any(len(scope & window_keys) >= max(1, len(scope) - 1) for scope in unmatched(claim_scopes, window_scopes)):
         return True
-    return any(len(scope) >= 2 and len(scope & claim_keys) >= len(scope) - 1
+    # A window's negation counts against the claim only when the claim states two or more of the
+    # negated words: a claim shares one word with most negated clauses of a passage on its topic.
+    return any(len(scope & claim_keys) >= max(2, len(scope) - 1)
                for scope in unmatched(window_scopes, claim_scopes))
 
 
@@ -131,6 +202,31 @@ def direction_clash(claim: str, window: str) -> bool:
     return False
 
 
+def _split_clause(claim: str) -> tuple[str, str] | None:
+    """(main clause, added clause) when the claim adds a clause worth judging apart, else None."""
+    for match in _CLAUSE.finditer(claim):
+        head, tail = claim[:match.start()].strip(), claim[match.end():]
+        if len(content_words(head)) >= 3 and len(content_words(tail)) >= 2:
+            return head, tail
+    return None
+
+
+def main_clause(claim: str) -> str:
+    """The claim up to an added clause (", which ...", "; ..."), or "" when it has none worth judging apart."""
+    split = _split_clause(claim)
+    return split[0] + "." if split else ""
+
+
+def unstated_addition(claim: str, window: str) -> bool:
+    """The claim adds a clause after its main one, and most of that clause's content words are not in
+    the window (", which shows that it outperforms all prior work" on a window about something else)."""
+    split = _split_clause(strip_markers(claim))
+    if split is None:
+        return False
+    added = content_words(split[1])
+    return len(added & content_words(window)) < ADDED_CLAUSE_COVERAGE * len(added)
+
+
 def check(claim: str, window: str) -> CheckResult | None:
     """The first disagreement between a claim and a window, or None when the checks find none."""
     missing = missing_numbers(claim, window)
@@ -138,10 +234,17 @@ def check(claim: str, window: str) -> CheckResult | None:
         shown = ", ".join(missing[:3])
         return CheckResult("number", f"the passage does not give the number{'s' if len(missing) > 1 else ''} "
                                      f"{shown}", contradicts=False)
+    misplaced = misplaced_numbers(claim, window)
+    if misplaced:
+        return CheckResult("number", f"the passage gives {', '.join(misplaced[:3])} for something else",
+                           contradicts=False)
     if negation_clash(claim, window):
         return CheckResult("negation", "the passage states it without the claim's negation (or the other way round)",
                            contradicts=True)
     if direction_clash(claim, window):
         return CheckResult("direction", "the passage gives the opposite direction (e.g. lower, not higher)",
                            contradicts=True)
+    if unstated_addition(claim, window):
+        return CheckResult("added", "the passage does not state what the claim adds after its first clause",
+                           contradicts=False)
     return None

@@ -18,7 +18,6 @@ fitted on held-out training-side data by ``benchmarks/verify.py --fit`` (docs/ve
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.cite.checks import check
+from engine.cite.checks import check, main_clause
 from engine.cite.markers import strip_markers
 from engine.cite.support import content_words, overlap, quote_windows
 from engine.errors import ModelNotFoundError
@@ -39,10 +38,6 @@ WINDOWS_PER_PASSAGE = 3  # judged windows of a passage, chosen by word overlap (
 WHOLE_EVIDENCE_CHARS = 700  # evidence this short is also judged as a whole
 CACHE_SIZE = 4096
 VETO = 0.5  # P(refutes) at which the model vetoes a window the similarity gate lets through
-# Where a claim's main clause ends and an added one begins ("X does Y, which shows Z").
-_CLAUSE = re.compile(r"(?:,\s*(?:which|and thus|thus|thereby|so that|so|while|whereas|and this|and it|but|"
-                     r"making|leading to|showing|demonstrating|suggesting)\b|;\s*)", re.IGNORECASE)
-
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -289,13 +284,6 @@ class SupportJudge:
         return "unsupported", p_support, p_refute, "the passage does not state this"
 
 
-def main_clause(claim: str) -> str:
-    """The claim up to an added clause (", which ...", "; ..."), or "" when it has none worth judging apart."""
-    for match in _CLAUSE.finditer(claim):
-        head = claim[:match.start()].strip()
-        if len(content_words(head)) >= 3 and len(content_words(claim[match.end():])) >= 2:
-            return head + "."
-    return ""
 
 
 _default_lock = threading.Lock()

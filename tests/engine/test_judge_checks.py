@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cite.checks import check, direction_clash, missing_numbers, negation_clash, numbers
+from engine.cite.checks import (
+    check,
+    direction_clash,
+    main_clause,
+    misplaced_numbers,
+    missing_numbers,
+    negation_clash,
+    numbers,
+    unstated_addition,
+)
 from engine.cite.claims import MAX_CLAIM_CHARS, looks_english, prepare_claim, prepare_evidence
-from engine.cite.judge import main_clause
 from engine.errors import ClaimError, EngineError
 
 WINDOW = ("S2ORC is a large corpus of 81.1M English-language academic papers, and its full text improves "
@@ -24,6 +32,39 @@ def test_every_number_of_the_claim_must_be_in_the_window() -> None:
     result = check("It improves accuracy by 5.3 points.", WINDOW)
     assert result is not None and result.kind == "number" and "5.3" in result.reason and not result.contradicts
     assert check("It improves accuracy by 3.5 points.", WINDOW) is None
+
+
+def test_a_number_the_window_gives_for_something_else_is_not_support() -> None:
+    window = "The correlation was weak (r = 0) for models 1-4, and models 6 and 7 were kept."
+    assert misplaced_numbers("The correlation was weak (r = 1).", window) == ["1"]
+    assert misplaced_numbers("They kept models 5 and 7.", "Models 6 and 7 were kept; 5 runs failed.") == ["5"]
+    assert misplaced_numbers("The correlation was weak (r = 0).", window) == []
+    assert misplaced_numbers("They kept models 6 and 7.", window) == []
+    result = check("The correlation was weak (r = 1).", window)
+    assert result is not None and result.kind == "number" and "something else" in result.reason
+    # A counted noun after the number names nothing: one passage counts papers many times.
+    papers = "We surveyed 162 papers; 119 papers (73%) run no human evaluation."
+    assert misplaced_numbers("The authors surveyed 162 papers on summarization.", papers) == []
+    # Paraphrase: the same value for the same thing, in another order.
+    assert misplaced_numbers("SPECTER reaches an average of 80.0 on SciDocs.",
+                             "On SciDocs, SPECTER reaches 80.0 on average, against 75.2 for SciBERT.") == []
+
+
+def test_an_added_clause_must_be_in_the_window_too() -> None:
+    added = "S2ORC is a large corpus of academic papers, which shows that it outperforms all prior work."
+    assert unstated_addition(added, WINDOW)
+    result = check(added, WINDOW)
+    assert result is not None and result.kind == "added" and not result.contradicts
+    stated = "S2ORC is a large corpus of academic papers, and its full text improves citation recommendation."
+    assert not unstated_addition(stated, WINDOW)
+    assert not unstated_addition("S2ORC is a large corpus of academic papers.", WINDOW)
+
+
+def test_a_negation_is_scoped_to_its_clause() -> None:
+    window = "The big bang is not a single event, so the average over cosmic time is different from the other."
+    assert negation_clash("The big bang is not a single event, so the average over cosmic time is not different.",
+                          window)
+    assert not negation_clash("The big bang is not a single event.", window)
 
 
 def test_negation_must_agree_in_polarity() -> None:
