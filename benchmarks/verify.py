@@ -18,7 +18,7 @@ The report (``--out``):
 ``--fit`` chooses the judge's two thresholds on training-side held-out data only (the 20 % of
 CLIMATE-FEVER claims and the 10 % of sample-datastore papers that benchmarks/train_judge.py held
 out) and writes them into the model's judge.json. HealthVer is never used for fitting.
-Figures were taken on the shared 2-core development machine under heavy load from other jobs.
+The results file records the machine: its CPUs and load average at the start and the end of the run.
 """
 
 from __future__ import annotations
@@ -276,7 +276,7 @@ def main() -> None:
     judge = model_only.gated(scorer.ranked_windows, scorer.threshold)  # what Quire ships
     rows, check_ids = healthver(args.shared)
     rows = rows[: args.limit] if args.limit else rows
-    report: dict[str, Any] = {"machine": "shared 2-core development machine, loaded by other jobs",
+    report: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "load_average_at_start": round(os.getloadavg()[0], 2)},
                               "model": json.loads((model_dir / "judge.json").read_text(encoding="utf-8")),
                               "thresholds": vars(judge.thresholds)}
     docs = corpus_docs(args.shared)
@@ -303,6 +303,7 @@ def main() -> None:
         report["perturbations_old_scorer"]["verdicts_per_second"] = round(
             len(suite) / (time.perf_counter() - started), 1)
         print("perturbations (old scorer):", json.dumps(report["perturbations_old_scorer"]), flush=True)
+    report["machine"]["load_average_at_end"] = round(os.getloadavg()[0], 2)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")

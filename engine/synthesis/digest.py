@@ -15,6 +15,8 @@ from engine.synthesis.plan import Theme, heading
 from engine.types import AnswerSentence, Reference
 
 ANSWER_HEADING = "Answer"
+MORE_HEADING = "More from the sources"
+MAX_UNUSED = 3  # quotes of passages a written answer did not cite, shown after it
 
 
 def quote_sentence(quote: Quote, references: Mapping[int, Reference], section: int,
@@ -44,3 +46,32 @@ def digest_sentences(direct: Quote | None, themes: Sequence[Theme], references: 
         for quote in sorted(quotes, key=lambda q: -q.answer):
             sentences.append(quote_sentence(quote, references, section, rects_for))
     return sentences, tuple(headings)
+
+
+def with_evidence(written: Sequence[AnswerSentence], headings: Sequence[str], direct: Quote | None,
+                  themes: Sequence[Theme], references: Mapping[int, Reference],
+                  rects_for: RectsFor = no_rects) -> tuple[list[AnswerSentence], tuple[str, ...]]:
+    """A written answer with the evidence it rests on in view: the quote that best answers the
+    question right after the model's direct answer (its words, not the model's), and after the
+    sections up to MAX_UNUSED best quotes of passages the model cited nowhere. A small model
+    often writes from one passage and leaves the one that states the answer unused; the reader
+    sees it either way, verbatim and cited."""
+    sentences = [s for s in written if s.section == 0]
+    if direct is not None:
+        sentences.append(quote_sentence(direct, references, 0, rects_for))
+    sentences.extend(s for s in written if s.section != 0)
+    headings = tuple(headings) or (ANSWER_HEADING,)
+    cited = {c.passage_id for s in sentences for c in s.citations}
+    unused = sorted((q for theme in themes for q in theme.quotes
+                     if references[q.n].passage_id not in cited), key=lambda q: -q.answer)
+    shown: list[Quote] = []
+    for quote in unused:
+        if all(quote.n != other.n for other in shown):  # one quote a passage
+            shown.append(quote)
+        if len(shown) == MAX_UNUSED:
+            break
+    if shown:
+        section = len(headings)
+        headings = (*headings, MORE_HEADING)
+        sentences.extend(quote_sentence(q, references, section, rects_for) for q in shown)
+    return sentences, headings

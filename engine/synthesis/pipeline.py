@@ -25,7 +25,7 @@ from engine.cite.verify import RectsFor, VerifyReport, no_rects, verify_text
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
-from engine.synthesis.digest import ANSWER_HEADING, digest_sentences
+from engine.synthesis.digest import ANSWER_HEADING, digest_sentences, with_evidence
 from engine.synthesis.evidence import (
     PER_PAPER,
     RELATIVE_RELEVANCE,
@@ -198,6 +198,7 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
         return digest(f"The model's draft did not hold up against the sources ({supported} of {len(worthy)} "
                       "sentences supported, the direct answer " + ("among them" if direct_held else "not") +
                       "), so Quire shows the evidence itself.", outcome.steps, lm.model_id)
+    sentences, headings = with_evidence(sentences, headings, direct, themes, given, rects_for)
     parts = [notice, outcome.trimmed and f"Note: {outcome.trimmed}."]
     if report.invented or report.dropped:
         parts.append(f"Verification removed {report.invented + report.dropped} citation(s) the sources do not back.")

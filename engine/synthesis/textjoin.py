@@ -8,7 +8,7 @@ from engine.types import AnswerSentence
 
 
 def answer_text(sentences: Sequence[AnswerSentence], digest: bool = False) -> str:
-    """Paragraphs per section; a digest puts each quote on its own line."""
+    """Paragraphs per section; a quote (a digest's every sentence) stands on its own line."""
     paragraphs: list[list[str]] = []
     current = -1
     for sentence in sentences:
@@ -16,5 +16,17 @@ def answer_text(sentences: Sequence[AnswerSentence], digest: bool = False) -> st
             paragraphs.append([])
             current = sentence.section
         paragraphs[-1].append(sentence.text)
-    joiner = "\n" if digest else " "
-    return "\n\n".join(joiner.join(p) for p in paragraphs)
+    if digest:
+        return "\n\n".join("\n".join(p) for p in paragraphs)
+    return "\n\n".join(_prose(p) for p in paragraphs)
+
+
+def _prose(paragraph: Sequence[str]) -> str:
+    """Sentences joined by spaces; a verbatim quote (“...” [n]) on a line of its own."""
+    lines: list[str] = []
+    for sentence in paragraph:
+        if lines and not sentence.startswith("“") and not lines[-1].startswith("“"):
+            lines[-1] += " " + sentence
+        else:
+            lines.append(sentence)
+    return "\n".join(lines)

@@ -110,6 +110,23 @@ def test_written_answer_is_verified_and_cites_only_given_passages() -> None:
     assert dict(answer.timings)["total"] >= sum(seconds for name, seconds in answer.timings[:-1]) - 0.01
 
 
+def test_a_written_answer_shows_its_best_quote_and_the_passages_it_left_unused() -> None:
+    # The model writes only from the S2ORC passage; SPECTER and the literature graph stay unused.
+    lm = ScriptedLM(lambda m: "S2ORC provides structured full text for 8.1M open access papers [2].")
+    answer = ask(QUESTION, retrieve=retriever(S2ORC, SPECTER, GRAPH), scorer=scorer(), language_model=lambda: lm,
+                 options=opts(mode="write"))
+    assert answer.mode == AnswerMode.WRITTEN
+    check_guarantees(answer)
+    opening = [s for s in answer.sentences if s.section == 0]
+    assert not opening[0].text.startswith("“")  # the model's direct answer comes first ...
+    assert opening[-1].text.startswith("“") and opening[-1].citations  # ... then the quote that best answers
+    assert answer.sections[-1] == "More from the sources"
+    more = [s for s in answer.sentences if s.section == len(answer.sections) - 1]
+    written_cited = {c.passage_id for s in answer.sentences if not s.text.startswith("“") for c in s.citations}
+    assert more and all(s.text.startswith("“") and s.citations[0].passage_id not in written_cited for s in more)
+    assert "\n“" in answer.text  # a quote stands on a line of its own
+
+
 def test_feedback_and_revision_reuse_the_shared_prefix() -> None:
     lm = ScriptedLM(good_writer)
     answer = ask(QUESTION, retrieve=retriever(SPECTER, S2ORC, GRAPH), scorer=scorer(), language_model=lambda: lm,
