@@ -276,7 +276,8 @@ def main() -> None:
     judge = model_only.gated(scorer.ranked_windows, scorer.threshold)  # what Quire ships
     rows, check_ids = healthver(args.shared)
     rows = rows[: args.limit] if args.limit else rows
-    report: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "load_average_at_start": round(os.getloadavg()[0], 2)},
+    machine = {"cpus": os.cpu_count(), "load_average_at_start": round(os.getloadavg()[0], 2)}
+    report: dict[str, Any] = {"machine": machine,
                               "model": json.loads((model_dir / "judge.json").read_text(encoding="utf-8")),
                               "thresholds": vars(judge.thresholds)}
     docs = corpus_docs(args.shared)

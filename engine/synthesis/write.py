@@ -101,6 +101,9 @@ _ECHO = re.compile(r"^\s*((task|question|evidence|feedback|search|draft answer|n
 # "The direct answer is that X" / "Answer: X": the prompt's words echoed; the answer is X.
 _LEAD_IN = re.compile(r"^\s*(\**(the )?(direct |short )?answer( to the question)?( is)?( that)?\**\s*[:,-]?\s*)",
                       re.IGNORECASE)
+# "[1], which states that X" after the lead-in: the model pointed at a passage; the answer is X.
+_POINTER = re.compile(r"^\s*(\[\d+(?:\s*[,–-]\s*\d+)*\]\s*)+[,;:.-]?\s*"
+                      r"((which\s+)?(states|says|shows|reports)\s+that\s+)?", re.IGNORECASE)
 _HEADING = re.compile(r"^\s*(#{1,6}\s*|\*\*)(?P<title>[^#*\n]{2,120}?)\**\s*:?\s*$")
 
 
@@ -129,7 +132,10 @@ def parse_answer(text: str, max_sections: int, sentences_per_section: int) -> Wr
             parts.append((" ".join(heading.group("title").split()).strip(" :"), []))
         else:
             parts[-1][1].append(line)
-    direct = capitalised(_LEAD_IN.sub("", clean_section("\n".join(parts[0][1]), 2)))
+    # The lead-in goes before cleaning (which drops a line that starts "Answer:" as an echoed prompt)
+    # and after it (an echoed line may have come first).
+    direct = clean_section(_LEAD_IN.sub("", "\n".join(parts[0][1]).strip()), 2)
+    direct = capitalised(_POINTER.sub("", _LEAD_IN.sub("", direct)).lstrip(",;: "))
     sections = []
     for title, lines in parts[1:]:
         body = clean_section("\n".join(lines), sentences_per_section)

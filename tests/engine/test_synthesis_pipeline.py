@@ -17,7 +17,7 @@ from engine.generate.base import ChatMessage
 from engine.progress import CancelToken
 from engine.render.html import to_html
 from engine.synthesis.pipeline import MAX_QUESTION_CHARS, AskOptions, ask
-from engine.synthesis.write import parse_feedback
+from engine.synthesis.write import parse_answer, parse_feedback
 from engine.types import Answer, AnswerMode, SearchHit
 
 SPECTER = ("We propose SPECTER, a new method to generate document-level embedding of scientific documents based on "
@@ -241,6 +241,15 @@ def test_cancel_before_retrieval_returns_an_empty_cancelled_answer() -> None:
     cancel.cancel()
     answer = ask(QUESTION, retrieve=retriever(SPECTER), scorer=scorer(), cancel=cancel)
     assert answer.cancelled and answer.references == ()
+
+
+@pytest.mark.parametrize("draft", [
+    "The answer is [1], REV3 is needed for TLS [1].",
+    "Answer: [1], which states that REV3 is needed for TLS [1].",
+    "Question: what is needed?\nThe direct answer is that REV3 is needed for TLS [1].",
+])
+def test_the_direct_answer_loses_the_models_lead_in_and_pointer(draft: str) -> None:
+    assert parse_answer(draft, 2, 2).direct == "REV3 is needed for TLS [1]."
 
 
 def test_parse_feedback_pairs_searches_with_their_feedback() -> None:
