@@ -97,7 +97,9 @@ def _repaired_texts(page_dict: dict[str, Any]) -> dict[tuple[int, int, int], tup
     found: dict[tuple[int, int, int], tuple[str, str]] = {}
     for block_no, block in enumerate(page_dict.get("blocks", [])):
         for line_no, line in enumerate(block.get("lines", [])):
-            word_no, read, fixed, changed = 0, [], [], False
+            word_no, changed = 0, False
+            read: list[str] = []
+            fixed: list[str] = []
             for span in line.get("spans", []):
                 fixes = font_fixes(base_font_name(span.get("font", "")))
                 for c in span.get("text", ""):
