@@ -6,9 +6,9 @@ the window disagree, else None:
 
 - every number in the claim (citation markers and years in parentheses aside) must appear in the
   window, as the same value (1,000 = 1000; 0.5 = .5), and not only as the value of something
-  else: when the words beside a claim's number stand beside other numbers in the window and
-  never beside this one ("r = 1" against a window with "r = 0" and "models 1-4"), the window
-  gives that thing another value;
+  else: when the word naming a claim's number names another number in the window and never this
+  one ("r = 1" against a window with "r = 0" and "models 1-4"), the window gives that thing
+  another value;
 - a negation in the claim ("not", "no", "never", "without", "fails to") whose next content words
   the window has without any negation of its own, or the other way round, is a polarity clash;
 - a direction word in the claim (increase, higher, improves, outperforms, ...) whose opposite the
@@ -72,12 +72,18 @@ def numbers(text: str) -> list[str]:
     """Numbers written in ``text`` (citation markers removed), normalised: "1,000" -> "1000", ".5" -> "0.5",
     "seven" -> "7" ("one" is left out: it is more often a pronoun than a count)."""
     found = []
-    for marker in reversed(find_markers(text)):  # blanked, not stripped: the spacing around stays as it was
-        text = text[:marker.start] + " " * (marker.end - marker.start) + text[marker.end:]
+    text = _blank_markers(text)
     for match in _NUMBER.finditer(text):
         found.append(_normalise_number(match.group(1)))
     found.extend(_NUMBER_WORDS[w.lower()] for w in _WORD.findall(text) if w.lower() in _NUMBER_WORDS)
     return found
+
+
+def _blank_markers(text: str) -> str:
+    """Citation markers blanked, not stripped: the spacing around them stays as it was."""
+    for marker in reversed(find_markers(text)):
+        text = text[:marker.start] + " " * (marker.end - marker.start) + text[marker.end:]
+    return text
 
 
 def _normalise_number(raw: str) -> str:
@@ -110,8 +116,7 @@ def _number_neighbours(text: str) -> list[tuple[str, set[str]]]:
     value of ("r = 0", "models 5", "accuracy of 85"), function words ("of", "and") passed over. The
     word after is most often a unit or a counted noun ("162 papers", "119 papers"), which one text
     gives many values of, so it is not taken."""
-    for marker in reversed(find_markers(text)):
-        text = text[:marker.start] + " " * (marker.end - marker.start) + text[marker.end:]
+    text = _blank_markers(text)
     found = []
     before = ""  # the key of the last word before the current token, function words passed over
     for match in _TOKEN.finditer(text):
