@@ -7,6 +7,7 @@ import the PDF generators as ``fixtures.pdfs``.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,3 +47,24 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     """An Engine on a fresh library in tmp_path: never the user's data folder."""
     with Engine(home=tmp_path / "home") as opened:
         yield opened
+
+
+_EXIT_STATUS = pytest.StashKey[int]()
+
+
+# PySide6 can crash the interpreter after the last test: Qt GUI's exit handlers destroy objects
+# that still have Python wrappers once Python has finalised (a NULL thread state in shiboken's
+# Stash, seen under gdb), turning a passing run into exit code 139. Which objects are left
+# depends on which tests ran. When Qt was loaded, the session ends here, after every report is
+# written, with pytest's own exit status and without running those handlers.
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.config.stash[_EXIT_STATUS] = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if "PySide6.QtCore" in sys.modules and _EXIT_STATUS in config.stash:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(config.stash[_EXIT_STATUS])
