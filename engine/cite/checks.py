@@ -121,6 +121,7 @@ def _number_neighbours(text: str) -> list[tuple[str, set[str]]]:
     before = ""  # the key of the last word before the current token, function words passed over
     for match in _TOKEN.finditer(text):
         if match.group("number"):
+            # group 2 is _NUMBER's own value group, inside the "number" group
             found.append((_normalise_number(match.group(2)), {before} - {""}))
             before = ""  # a number ends the reach back: "5 and 7" gives 7 no name
             continue

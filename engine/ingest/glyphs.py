@@ -70,17 +70,18 @@ def page_needs_repair(page: Any) -> bool:
     return any(font_fixes(base_font_name(font[3])) for font in page.get_fonts())
 
 
-def repair_words(page: Any, textpage: Any, words: list[Any]) -> list[Any]:
+def repair_words(page: Any, textpage: Any, words: list[Any], page_dict: dict[str, Any] | None = None) -> list[Any]:
     """``words`` (PyMuPDF word tuples) with the characters of lying fonts put right.
 
     Only pages that use such a font pay for a second look at their text, span by span with each
     span's font (``dict``, a fifth of the cost of ``rawdict``'s character boxes, which are not
     needed). A word is rebuilt only where its characters' text is exactly the word's text, so a
-    word PyMuPDF split or joined differently is left as it was.
+    word PyMuPDF split or joined differently is left as it was. ``page_dict`` is the page's
+    ``dict`` when the caller has read it already (the first page, for its metadata).
     """
     if not words or not page_needs_repair(page):
         return words
-    repaired = _repaired_texts(page.get_text("dict", textpage=textpage))
+    repaired = _repaired_texts(page_dict if page_dict is not None else page.get_text("dict", textpage=textpage))
     if not repaired:
         return words
     out = []

@@ -120,9 +120,10 @@ class PdfParse:
         page = self._document.load_page(index)
         width, height = page.rect.width, page.rect.height
         textpage = page.get_textpage(flags=TEXT_FLAGS)
-        raw_words = glyphs.repair_words(page, textpage, page.get_text("words", textpage=textpage))
+        raw_words = page.get_text("words", textpage=textpage)
         if page_dict is not None:
             page_dict.update(page.get_text("dict", textpage=textpage))
+        raw_words = glyphs.repair_words(page, textpage, raw_words, page_dict)
         used_ocr = False
         if ocr.has_no_text_layer(page, len(raw_words)):
             if self.options.ocr and ocr.tesseract_available():

@@ -64,14 +64,13 @@ def with_evidence(written: Sequence[AnswerSentence], headings: Sequence[str], di
     cited = {c.passage_id for s in sentences for c in s.citations}
     unused = sorted((q for theme in themes for q in theme.quotes
                      if references[q.n].passage_id not in cited), key=lambda q: -q.answer)
-    shown: list[Quote] = []
+    shown: dict[int, Quote] = {}  # one quote a passage, by its reference number
     for quote in unused:
-        if all(quote.n != other.n for other in shown):  # one quote a passage
-            shown.append(quote)
+        shown.setdefault(quote.n, quote)
         if len(shown) == MAX_UNUSED:
             break
     if shown:
         section = len(headings)
         headings = (*headings, MORE_HEADING)
-        sentences.extend(quote_sentence(q, references, section, rects_for) for q in shown)
+        sentences.extend(quote_sentence(q, references, section, rects_for) for q in shown.values())
     return sentences, headings
