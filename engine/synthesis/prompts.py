@@ -51,8 +51,12 @@ def prefix(question: str, quotes: Sequence[Quote], titles: Mapping[int, str], qu
                                             evidence=evidence_block(quotes, titles, quote_chars))
 
 
-def write_task(sections: int, sentences: int) -> str:
-    return prompt("answer_write").format(sections=sections, sentences=sentences)
+def write_task(sections: int, sentences: int, yes_no: bool = False) -> str:
+    """The writing task; a yes/no question asks for "Yes" or "No" first (a reader looks for it there)."""
+    lines = prompt("answer_write").format(sections=sections, sentences=sentences).splitlines()
+    if yes_no:  # after the line that asks for the direct answer
+        lines.insert(2, prompt("answer_yes_no").strip())
+    return "\n".join(lines) + "\n"
 
 
 def table_task(numbers: Sequence[int]) -> str:

@@ -24,6 +24,7 @@ from engine.progress import CancelToken
 from engine.synthesis import prompts
 from engine.synthesis.evidence import Evidence, Quote
 from engine.synthesis.plan import capitalised
+from engine.synthesis.question import QuestionKind, analyse
 from engine.types import StepCost
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,10 @@ class WriterOptions:
     max_quotes: int = 6
 
 
+def yes_no(question: str) -> bool:
+    return analyse(question).kind == QuestionKind.YES_NO
+
+
 def parse_feedback(text: str) -> list[FeedbackItem]:
     """``Feedback: ...`` lines, each with the ``Search: ...`` line that follows it (if any)."""
     items: list[FeedbackItem] = []
@@ -104,12 +109,20 @@ _LEAD_IN = re.compile(r"^\s*(\**(the )?(direct |short )?answer( to the question)
 # "[1], which states that X" after the lead-in: the model pointed at a passage; the answer is X.
 _POINTER = re.compile(r"^\s*(\[\d+(?:\s*[,–-]\s*\d+)*\]\s*)+[,;:.-]?\s*"
                       r"((which\s+)?(states|says|shows|reports)\s+that\s+)?", re.IGNORECASE)
+# "..., as evidenced by [3]." / "as shown in the evidence [7]": the model pointing at its source in words. The
+# marker stays (verification checks it); the words would be left dangling once markers are moved.
+_SOURCE_WORDS = re.compile(r",?\s*(as (evidenced|shown|demonstrated|reported|stated|seen|indicated|described) "
+                           r"(by|in)|according to)( the)?( evidence| passage| study| paper)?\s*"
+                           r"(?=\[[\d,\s–-]+\]\s*\)?[.;!?]?(\s|$))",
+                           re.IGNORECASE)
+_BRACKETED_MARKER = re.compile(r"\(\s*(\[\d+(?:\s*[,–-]\s*\d+)*\])\s*\)")  # "(as shown by [2])" -> "([2])" -> "[2]"
 _HEADING = re.compile(r"^\s*(#{1,6}\s*|\*\*)(?P<title>[^#*\n]{2,120}?)\**\s*:?\s*$")
 
 
 def clean_section(text: str, max_sentences: int) -> str:
     """A part of the model's answer without echoed prompt lines, repeated sentences or run-on rambling."""
-    lines = [line for line in text.splitlines() if line.strip() and not _ECHO.match(line)]
+    lines = [_BRACKETED_MARKER.sub(r"\1", _SOURCE_WORDS.sub(" ", line)) for line in text.splitlines()
+             if line.strip() and not _ECHO.match(line)]
     kept: list[str] = []
     seen: set[frozenset[str]] = set()
     for sentence in split_sentences(" ".join(" ".join(lines).split())):
@@ -219,7 +232,8 @@ class Writer:
         self.on_stage("drafting")
         forward, flush = self._streamed({q.n for q in kept})
         steps: list[StepCost] = []
-        completion = self._call("write", messages, head + prompts.write_task(opts.sections, opts.sentences_per_section),
+        completion = self._call("write", messages, head + prompts.write_task(opts.sections, opts.sentences_per_section,
+                                                                         yes_no(question)),
                                 opts.answer_tokens, steps, forward)
         flush()
         outcome = WriteOutcome(parse_answer(completion.text, opts.sections, opts.sentences_per_section),

@@ -252,6 +252,29 @@ def test_the_direct_answer_loses_the_models_lead_in_and_pointer(draft: str) -> N
     assert parse_answer(draft, 2, 2).direct == "REV3 is needed for TLS [1]."
 
 
+@pytest.mark.parametrize(("draft", "direct"), [
+    ("Levels fall, as evidenced by [3].", "Levels fall [3]."),
+    ("Levels fall (as shown in the evidence [2, 4]).", "Levels fall [2, 4]."),
+    ("According to [4], levels fall.", "According to [4], levels fall."),  # a pointer that carries the sentence
+])
+def test_words_pointing_at_the_source_go_and_the_marker_stays(draft: str, direct: str) -> None:
+    assert parse_answer(draft, 2, 2).direct == direct
+
+
+def test_a_yes_no_question_asks_the_writer_for_yes_or_no_first() -> None:
+    seen: list[str] = []
+
+    def reply(messages: Sequence[ChatMessage]) -> str:
+        seen.append(messages[-1].content)
+        return "Yes, SPECTER generates document-level embeddings of scientific documents [1]."
+
+    ask("Does SPECTER generate document-level embeddings of scientific documents?", retrieve=retriever(SPECTER),
+        scorer=scorer(), language_model=lambda: ScriptedLM(reply), options=opts(mode="write"))
+    ask(QUESTION, retrieve=retriever(SPECTER), scorer=scorer(), language_model=lambda: ScriptedLM(reply),
+        options=opts(mode="write"))
+    assert '"Yes," or "No,"' in seen[0] and '"Yes," or "No,"' not in seen[1]
+
+
 def test_parse_feedback_pairs_searches_with_their_feedback() -> None:
     items = parse_feedback("1. Feedback: add results\nSearch: results table\n- Feedback: shorter\nnoise\n"
                            "Feedback: a\nFeedback: b")
