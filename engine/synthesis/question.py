@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from rapidfuzz import fuzz, process
@@ -121,7 +121,7 @@ def with_typos_matched(question: Question, vocabulary: Iterable[str]) -> Questio
         if found is not None:
             terms.discard(term)
             terms.add(found[0])
-    return Question(question.text, question.kind, frozenset(terms), question.names)
+    return replace(question, terms=frozenset(terms))  # kind, names, counted and units kept
 
 
 def quantities(text: str) -> list[str]:

@@ -230,6 +230,12 @@ def test_a_typo_in_the_key_term_still_finds_the_answer() -> None:
     assert "triplet margin loss" in first_quote(answer)
 
 
+def test_a_typo_fixed_question_still_knows_what_it_counts() -> None:
+    asked = with_typos_matched(analyse("How many genes in kcal/mol are methylatted?"), {"methylated", "gene"})
+    assert "methylated" in asked.terms and asked.counted == "gene" and "kcal" in asked.units
+    assert states_counted("We found 5,765 genes.", asked)
+
+
 def test_a_question_in_another_language_answers_from_its_key_terms() -> None:
     answer = ask("Wie wird SPECTER mit einem triplet loss trainiert?", retrieve=retriever(EVALUATION, TRAINING),
                  scorer=scorer(), options=opts(mode="digest"))
