@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engine.cite.markers import StreamFilter
+from engine.cite.markers import MARKER, StreamFilter
 from engine.cite.sentences import split_sentences
 from engine.cite.support import content_words
 from engine.generate.base import ChatMessage, Completion, LanguageModel, TokenCallback
@@ -107,15 +107,15 @@ _ECHO = re.compile(r"^\s*((task|question|evidence|feedback|search|draft answer|n
 _LEAD_IN = re.compile(r"^\s*(\**(the )?(direct |short )?answer( to the question)?( is)?( that)?\**\s*[:,-]?\s*)",
                       re.IGNORECASE)
 # "[1], which states that X" after the lead-in: the model pointed at a passage; the answer is X.
-_POINTER = re.compile(r"^\s*(\[\d+(?:\s*[,–-]\s*\d+)*\]\s*)+[,;:.-]?\s*"
+_POINTER = re.compile(rf"^\s*({MARKER.pattern}\s*)+[,;:.-]?\s*"
                       r"((which\s+)?(states|says|shows|reports)\s+that\s+)?", re.IGNORECASE)
 # "..., as evidenced by [3]." / "as shown in the evidence [7]": the model pointing at its source in words. The
 # marker stays (verification checks it); the words would be left dangling once markers are moved.
 _SOURCE_WORDS = re.compile(r",?\s*(as (evidenced|shown|demonstrated|reported|stated|seen|indicated|described) "
                            r"(by|in)|according to)( the)?( evidence| passage| study| paper)?\s*"
-                           r"(?=\[[\d,\s–-]+\]\s*\)?[.;!?]?(\s|$))",
+                           rf"(?={MARKER.pattern}\s*\)?[.;!?]?(\s|$))",
                            re.IGNORECASE)
-_BRACKETED_MARKER = re.compile(r"\(\s*(\[\d+(?:\s*[,–-]\s*\d+)*\])\s*\)")  # "(as shown by [2])" -> "([2])" -> "[2]"
+_BRACKETED_MARKER = re.compile(rf"\(\s*({MARKER.pattern})\s*\)")  # "(as shown by [2])" -> "([2])" -> "[2]"
 _HEADING = re.compile(r"^\s*(#{1,6}\s*|\*\*)(?P<title>[^#*\n]{2,120}?)\**\s*:?\s*$")
 
 
