@@ -53,10 +53,8 @@ def prefix(question: str, quotes: Sequence[Quote], titles: Mapping[int, str], qu
 
 def write_task(sections: int, sentences: int, yes_no: bool = False) -> str:
     """The writing task; a yes/no question asks for "Yes" or "No" first (a reader looks for it there)."""
-    lines = prompt("answer_write").format(sections=sections, sentences=sentences).splitlines()
-    if yes_no:  # after the line that asks for the direct answer
-        lines.insert(2, prompt("answer_yes_no").strip())
-    return "\n".join(lines) + "\n"
+    hint = "\n" + prompt("answer_yes_no").strip() if yes_no else ""  # after the line asking for the answer
+    return prompt("answer_write").format(sections=sections, sentences=sentences, yes_no=hint)
 
 
 def table_task(numbers: Sequence[int]) -> str:
