@@ -57,6 +57,18 @@ class LanguageModel(Protocol):
 
 
 @runtime_checkable
+class ScoresReplies(Protocol):
+    """A language model that can say how likely each of a few one-word replies is, without generating.
+
+    Used to let a capable model *judge* (does this sentence answer the question?) at the cost of
+    reading the prompt once; ``LlamaModel`` reads the first reply token's probabilities."""
+
+    def reply_probabilities(self, messages: Sequence[ChatMessage], replies: Sequence[str]) -> list[float]:
+        """P(reply) for each reply as the start of the assistant's turn, normalised over ``replies``."""
+        ...
+
+
+@runtime_checkable
 class Reranker(Protocol):
     """Reorders a short candidate list by a closer look at query and passage (engine.rerank)."""
 

@@ -250,7 +250,7 @@ class Engine:
             cancel: CancelToken | None = None, save: bool = True, table: bool = False) -> Answer:
         """Answer a question from the library (and datastores) with verified citations, and save it.
 
-        ``on_stage`` hears "retrieving", "reranking", "drafting", "revising", "verifying" (and "also
+        ``on_stage`` hears "retrieving", "reranking", "judging", "drafting", "revising", "verifying" (and "also
         searching for ..." when a misspelled question word was corrected); ``on_token``
         gets the draft as it streams; ``cancel`` stops between tokens (the partial answer is kept and
         marked cancelled). ``mode``: "auto" (default), "write" or "digest" (same as ``digest=True``).

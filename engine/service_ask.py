@@ -51,7 +51,7 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
         notice = TOO_SMALL_NOTICE
     options = AskOptions(top_n=top_n or engine.settings.retrieval.top_n, mode=chosen_mode,
                          feedback=generation.feedback if feedback is None else feedback,
-                         table=table,
+                         table=table, judge_answers=not is_small_model(model or generation.model or default_lm_path()),
                          writer=WriterOptions(answer_tokens=min(160, max(60, generation.max_answer_tokens))))
     stage = on_stage or (lambda _s: None)
 

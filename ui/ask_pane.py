@@ -34,7 +34,8 @@ from ui.history_list import ANSWER_ID_ROLE, HistoryList
 EVERYTHING, LIBRARY, SELECTED = "everything", "library", "selected"
 SCOPES = ((EVERYTHING, "Everything"), (LIBRARY, "Library only"), (SELECTED, "Selected papers"))
 STAGE_NAMES = {"retrieving": "Retrieving passages", "rewriting": "Rewriting the question",
-               "reranking": "Reranking passages", "drafting": "Drafting the answer", "feedback": "Reviewing the draft",
+               "reranking": "Reranking passages", "judging": "Finding the sentences that answer",
+               "drafting": "Drafting the answer", "feedback": "Reviewing the draft",
                "revising": "Revising", "verifying": "Verifying citations"}
 __all__ = ["ANSWER_ID_ROLE", "SCOPES", "AskPane"]
 _STREAM_REFRESH_MS = 60

@@ -142,6 +142,30 @@ class LlamaModel:
         own_stop = CancelToken()
         return ChatStream(self._generate(messages, max_tokens, temperature, stop, cancel, own_stop), own_stop)
 
+    def reply_probabilities(self, messages: Sequence[ChatMessage], replies: Sequence[str]) -> list[float]:
+        """P(reply) for each one-word reply as the first token of the assistant's turn, normalised over
+        ``replies`` ("Yes" counts " Yes" and "yes" too). One prompt evaluation, no sampling; the KV cache
+        keeps the prefix, so prompts that differ only at their end (one question, many sentences) cost
+        just their ends."""
+        tokens = self._tokenize_chat(messages)
+        if len(tokens) >= self.context_size:
+            raise PromptTooLongError(len(tokens), self.context_size)
+        variants = [sorted({self._first_token(v) for v in (r, " " + r, r.lower(), r.capitalize())}) for r in replies]
+        with self._lock:
+            llama = self._llama
+            reused = self._reuse_prefix(tokens)
+            try:
+                llama.eval(tokens[reused:])
+            except Exception as exc:
+                llama.reset()
+                raise GenerationError(f"llama.cpp failed while reading the prompt: {exc}") from exc
+            logits = np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),))
+            logits = logits.astype(np.float64)
+        probabilities = np.exp(logits - logits.max())
+        mass = np.array([probabilities[ids].sum() for ids in variants])
+        total = mass.sum()
+        return [float(m / total) if total > 0 else 1.0 / len(replies) for m in mass]
+
     def prompt_tokens(self, messages: Sequence[ChatMessage]) -> list[int]:
         """The exact tokens :meth:`chat` would evaluate for ``messages`` (template applied)."""
         return self._tokenize_chat(messages)
@@ -157,6 +181,9 @@ class LlamaModel:
         if token < 0:
             return ""
         return self._llama.detokenize([token], special=True).decode("utf-8", errors="replace")
+
+    def _first_token(self, text: str) -> int:
+        return int(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)[0])
 
     def _tokenize_chat(self, messages: Sequence[ChatMessage]) -> list[int]:
         """Template scaffolding is tokenized with special tokens, message contents as plain text."""

@@ -52,13 +52,15 @@ def with_evidence(written: Sequence[AnswerSentence], headings: Sequence[str], di
                   themes: Sequence[Theme], references: Mapping[int, Reference],
                   rects_for: RectsFor = no_rects) -> tuple[list[AnswerSentence], tuple[str, ...]]:
     """A written answer with the evidence it rests on in view: the quote that best answers the
-    question right after the model's direct answer (its words, not the model's), and after the
-    sections up to MAX_UNUSED best quotes of passages the model cited nowhere. A small model
-    often writes from one passage and leaves the one that states the answer unused; the reader
-    sees it either way, verbatim and cited."""
+    question right after the first sentence of the model's direct answer (the source's words, not
+    the model's), and after the sections up to MAX_UNUSED best quotes of passages the model cited
+    nowhere. A small model often writes from one passage and leaves the one that states the answer
+    unused; the reader sees it either way, verbatim and cited."""
+    # The quote goes right after the model's first sentence: a second sentence (often a long restatement)
+    # would push it out of what a reader takes in first.
     sentences = [s for s in written if s.section == 0]
     if direct is not None:
-        sentences.append(quote_sentence(direct, references, 0, rects_for))
+        sentences.insert(min(1, len(sentences)), quote_sentence(direct, references, 0, rects_for))
     sentences.extend(s for s in written if s.section != 0)
     headings = tuple(headings) or (ANSWER_HEADING,)
     cited = {c.passage_id for s in sentences for c in s.citations}

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from engine.cite.sentences import split_spans
 from engine.cite.support import SupportScorer, content_words, overlap, prose_like
@@ -91,6 +91,7 @@ class Evidence:
     relevance: float
     is_reference_list: bool = False
     rank: int = 1
+    sentences: tuple[Quote, ...] = ()  # every quotable sentence, scored: where the quotes were chosen from
 
     @property
     def quotes_by_score(self) -> tuple[Quote, ...]:
@@ -183,16 +184,35 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
             wordy = LENGTH_PENALTY * max(0, end - start - 200) / 100
             scored.append(Quote(reference.n, start, end, text, round(topic, 4),
                                 round(topic + answer_bonus(text, asked) - prior - wordy, 4)))
-        chosen: list[Quote] = []
-        for quote in sorted(scored, key=lambda q: -q.answer):
-            if len(chosen) >= quotes_per_passage or (chosen and quote.answer < SECOND_QUOTE_SHARE * chosen[0].answer):
-                break
-            chosen.append(quote)
-        chosen.sort(key=lambda q: q.start)  # reading order within the passage
         relevance = max((q.score for q in scored), default=0.0)
         is_list = reference_lists[index] if index < len(reference_lists) else False
-        evidence.append(Evidence(reference, tuple(chosen), relevance, is_list, index + 1))
+        evidence.append(Evidence(reference, choose_quotes(scored, quotes_per_passage), relevance, is_list, index + 1,
+                                 tuple(scored)))
     return evidence
+
+
+def choose_quotes(scored: Sequence[Quote], quotes_per_passage: int) -> tuple[Quote, ...]:
+    """A passage's best-answering sentences (a second only when it comes near the first), in reading order."""
+    chosen: list[Quote] = []
+    for quote in sorted(scored, key=lambda q: -q.answer):
+        if len(chosen) >= quotes_per_passage or (chosen and quote.answer < SECOND_QUOTE_SHARE * chosen[0].answer):
+            break
+        chosen.append(quote)
+    return tuple(sorted(chosen, key=lambda q: q.start))  # reading order within the passage
+
+
+def rescored(evidence: Sequence[Evidence], bonus: Mapping[tuple[int, int], float],
+             quotes_per_passage: int = 2) -> list[Evidence]:
+    """The evidence with ``bonus[(n, start)]`` added to those sentences' answer scores and each passage's
+    quotes chosen again: a sentence a closer reading found to answer can become a quote it was not."""
+    if not bonus:
+        return list(evidence)
+    updated = []
+    for item in evidence:
+        sentences = tuple(replace(q, answer=round(q.answer + bonus.get((q.n, q.start), 0.0), 4))
+                          for q in item.sentences or item.quotes)
+        updated.append(replace(item, quotes=choose_quotes(sentences, quotes_per_passage), sentences=sentences))
+    return updated
 
 
 def relevant(evidence: Sequence[Evidence], threshold: float = RELEVANCE_THRESHOLD,

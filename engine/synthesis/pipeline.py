@@ -25,6 +25,7 @@ from engine.cite.verify import RectsFor, VerifyReport, no_rects, verify_text
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
+from engine.synthesis.answer_judge import can_judge, judged_bonus
 from engine.synthesis.digest import ANSWER_HEADING, digest_sentences, with_evidence
 from engine.synthesis.evidence import (
     PER_PAPER,
@@ -38,6 +39,7 @@ from engine.synthesis.evidence import (
     diverse,
     extract_evidence,
     relevant,
+    rescored,
     to_reference,
 )
 from engine.synthesis.numbering import number_by_paper
@@ -69,6 +71,9 @@ class AskOptions:
     min_supported: float = 0.5  # auto mode: share of citation-worthy sentences that must survive
     feedback_k: int = 2  # passages retrieved per feedback query
     table: bool = False  # a row per paper instead of an answer (engine.synthesis.table)
+    # The model reads the best candidate sentences and says which answer (engine.synthesis.answer_judge);
+    # off for models too small to read well (the service decides).
+    judge_answers: bool = True
     writer: WriterOptions = field(default_factory=WriterOptions)
 
     def as_pairs(self) -> tuple[tuple[str, str], ...]:
@@ -76,7 +81,7 @@ class AskOptions:
                 ("quotes_per_passage", str(self.quotes_per_passage)), ("max_themes", str(self.max_themes)),
                 ("relevance_threshold", str(self.relevance_threshold)),
                 ("relative_relevance", str(self.relative_relevance)), ("per_paper", str(self.per_paper)),
-                ("min_supported", str(self.min_supported)))
+                ("min_supported", str(self.min_supported)), ("judge_answers", str(self.judge_answers)))
 
 
 def normalise_question(question: str) -> tuple[str, str]:
@@ -149,6 +154,10 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     lm = language_model() if language_model is not None and options.mode != "digest" else None
     if options.table:
         return _table(used, evidence, given, scorer, lm, rects_for, on_token, cancel, clock, notice, base)
+    if lm is not None and options.judge_answers and can_judge(lm):
+        stage("judging")
+        evidence = rescored(evidence, judged_bonus(lm, used, evidence, cancel), options.quotes_per_passage)
+        clock.lap("judging")
     direct = best_answer(evidence)
     themes = plan_themes(used, evidence, scorer, options.max_themes)
     clock.lap("planning")

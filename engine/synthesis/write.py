@@ -116,18 +116,35 @@ _SOURCE_WORDS = re.compile(r",?\s*(as (evidenced|shown|demonstrated|reported|sta
                            rf"(?={MARKER.pattern}\s*\)?[.;!?]?(\s|$))",
                            re.IGNORECASE)
 _BRACKETED_MARKER = re.compile(rf"\(\s*({MARKER.pattern})\s*\)")  # "(as shown by [2])" -> "([2])" -> "[2]"
+# "This evidence states that X": the prompt asks for X without talk of the evidence; the claim is X.
+_EVIDENCE_SAYS = re.compile(r"^(this|the) (evidence|passage|study|paper|quote|source)s? (clearly )?(states|shows|says|"
+                            r"indicates|suggests|reports|notes|mentions)( that)?\s*[:,]?\s*", re.IGNORECASE)
+_YES_OR_NO = re.compile(r"^(yes|no)\b", re.IGNORECASE)
 _HEADING = re.compile(r"^\s*(#{1,6}\s*|\*\*)(?P<title>[^#*\n]{2,120}?)\**\s*:?\s*$")
 
 
-def clean_section(text: str, max_sentences: int) -> str:
-    """A part of the model's answer without echoed prompt lines, repeated sentences or run-on rambling."""
+# Words that add nothing to a restated question ("can NOT be used" -> "cannot be used", "the answer").
+_NO_NEWS = content_words("cannot not none answer answers evidence question following one")
+
+
+def restates(sentence: str, question_words: set[str]) -> bool:
+    """``sentence`` says nothing the question does not ("The drug that cannot be used ... is [1].")."""
+    return (bool(question_words) and not _YES_OR_NO.match(sentence)
+            and content_words(sentence) <= question_words | _NO_NEWS)
+
+
+def clean_section(text: str, max_sentences: int, question: str = "") -> str:
+    """A part of the model's answer without echoed prompt lines, repeated sentences or run-on rambling,
+    and (given the question) without sentences that only restate it."""
     lines = [_BRACKETED_MARKER.sub(r"\1", _SOURCE_WORDS.sub(" ", line)) for line in text.splitlines()
              if line.strip() and not _ECHO.match(line)]
+    asked = content_words(question)
     kept: list[str] = []
     seen: set[frozenset[str]] = set()
     for sentence in split_sentences(" ".join(" ".join(lines).split())):
+        sentence = capitalised(_EVIDENCE_SAYS.sub("", sentence))
         key = frozenset(content_words(sentence))
-        if key in seen or not key:
+        if key in seen or not key or restates(sentence, asked):
             continue
         seen.add(key)
         kept.append(sentence)
@@ -136,8 +153,9 @@ def clean_section(text: str, max_sentences: int) -> str:
     return " ".join(kept)
 
 
-def parse_answer(text: str, max_sections: int, sentences_per_section: int) -> Written:
-    """Direct answer (everything before the first heading) and up to ``max_sections`` headed sections."""
+def parse_answer(text: str, max_sections: int, sentences_per_section: int, question: str = "") -> Written:
+    """Direct answer (everything before the first heading) and up to ``max_sections`` headed sections. Given
+    the question, a direct-answer sentence that only restates it is dropped: it answers nothing."""
     parts: list[tuple[str, list[str]]] = [("", [])]
     for line in text.splitlines():
         heading = _HEADING.match(line)
@@ -147,7 +165,7 @@ def parse_answer(text: str, max_sections: int, sentences_per_section: int) -> Wr
             parts[-1][1].append(line)
     # The lead-in goes before cleaning (which drops a line that starts "Answer:" as an echoed prompt)
     # and after it (an echoed line may have come first).
-    direct = clean_section(_LEAD_IN.sub("", "\n".join(parts[0][1]).strip()), 2)
+    direct = clean_section(_LEAD_IN.sub("", "\n".join(parts[0][1]).strip()), 2, question)
     direct = capitalised(_POINTER.sub("", _LEAD_IN.sub("", direct)).lstrip(",;: "))
     sections = []
     for title, lines in parts[1:]:
@@ -155,7 +173,7 @@ def parse_answer(text: str, max_sections: int, sentences_per_section: int) -> Wr
         if body:
             sections.append((title, body))
     if not direct and sections:  # the model began with a heading: its first section is the answer
-        direct = clean_section(sections.pop(0)[1], 2)
+        direct = clean_section(sections.pop(0)[1], 2, question)
     return Written(direct, tuple(sections[:max_sections]))
 
 
@@ -236,16 +254,16 @@ class Writer:
                                                                          yes_no(question)),
                                 opts.answer_tokens, steps, forward)
         flush()
-        outcome = WriteOutcome(parse_answer(completion.text, opts.sections, opts.sentences_per_section),
+        outcome = WriteOutcome(parse_answer(completion.text, opts.sections, opts.sentences_per_section, question),
                                draft=completion.text, steps=steps, trimmed=note, cancelled=completion.cancelled)
         # Feedback runs on any draft with text: a draft that missed the direct answer is the one a
         # revision can most improve.
         if outcome.cancelled or not opts.feedback or not completion.text.strip():
             return outcome
-        self._feedback_and_revise(messages, more_evidence, outcome)
+        self._feedback_and_revise(question, messages, more_evidence, outcome)
         return outcome
 
-    def _feedback_and_revise(self, messages: list[ChatMessage], more_evidence: MoreEvidence | None,
+    def _feedback_and_revise(self, question: str, messages: list[ChatMessage], more_evidence: MoreEvidence | None,
                              outcome: WriteOutcome) -> None:
         opts = self.options
         self.on_stage("revising")
@@ -275,7 +293,7 @@ class Writer:
         if revised.cancelled:
             outcome.cancelled = True
             return
-        written = parse_answer(revised.text, opts.sections, opts.sentences_per_section)
+        written = parse_answer(revised.text, opts.sections, opts.sentences_per_section, question)
         if written.direct:
             outcome.written = written
 

@@ -20,6 +20,7 @@ from engine.generate.streaming import StopMatcher
 from engine.generate.template import ChatTemplate, render_chatml
 from engine.models import default_lm_path
 from engine.progress import CancelToken
+from engine.protocols import ScoresReplies
 from engine.service import Engine
 
 SYSTEM = ChatMessage("system", "You answer questions about research papers using only the numbered quotes. "
@@ -110,6 +111,34 @@ def test_a_changed_instruction_after_shared_evidence_evaluates_only_the_tail(mod
     other = model.chat([SYSTEM, EVIDENCE, ChatMessage("user", "List the quote numbers that matter.")], max_tokens=8)
     assert other.prompt_tokens_evaluated < 25
     assert other.prompt_tokens > 150
+
+
+def test_reply_probabilities_read_the_first_reply_token_and_reuse_the_prefix(model: LlamaModel) -> None:
+    question = ChatMessage("user", "Is the sky blue on a clear day? Reply Yes or No.")
+    yes, no = model.reply_probabilities([SYSTEM, question], ("Yes", "No"))
+    assert 0.0 <= yes <= 1.0 and abs(yes + no - 1.0) < 1e-6
+    assert model.reply_probabilities([SYSTEM, question], ("Yes", "No")) == pytest.approx([yes, no])
+    assert isinstance(model, ScoresReplies)
+
+    _reset_perf(model)
+    model.reply_probabilities([SYSTEM, EVIDENCE, ChatMessage("user", "Is retrieval useful? Yes or No.")],
+                              ("Yes", "No"))
+    first, _ = _perf(model)
+    _reset_perf(model)
+    model.reply_probabilities([SYSTEM, EVIDENCE, ChatMessage("user", "Is reranking useful? Yes or No.")],
+                              ("Yes", "No"))
+    second, _ = _perf(model)
+    assert first > 150 and second < 25  # one shared prompt head, read once
+
+
+def test_a_reply_after_judging_is_the_reply_without_it(model: LlamaModel) -> None:
+    """Judging leaves its prompt in the KV cache; the next chat must reuse only what it shares."""
+    model.chat([ChatMessage("user", "Say hello.")], max_tokens=5)
+    fresh = model.chat([SYSTEM, EVIDENCE], max_tokens=20)
+    model.reply_probabilities([SYSTEM, ChatMessage("user", "Is water wet? Reply Yes or No.")], ("Yes", "No"))
+    after = model.chat([SYSTEM, EVIDENCE], max_tokens=20)
+    assert after.text == fresh.text
+    assert after.prompt_tokens_evaluated < after.prompt_tokens  # the system message came from the cache
 
 
 def test_cancel_between_tokens_keeps_the_partial_text(model: LlamaModel) -> None:

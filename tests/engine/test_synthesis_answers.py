@@ -181,7 +181,7 @@ def test_a_model_that_emits_no_citations_gets_them_inserted_or_flagged() -> None
                 "It was invented by astronauts living in a base on the lunar surface.")
     answer = ask("How is SPECTER trained?", retrieve=retriever(TRAINING, EVALUATION), scorer=scorer(),
                  language_model=lambda: lm, options=opts(mode="write"))
-    first, second = answer.sentences[:2]
+    first, second = [s for s in answer.sentences if not s.text.startswith("“")][:2]  # the model's, not quotes
     assert first.supported and first.citations and first.citations[0].inserted
     assert not second.supported and not second.citations
     guarantees(answer)

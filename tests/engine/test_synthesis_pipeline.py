@@ -261,6 +261,16 @@ def test_words_pointing_at_the_source_go_and_the_marker_stays(draft: str, direct
     assert parse_answer(draft, 2, 2).direct == direct
 
 
+def test_a_direct_answer_that_only_restates_the_question_is_dropped() -> None:
+    question = "Which of the following drugs can NOT be used to inhibit binding of NS3 to the peptide PMED?"
+    draft = ("The drug that cannot be used to inhibit binding of NS3 to the peptide PMED is [1]. "
+             "This evidence states that telaprevir does not displace PMED from NS3 [1].")
+    assert parse_answer(draft, 2, 2, question).direct == "Telaprevir does not displace PMED from NS3 [1]."
+    assert parse_answer(draft, 2, 2).direct.startswith("The drug that cannot")  # no question, nothing to compare
+    yes = "Yes, the introns of EEF2 splice in order [1]."
+    assert parse_answer(yes, 2, 2, "Do the introns of EEF2 splice in order?").direct == yes  # a yes/no answer stays
+
+
 def test_a_yes_no_question_asks_the_writer_for_yes_or_no_first() -> None:
     seen: list[str] = []
 
