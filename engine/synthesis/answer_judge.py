@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 # that answers for 31 of 42 questions; weights 0.1-0.3 gave the same odd-half result, 0.2 is its middle.
 CANDIDATES = 8
 WEIGHT = 0.2
+# A written answer whose first sentence the model judges to answer less well than the best quote by more
+# than this is replaced by the digest (auto mode). From 21 written LitQA2 dev answers (docs/answers.md).
+MARGIN = 0.1
 _CLIP = 1e-6  # P(Yes) kept inside (_CLIP, 1 - _CLIP) so the logit stays finite
 
 
@@ -51,6 +54,24 @@ def messages(question: str, sentence: str) -> list[ChatMessage]:
                                                                       sentence=prompts.inert(sentence)).strip())]
 
 
+def answers_yes(lm: ScoresReplies, question: str, sentence: str) -> float:
+    """P(Yes): a reader could answer ``question`` from ``sentence`` alone."""
+    return lm.reply_probabilities(messages(question, sentence), ("Yes", "No"))[0]
+
+
+def answers_as_well(lm: LanguageModel, question: str, written: str, quote: str, margin: float = MARGIN) -> bool:
+    """Whether the model's own first sentence answers the question about as well as the best quote does.
+    A fluent sentence can hold up against its sources and still not answer (a copied figure legend, a
+    restated method); the reader is then better served by the quote. True when the model cannot judge."""
+    if not isinstance(lm, ScoresReplies):
+        return True
+    try:
+        return answers_yes(lm, question, written) + margin >= answers_yes(lm, question, quote)
+    except GenerationError as exc:
+        log.warning("the model could not judge its own answer (%s); keeping it", exc)
+        return True
+
+
 def judged_bonus(lm: LanguageModel, question: str, evidence: Sequence[Evidence], cancel: CancelToken | None = None,
                  count: int = CANDIDATES, weight: float = WEIGHT) -> dict[tuple[int, int], float]:
     """``{(n, start): bonus}`` for the candidate sentences the model judged; empty when it cannot judge.
@@ -63,7 +84,7 @@ def judged_bonus(lm: LanguageModel, question: str, evidence: Sequence[Evidence],
         if cancel is not None and cancel.cancelled:
             break
         try:
-            yes, _no = lm.reply_probabilities(messages(question, quote.text), ("Yes", "No"))
+            yes = answers_yes(lm, question, quote.text)
         except GenerationError as exc:  # a prompt too long for the context included
             log.warning("the model could not judge the candidate answers (%s); keeping the lexical ranking", exc)
             break

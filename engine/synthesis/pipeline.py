@@ -20,12 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from engine.cite.markers import strip_markers
 from engine.cite.support import SupportScorer
 from engine.cite.verify import RectsFor, VerifyReport, no_rects, verify_text
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
-from engine.synthesis.answer_judge import can_judge, judged_bonus
+from engine.synthesis.answer_judge import answers_as_well, can_judge, judged_bonus
 from engine.synthesis.digest import ANSWER_HEADING, digest_sentences, with_evidence
 from engine.synthesis.evidence import (
     PER_PAPER,
@@ -207,6 +208,11 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
         return digest(f"The model's draft did not hold up against the sources ({supported} of {len(worthy)} "
                       "sentences supported, the direct answer " + ("among them" if direct_held else "not") +
                       "), so Quire shows the evidence itself.", outcome.steps, lm.model_id)
+    first = next((s for s in sentences if s.section == 0), None)
+    if options.mode == "auto" and options.judge_answers and direct is not None and first is not None and \
+            not answers_as_well(lm, used, strip_markers(first.text), direct.text):
+        return digest("The model's answer did not answer the question as well as the best quote, so Quire shows "
+                      "the evidence itself.", outcome.steps, lm.model_id)
     sentences, headings = with_evidence(sentences, headings, direct, themes, given, rects_for)
     parts = [notice, outcome.trimmed and f"Note: {outcome.trimmed}."]
     if report.invented or report.dropped:

@@ -165,3 +165,21 @@ def test_quote_dataclass_is_unchanged_by_rescoring_other_passages() -> None:
     after = rescored(found, {(first.n, first.start): 0.5})
     assert after[1] == found[1]
     assert isinstance(after[0].sentences[0], Quote) and after[0].sentences[0].answer == round(first.answer + 0.5, 4)
+
+
+def test_a_written_answer_judged_to_answer_less_well_than_the_best_quote_gives_way_to_the_digest() -> None:
+    written = "SPECTER is trained with a triplet margin loss on citation triplets [1]."
+    # The model finds its own sentence a poor answer next to the quote with the number: the digest answers.
+    doubtful = JudgingLM(written, lambda s: 0.9 if ANSWERING in s else 0.2)
+    answer = ask(QUESTION, retrieve=retriever(TRAINING, EVALUATION), scorer=SupportScorer(HashingEmbedder()),
+                 language_model=lambda: doubtful, options=opts())
+    assert answer.mode == AnswerMode.DIGEST and "as well as the best quote" in answer.notice
+    assert ANSWERING in lead_quote(answer)
+    # Judged about as good (within the margin): the written answer stands, and "write" never asks.
+    confident = JudgingLM(written, lambda s: 0.9 if ANSWERING in s or "triplet margin" in s else 0.2)
+    assert ask(QUESTION, retrieve=retriever(TRAINING, EVALUATION), scorer=SupportScorer(HashingEmbedder()),
+               language_model=lambda: confident, options=opts()).mode == AnswerMode.WRITTEN
+    forced = ask(QUESTION, retrieve=retriever(TRAINING, EVALUATION), scorer=SupportScorer(HashingEmbedder()),
+                 language_model=lambda: JudgingLM(written, lambda s: 0.9 if ANSWERING in s else 0.2),
+                 options=opts(mode="write"))
+    assert forced.mode == AnswerMode.WRITTEN
