@@ -8,10 +8,10 @@ probability of "Yes" is read from the first token of the reply (nothing is gener
 sentence's answer score by ``WEIGHT`` x logit(P(Yes)). The prompts share the system message and the
 question, so llama.cpp's prefix cache evaluates little more than each sentence.
 
-Measured with the 1.5B writer on LitQA2 dev (docs/answers.md): the best-answering sentence states
-the ideal answer in 12 of 21 odd-numbered questions (10 before) and 13 of 21 even ones (11 before),
-at about 7 s an answer on a 2-core CPU. The bundled 135M model is not asked: it cannot read well
-enough to judge.
+Measured with the 1.5B writer on LitQA2 dev (``benchmarks/answers.py judge``, docs/answers.md): the
+best-answering sentence states the ideal answer in 11 of 21 odd-numbered questions (10 before) and
+14 of 21 even ones (11 before), at about 8 s an answer on a 2-core CPU. The bundled 135M model is not
+asked (the service turns judging off for models that small): it cannot read well enough to judge.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 CANDIDATES = 8
 WEIGHT = 0.2
 # A written answer whose first sentence the model judges to answer less well than the best quote by more
-# than this is replaced by the digest (auto mode). From 21 written LitQA2 dev answers (docs/answers.md).
+# than this is replaced by the digest (auto mode). Read off 21 written LitQA2 dev answers (docs/answers.md).
 MARGIN = 0.1
 _CLIP = 1e-6  # P(Yes) kept inside (_CLIP, 1 - _CLIP) so the logit stays finite
 
