@@ -3,7 +3,6 @@
     python benchmarks/answers.py report --home H --model WRITER.gguf [--writer-limit 12]   # the one run
     python benchmarks/answers.py litqa --home H [--mode digest|write|auto] [--model PATH] [--half odd|even|all]
     python benchmarks/answers.py fit --home H            # answer-scoring and relevance constants, odd half
-    python benchmarks/answers.py judge --home H --model WRITER.gguf   # the model judging answers: weight, odd half
     python benchmarks/answers.py scholarqa --home H [--mode digest] [--limit N]
     python benchmarks/answers.py golden --home H [--mode auto|digest|write] [--limit N] [--datastore]
     python benchmarks/answers.py pairs                   # scorer precision/recall on labelled pairs (+ fit)
@@ -286,53 +285,6 @@ def fit_command(args: argparse.Namespace) -> None:
     save("fit", {"chosen": best, "grid": grid})
 
 
-def judge_command(args: argparse.Namespace) -> None:
-    """The model as judge of which sentence answers (engine.synthesis.answer_judge): its weight chosen on the
-    odd half, reported on both. Per question the candidates are the best sentences by the lexical answer
-    score; the question counts when the top sentence after judging states the ideal answer."""
-    from engine.generate.llama import LlamaModel
-    from engine.synthesis import answer_judge
-
-    engine = prepare_home(Path(args.home), False, litqa=True)
-    scorer = SupportScorer(engine.support_embedder)
-    lm = LlamaModel(args.model, context_size=4096)
-    rows = []
-    started = time.perf_counter()
-    for question in litqa_questions("all"):
-        hits = diverse(engine.search(question["question"], k=12, source="library"), 12, 0)
-        refs = [to_reference(h, i + 1, engine.passage(h.passage_id).text) for i, h in enumerate(hits)]
-        found = relevant(extract_evidence(question["question"], refs, scorer))
-        pool = answer_judge.candidates(found, answer_judge.CANDIDATES)
-        yes = [lm.reply_probabilities(answer_judge.messages(question["question"], q.text), ("Yes", "No"))[0]
-               for q in pool]
-        rows.append({"index": question["index"], "answer": [q.answer for q in pool], "yes": yes,
-                     "states": [stated(question["ideal"], q.text) for q in pool]})
-        print(question["index"], [round(p, 2) for p in yes], rows[-1]["states"], flush=True)
-    seconds = (time.perf_counter() - started) / max(1, len(rows))
-
-    def measure(half: str, weight: float) -> int:
-        wanted = {q["index"] for q in litqa_questions(half)}
-        count = 0
-        for row in rows:
-            if row["index"] in wanted and row["states"]:
-                p = np.clip(np.array(row["yes"]), 1e-6, 1 - 1e-6)
-                count += row["states"][int(np.argmax(np.array(row["answer"]) + weight * np.log(p / (1 - p))))]
-        return count
-
-    grid = [{"weight": w, "odd": measure("odd", w), "even": measure("even", w)}
-            for w in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)]
-    reachable = {half: sum(any(r["states"]) for r in rows if r["index"] % 2 == (half == "odd"))
-                 for half in ("odd", "even")}
-    result = {"model": Path(args.model).name, "candidates": answer_judge.CANDIDATES,
-              "shipped_weight": answer_judge.WEIGHT, "questions_per_half": 21,
-              "candidates_hold_the_answer": reachable, "grid": grid,
-              "seconds_per_question": round(seconds, 1), "questions": rows}
-    print(json.dumps({k: v for k, v in result.items() if k != "questions"}, indent=2))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "answer_judge.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
-    print(f"wrote {RESULTS / 'answer_judge.json'}")
-
-
 # --- the golden questions -------------------------------------------------------------------
 
 def golden_command(args: argparse.Namespace) -> None:
@@ -478,7 +430,7 @@ def main() -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("pairs").set_defaults(run=pairs_command)
     for name, run in (("golden", golden_command), ("scholarqa", scholarqa_command), ("litqa", litqa_command),
-                      ("fit", fit_command), ("judge", judge_command), ("report", report_command)):
+                      ("fit", fit_command), ("report", report_command)):
         command = commands.add_parser(name)
         command.add_argument("--home", required=True)
         command.add_argument("--limit", type=int, default=None)
