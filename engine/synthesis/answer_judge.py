@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from engine.errors import GenerationError
 from engine.progress import CancelToken
@@ -59,35 +59,43 @@ def answers_yes(lm: ScoresReplies, question: str, sentence: str) -> float:
     return lm.reply_probabilities(messages(question, sentence), ("Yes", "No"))[0]
 
 
-def answers_as_well(lm: LanguageModel, question: str, written: str, quote: str, margin: float = MARGIN) -> bool:
-    """Whether the model's own first sentence answers the question about as well as the best quote does.
-    A fluent sentence can hold up against its sources and still not answer (a copied figure legend, a
-    restated method); the reader is then better served by the quote. True when the model cannot judge."""
+def answers_as_well(lm: LanguageModel, question: str, written: str, quote: str, quote_yes: float | None = None,
+                    margin: float = MARGIN) -> bool:
+    """Whether the model's own first sentence answers the question about as well as the best quote does
+    (``quote_yes``: the quote's P(Yes) when judging already asked). A fluent sentence can hold up against
+    its sources and still not answer (a copied figure legend, a restated method); the reader is then
+    better served by the quote. True when the model cannot judge."""
     if not isinstance(lm, ScoresReplies):
         return True
     try:
-        return answers_yes(lm, question, written) + margin >= answers_yes(lm, question, quote)
+        if quote_yes is None:
+            quote_yes = answers_yes(lm, question, quote)
+        return answers_yes(lm, question, written) + margin >= quote_yes
     except GenerationError as exc:
         log.warning("the model could not judge its own answer (%s); keeping it", exc)
         return True
 
 
-def judged_bonus(lm: LanguageModel, question: str, evidence: Sequence[Evidence], cancel: CancelToken | None = None,
-                 count: int = CANDIDATES, weight: float = WEIGHT) -> dict[tuple[int, int], float]:
-    """``{(n, start): bonus}`` for the candidate sentences the model judged; empty when it cannot judge.
-    A Stop ends judging early (the sentences judged so far keep their bonus); a model error ends it too,
+def judge_candidates(lm: LanguageModel, question: str, evidence: Sequence[Evidence],
+                     cancel: CancelToken | None = None, count: int = CANDIDATES) -> dict[tuple[int, int], float]:
+    """``{(n, start): P(Yes)}`` for the candidate sentences the model judged; empty when it cannot judge.
+    A Stop ends judging early (the sentences judged so far keep their verdict); a model error ends it too,
     and the answer is chosen by the lexical scores alone."""
     if not isinstance(lm, ScoresReplies):
         return {}
-    bonus: dict[tuple[int, int], float] = {}
+    judged: dict[tuple[int, int], float] = {}
     for quote in candidates(evidence, count):
         if cancel is not None and cancel.cancelled:
             break
         try:
-            yes = answers_yes(lm, question, quote.text)
+            judged[(quote.n, quote.start)] = answers_yes(lm, question, quote.text)
         except GenerationError as exc:  # a prompt too long for the context included
             log.warning("the model could not judge the candidate answers (%s); keeping the lexical ranking", exc)
             break
-        p = min(max(yes, _CLIP), 1 - _CLIP)
-        bonus[(quote.n, quote.start)] = weight * math.log(p / (1 - p))
-    return bonus
+    return judged
+
+
+def bonuses(judged: Mapping[tuple[int, int], float], weight: float = WEIGHT) -> dict[tuple[int, int], float]:
+    """Each judged sentence's answer-score bonus: ``weight`` x logit(P(Yes))."""
+    clipped = {key: min(max(yes, _CLIP), 1 - _CLIP) for key, yes in judged.items()}
+    return {key: weight * math.log(p / (1 - p)) for key, p in clipped.items()}

@@ -26,7 +26,7 @@ from engine.cite.verify import RectsFor, VerifyReport, no_rects, verify_text
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
-from engine.synthesis.answer_judge import answers_as_well, can_judge, judged_bonus
+from engine.synthesis.answer_judge import answers_as_well, bonuses, can_judge, judge_candidates
 from engine.synthesis.digest import ANSWER_HEADING, digest_sentences, with_evidence
 from engine.synthesis.evidence import (
     PER_PAPER,
@@ -155,9 +155,11 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     lm = language_model() if language_model is not None and options.mode != "digest" else None
     if options.table:
         return _table(used, evidence, given, scorer, lm, rects_for, on_token, cancel, clock, notice, base)
+    judged: dict[tuple[int, int], float] = {}  # (n, start) -> the model's P(Yes) that the sentence answers
     if lm is not None and options.judge_answers and can_judge(lm):
         stage("judging")
-        evidence = rescored(evidence, judged_bonus(lm, used, evidence, cancel), options.quotes_per_passage)
+        judged = judge_candidates(lm, used, evidence, cancel)
+        evidence = rescored(evidence, bonuses(judged), options.quotes_per_passage)
         clock.lap("judging")
     direct = best_answer(evidence)
     themes = plan_themes(used, evidence, scorer, options.max_themes)
@@ -210,7 +212,7 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
                       "), so Quire shows the evidence itself.", outcome.steps, lm.model_id)
     first = next((s for s in sentences if s.section == 0), None)
     if options.mode == "auto" and options.judge_answers and direct is not None and first is not None and \
-            not answers_as_well(lm, used, strip_markers(first.text), direct.text):
+            not answers_as_well(lm, used, strip_markers(first.text), direct.text, judged.get((direct.n, direct.start))):
         return digest("The model's answer did not answer the question as well as the best quote, so Quire shows "
                       "the evidence itself.", outcome.steps, lm.model_id)
     sentences, headings = with_evidence(sentences, headings, direct, themes, given, rects_for)

@@ -14,7 +14,7 @@ from engine.embed import HashingEmbedder
 from engine.errors import GenerationError
 from engine.generate.base import ChatMessage
 from engine.progress import CancelToken
-from engine.synthesis.answer_judge import candidates, judged_bonus
+from engine.synthesis.answer_judge import bonuses, candidates, judge_candidates
 from engine.synthesis.evidence import Evidence, Quote, extract_evidence, rescored
 from engine.synthesis.pipeline import AskOptions, ask
 from engine.types import Answer, AnswerMode, Reference, SearchHit
@@ -151,12 +151,12 @@ def test_candidates_are_the_best_sentences_over_all_passages() -> None:
 def test_the_bonus_follows_the_models_confidence_and_a_plain_model_gives_none() -> None:
     found = evidence([TRAINING])
     lm = JudgingLM("", lambda s: 0.9 if ANSWERING in s else 0.1)
-    bonus = judged_bonus(lm, QUESTION, found, count=3)
+    bonus = bonuses(judge_candidates(lm, QUESTION, found, count=3))
     by_text = {q.text: bonus[(q.n, q.start)] for q in found[0].sentences}
     answering = next(v for t, v in by_text.items() if ANSWERING in t)
     assert answering > 0 and all(v < 0 for t, v in by_text.items() if ANSWERING not in t)
-    assert judged_bonus(ScriptedLM(lambda _m: ""), QUESTION, found) == {}
-    certain = judged_bonus(JudgingLM("", lambda _s: 1.0), QUESTION, found, count=1)
+    assert judge_candidates(ScriptedLM(lambda _m: ""), QUESTION, found) == {}
+    certain = bonuses(judge_candidates(JudgingLM("", lambda _s: 1.0), QUESTION, found, count=1))
     assert all(v < 10 for v in certain.values())  # P(Yes) = 1 stays finite
 
 
@@ -176,6 +176,8 @@ def test_a_written_answer_judged_to_answer_less_well_than_the_best_quote_gives_w
                  language_model=lambda: doubtful, options=opts())
     assert answer.mode == AnswerMode.DIGEST and "as well as the best quote" in answer.notice
     assert ANSWERING in lead_quote(answer)
+    # The quote was judged already: the self-check asks about the written sentence only.
+    assert sum(ANSWERING in s for s in doubtful.judged) == 1 and "triplet margin loss" in doubtful.judged[-1]
     # Judged about as good (within the margin): the written answer stands, and "write" never asks.
     confident = JudgingLM(written, lambda s: 0.9 if ANSWERING in s or "triplet margin" in s else 0.2)
     assert ask(QUESTION, retrieve=retriever(TRAINING, EVALUATION), scorer=SupportScorer(HashingEmbedder()),
