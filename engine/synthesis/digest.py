@@ -16,7 +16,6 @@ from engine.types import AnswerSentence, Reference
 
 ANSWER_HEADING = "Answer"
 MORE_HEADING = "More from the sources"
-MAX_UNUSED = 3  # quotes of passages a written answer did not cite, shown after it
 
 
 def quote_sentence(quote: Quote, references: Mapping[int, Reference], section: int,
@@ -53,9 +52,10 @@ def with_evidence(written: Sequence[AnswerSentence], headings: Sequence[str], di
                   rects_for: RectsFor = no_rects) -> tuple[list[AnswerSentence], tuple[str, ...]]:
     """A written answer with the evidence it rests on in view: the quote that best answers the
     question right after the first sentence of the model's direct answer (the source's words, not
-    the model's), and after the sections up to MAX_UNUSED best quotes of passages the model cited
-    nowhere. A small model often writes from one passage and leaves the one that states the answer
-    unused; the reader sees it either way, verbatim and cited."""
+    the model's), and after the sections the best quote of every passage the digest would show that the
+    model cited nowhere. A small model often writes from one passage and leaves the one that states the
+    answer unused; the reader sees it either way, verbatim and cited, so a written answer never shows
+    less of the evidence than the digest of the same passages."""
     # The quote goes right after the model's first sentence: a second sentence (often a long restatement)
     # would push it out of what a reader takes in first.
     sentences = [s for s in written if s.section == 0]
@@ -69,8 +69,6 @@ def with_evidence(written: Sequence[AnswerSentence], headings: Sequence[str], di
     shown: dict[int, Quote] = {}  # one quote a passage, by its reference number
     for quote in unused:
         shown.setdefault(quote.n, quote)
-        if len(shown) == MAX_UNUSED:
-            break
     if shown:
         section = len(headings)
         headings = (*headings, MORE_HEADING)

@@ -127,6 +127,30 @@ def test_a_written_answer_shows_its_best_quote_and_the_passages_it_left_unused()
     assert "\n“" in answer.text  # a quote stands on a line of its own
 
 
+def test_a_written_answer_shows_every_passage_the_digest_would() -> None:
+    # Seven passages address the question and the model writes from one: the rest close the answer, one quote each,
+    # so the reader never sees less of the evidence than the digest of the same passages shows.
+    extra = ["SciBERT is a language model pretrained on scientific papers; its document representation helps search.",
+             "Citation recommendation uses a scientific document representation learned from the citation graph.",
+             "SPECTER embeddings of scientific documents support representation learning for paper similarity.",
+             "A scientific document representation built on S2ORC full text supports paper classification."]
+    texts = (S2ORC, SPECTER, GRAPH, *extra)
+    lm = ScriptedLM(lambda m: "S2ORC provides structured full text for 8.1M open access papers [1].")
+    written = ask(QUESTION, retrieve=retriever(*texts), scorer=scorer(), language_model=lambda: lm,
+                  options=opts(mode="write"))
+    digest = ask(QUESTION, retrieve=retriever(*texts), scorer=scorer(), options=opts(mode="digest"))
+    assert written.mode == AnswerMode.WRITTEN and digest.mode == AnswerMode.DIGEST
+    check_guarantees(written)
+
+    def cited(answer: Answer) -> set[str]:
+        return {c.passage_id for s in answer.sentences for c in s.citations}
+
+    assert len(cited(digest)) >= 6  # more than the model's passage, the best quote's and three more
+    assert cited(digest) <= cited(written)
+    more = [s for s in written.sentences if s.section == len(written.sections) - 1]
+    assert len({s.citations[0].passage_id for s in more}) == len(more)  # one quote a passage
+
+
 def test_feedback_and_revision_reuse_the_shared_prefix() -> None:
     lm = ScriptedLM(good_writer)
     answer = ask(QUESTION, retrieve=retriever(SPECTER, S2ORC, GRAPH), scorer=scorer(), language_model=lambda: lm,
