@@ -182,11 +182,16 @@ def test_queries_on_a_datastore_are_bounded(tmp_path: Path) -> None:
         store.close()
 
 
+# A process started in the background by a non-interactive shell (`make test &`) inherits SIGINT
+# ignored, and Python then installs no Ctrl-C handler; a terminal user's quire has one, so the child
+# restores it.
 _ENDLESS_QUERY = """
+import signal
 import sys
 from pathlib import Path
 from engine.datastore.store import DatastoreStore
 
+signal.signal(signal.SIGINT, signal.default_int_handler)
 store = DatastoreStore(Path(sys.argv[1]), create=True)
 print("querying", flush=True)
 try:
