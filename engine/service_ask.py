@@ -46,12 +46,14 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
     generation = engine.settings.generation
     chosen_mode = mode or ("digest" if (digest if digest is not None else generation.digest) else "auto")
     notice = ""
-    if mode is None and chosen_mode == "auto" and is_small_model(model or generation.model or default_lm_path()):
+    model_file = model or generation.model or default_lm_path()
+    small = is_small_model(model_file)  # too small to write (auto shows the digest) or to judge sentences
+    if mode is None and chosen_mode == "auto" and small:
         chosen_mode = "digest"
         notice = TOO_SMALL_NOTICE
     options = AskOptions(top_n=top_n or engine.settings.retrieval.top_n, mode=chosen_mode,
                          feedback=generation.feedback if feedback is None else feedback,
-                         table=table, judge_answers=not is_small_model(model or generation.model or default_lm_path()),
+                         table=table, judge_answers=not small,
                          writer=WriterOptions(answer_tokens=min(160, max(60, generation.max_answer_tokens))))
     stage = on_stage or (lambda _s: None)
 
@@ -99,7 +101,6 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
     if notice and answer.mode == AnswerMode.DIGEST:
         answer = replace(answer, notice=" ".join(p for p in (answer.notice, notice) if p))
     # What the answer was made with, whole: the options above plus every setting and the model file.
-    model_file = model or generation.model or default_lm_path()
     answer = replace(answer, settings=(*answer.settings, *settings_record(engine.settings),
                                        *model_record(Path(model_file) if model_file else None)))
     if save:

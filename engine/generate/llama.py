@@ -147,18 +147,11 @@ class LlamaModel:
         ``replies`` ("Yes" counts " Yes" and "yes" too). One prompt evaluation, no sampling; the KV cache
         keeps the prefix, so prompts that differ only at their end (one question, many sentences) cost
         just their ends."""
-        tokens = self._tokenize_chat(messages)
-        if len(tokens) >= self.context_size:
-            raise PromptTooLongError(len(tokens), self.context_size)
+        tokens = self._fitting_prompt(messages)
         variants = [sorted({self._first_token(v) for v in (r, " " + r, r.lower(), r.capitalize())}) for r in replies]
         with self._lock:
             llama = self._llama
-            reused = self._reuse_prefix(tokens)
-            try:
-                llama.eval(tokens[reused:])
-            except Exception as exc:
-                llama.reset()
-                raise GenerationError(f"llama.cpp failed while reading the prompt: {exc}") from exc
+            self._read(tokens[self._reuse_prefix(tokens):])
             logits = np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),))
             logits = logits.astype(np.float64)
         probabilities = np.exp(logits - logits.max())
@@ -211,6 +204,22 @@ class LlamaModel:
             tokens = tokens[1:]  # the template wrote the BOS and llama.cpp added another
         return tokens
 
+    def _fitting_prompt(self, messages: Sequence[ChatMessage]) -> list[int]:
+        """The prompt's tokens; PromptTooLongError when they leave no room in the context."""
+        tokens = self._tokenize_chat(messages)
+        if len(tokens) >= self.context_size:
+            raise PromptTooLongError(len(tokens), self.context_size)
+        return tokens
+
+    def _read(self, tokens: list[int]) -> None:
+        """Evaluate prompt tokens into the KV cache (the lock held); a llama.cpp failure empties the cache,
+        so the next prompt starts clean, and becomes a GenerationError."""
+        try:
+            self._llama.eval(tokens)
+        except Exception as exc:
+            self._llama.reset()
+            raise GenerationError(f"llama.cpp failed while reading the prompt: {exc}") from exc
+
     def _reuse_prefix(self, tokens: list[int]) -> int:
         """Keep the KV cache of the longest prefix shared with what is cached; return its length."""
         llama = self._llama
@@ -231,9 +240,7 @@ class LlamaModel:
                   stop: Sequence[str], cancel: CancelToken | None,
                   own_stop: CancelToken) -> Generator[str, None, Completion]:
         started = time.perf_counter()
-        tokens = self._tokenize_chat(messages)
-        if len(tokens) >= self.context_size:
-            raise PromptTooLongError(len(tokens), self.context_size)
+        tokens = self._fitting_prompt(messages)
         budget = max(0, min(max_tokens, self.context_size - len(tokens)))
 
         def stopped() -> bool:
@@ -248,11 +255,7 @@ class LlamaModel:
             for start in range(reused, len(tokens) - 1, batch):
                 if stopped():
                     return self._completion("", tokens, start - reused, 0, started, None, "cancelled")
-                try:
-                    llama.eval(tokens[start:min(start + batch, len(tokens) - 1)])
-                except Exception as exc:
-                    llama.reset()
-                    raise GenerationError(f"llama.cpp failed while reading the prompt: {exc}") from exc
+                self._read(tokens[start:min(start + batch, len(tokens) - 1)])
             if stopped():
                 return self._completion("", tokens, len(tokens) - 1 - reused, 0, started, None, "cancelled")
 
