@@ -3,10 +3,11 @@
     python benchmarks/answer_judge.py --home H --model WRITER.gguf
 
 H is the LitQA2 library of ``benchmarks/answers.py litqa`` (built if empty). For every question the
-candidates are the best sentences by the lexical answer score; the model judges each, and the grid
-reports, per half, how often the top sentence after judging states the ideal answer for each weight
-of the model's logit(P(Yes)). The weight is chosen on the odd half. Writes
-benchmarks/results/answer_judge.json.
+candidates are the best sentences by the lexical answer score; the model judges the best 24 of them,
+and the grid reports, per half, how often the top sentence after judging states the ideal answer for
+each number of candidates judged (the best 8, 12, 16 or 24: a sentence's P(Yes) does not depend on
+the others, so one run measures every count) and each weight of the model's logit(P(Yes)). The
+weight and the count are chosen on the odd half. Writes benchmarks/results/answer_judge.json.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from engine.generate.llama import LlamaModel
 from engine.synthesis import answer_judge
 from engine.synthesis.evidence import diverse, extract_evidence, relevant, to_reference
 
+COUNTS = (8, 12, 16, 24)  # candidates judged per question, simulated from the best 24
+
 
 def judge(home: Path, model: str) -> None:
     """The model as judge of which sentence answers (engine.synthesis.answer_judge): its weight chosen on the
@@ -41,7 +44,7 @@ def judge(home: Path, model: str) -> None:
         hits = diverse(engine.search(question["question"], k=12, source="library"), 12, 0)
         refs = [to_reference(h, i + 1, engine.passage(h.passage_id).text) for i, h in enumerate(hits)]
         found = relevant(extract_evidence(question["question"], refs, scorer))
-        pool = answer_judge.candidates(found, answer_judge.CANDIDATES)
+        pool = answer_judge.candidates(found, max(COUNTS))
         yes = [lm.reply_probabilities(answer_judge.messages(question["question"], q.text), ("Yes", "No"))[0]
                for q in pool]
         rows.append({"index": question["index"], "answer": [q.answer for q in pool], "yes": yes,
@@ -49,23 +52,24 @@ def judge(home: Path, model: str) -> None:
         print(question["index"], [round(p, 2) for p in yes], rows[-1]["states"], flush=True)
     seconds = (time.perf_counter() - started) / max(1, len(rows))
 
-    def measure(half: str, weight: float) -> int:
+    def measure(half: str, weight: float, judged: int) -> int:
         wanted = {q["index"] for q in litqa_questions(half)}
         count = 0
         for row in rows:
             if row["index"] in wanted and row["states"]:
-                p = np.clip(np.array(row["yes"]), 1e-6, 1 - 1e-6)
-                count += row["states"][int(np.argmax(np.array(row["answer"]) + weight * np.log(p / (1 - p))))]
+                p = np.clip(np.array(row["yes"][:judged]), 1e-6, 1 - 1e-6)
+                score = np.array(row["answer"][:judged]) + weight * np.log(p / (1 - p))
+                count += row["states"][int(np.argmax(score))]
         return count
 
-    grid = [{"weight": w, "odd": measure("odd", w), "even": measure("even", w)}
-            for w in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)]
-    reachable = {half: sum(any(r["states"]) for r in rows if r["index"] % 2 == (half == "odd"))
-                 for half in ("odd", "even")}
-    result = {"model": Path(model).name, "candidates": answer_judge.CANDIDATES,
+    grid = [{"candidates": k, "weight": w, "odd": measure("odd", w, k), "even": measure("even", w, k)}
+            for k in COUNTS for w in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)]
+    reachable = {k: {half: sum(any(r["states"][:k]) for r in rows if r["index"] % 2 == (half == "odd"))
+                     for half in ("odd", "even")} for k in COUNTS}
+    result = {"model": Path(model).name, "shipped_candidates": answer_judge.CANDIDATES,
               "shipped_weight": answer_judge.WEIGHT, "questions_per_half": 21,
               "candidates_hold_the_answer": reachable, "grid": grid,
-              "seconds_per_question": round(seconds, 1), "questions": rows}
+              "seconds_per_question_judging_24": round(seconds, 1), "questions": rows}
     print(json.dumps({k: v for k, v in result.items() if k != "questions"}, indent=2))
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "answer_judge.json").write_text(json.dumps(result, indent=1), encoding="utf-8")

@@ -35,6 +35,12 @@ WEIGHT = 0.2
 # A written answer whose first sentence the model judges to answer less well than the best quote by more
 # than this is replaced by the digest (auto mode). Read off 21 written LitQA2 dev answers (docs/answers.md).
 MARGIN = 0.1
+# When every judged sentence scores under this, none of them states an answer: the library does not hold
+# it. Fitted on LitQA2 dev odd-numbered questions asked with and without their paper in the library, and
+# 20 ScholarQA-Multi questions; about 0.1 under the lowest P(Yes) of a question whose answer is there,
+# because telling a user "nothing answers" when something does costs more than the reverse
+# (benchmarks/no_answer.py, docs/answers.md).
+NO_ANSWER = 0.45
 _CLIP = 1e-6  # P(Yes) kept inside (_CLIP, 1 - _CLIP) so the logit stays finite
 
 
@@ -93,6 +99,11 @@ def judge_candidates(lm: LanguageModel, question: str, evidence: Sequence[Eviden
             log.warning("the model could not judge the candidate answers (%s); keeping the lexical ranking", exc)
             break
     return judged
+
+
+def none_answers(judged: Mapping[tuple[int, int], float], threshold: float = NO_ANSWER) -> bool:
+    """Whether the model judged sentences and found none that answers (every P(Yes) under ``threshold``)."""
+    return bool(judged) and max(judged.values()) < threshold
 
 
 def bonuses(judged: Mapping[tuple[int, int], float], weight: float = WEIGHT) -> dict[tuple[int, int], float]:

@@ -8,7 +8,10 @@ Faithfulness does not depend on the model: every ``[n]`` left in the answer name
 model was given and comes with a verbatim quote of it; numbers name cited papers 1..k in order of
 first use. Every answer opens with its direct answer (section 0). Passages that do not address the
 question are dropped before anything is written. When the model's draft does not survive
-verification (``mode="auto"``), or the user asks for it, the answer is the evidence digest.
+verification (``mode="auto"``), or the user asks for it, the answer is the evidence digest. When a
+model that can read judges that none of the sentences closest to answering does (``mode="auto"``),
+nothing is written: the answer says plainly that no passage states an answer and shows the closest
+evidence.
 """
 
 from __future__ import annotations
@@ -26,7 +29,14 @@ from engine.cite.verify import RectsFor, VerifyReport, no_rects, verify_text
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
-from engine.synthesis.answer_judge import answers_as_well, bonuses, can_judge, judge_candidates
+from engine.synthesis.answer_judge import (
+    answers_as_well,
+    bonuses,
+    can_judge,
+    candidates,
+    judge_candidates,
+    none_answers,
+)
 from engine.synthesis.digest import ANSWER_HEADING, digest_sentences, with_evidence
 from engine.synthesis.evidence import (
     PER_PAPER,
@@ -156,23 +166,35 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     if options.table:
         return _table(used, evidence, given, scorer, lm, rects_for, on_token, cancel, clock, notice, base)
     judged: dict[tuple[int, int], float] = {}  # (n, start) -> the model's P(Yes) that the sentence answers
+    unanswered = False
     if lm is not None and options.judge_answers and can_judge(lm):
         stage("judging")
         judged = judge_candidates(lm, used, evidence, cancel)
+        # All candidates judged (no Stop, no model error) and none answers: the library does not hold the answer.
+        unanswered = len(judged) == len(candidates(evidence)) and none_answers(judged)
         evidence = rescored(evidence, bonuses(judged), options.quotes_per_passage)
         clock.lap("judging")
     direct = best_answer(evidence)
     themes = plan_themes(used, evidence, scorer, options.max_themes)
     clock.lap("planning")
 
-    def digest(reason: str, steps: Sequence[StepCost] = (), model: str = "") -> Answer:
+    def digest(reason: str, steps: Sequence[StepCost] = (), model: str = "", lead: str = "") -> Answer:
         sentences, headings = digest_sentences(direct, themes, given, rects_for)
+        if lead:  # a plain statement opens the answer, before the closest evidence
+            if headings[:1] != (ANSWER_HEADING,):
+                sentences = [replace(s, section=s.section + 1) for s in sentences]
+                headings = (ANSWER_HEADING, *headings)
+            sentences.insert(0, AnswerSentence(lead, section=0, needs_citation=False, supported=True))
         return Answer(**_numbered(sentences, list(given.values()), digest=True), mode=AnswerMode.DIGEST,
                       sections=headings, notice=" ".join(x for x in (notice, reason) if x), timings=clock.done(),
                       steps=tuple(steps), model=model, **base)  # type: ignore[arg-type]
 
     if lm is None:
         return digest("" if options.mode == "digest" else "No language model is available; showing the evidence.")
+    if unanswered and options.mode == "auto":
+        # Writing would state an answer the evidence does not hold; the reader is told so and sees the evidence.
+        return digest(f"The model read the {len(judged)} sentences closest to answering and judged that none "
+                      "answers the question, so Quire writes no answer.", model=lm.model_id, lead=NOT_ANSWERED)
     writer = Writer(lm, replace(options.writer, feedback=options.feedback), on_token, stage, cancel)
 
     def more(query: str) -> list[Evidence]:
@@ -241,6 +263,10 @@ def _table(question: str, evidence: Sequence[Evidence], given: dict[int, Referen
                   mode=AnswerMode.WRITTEN if written else AnswerMode.DIGEST, sections=headings, notice=notice,
                   timings=clock.done(), steps=tuple(steps), model=lm.model_id if lm is not None else "",
                   **{**base, "settings": (*base["settings"], ("table", "True"))})
+
+
+NOT_ANSWERED = ("No passage found states an answer to this question. The passages closest to it follow; "
+                "try other words, or add papers that study it.")
 
 
 def _nothing(found: Sequence[Evidence], datastores: bool) -> dict[str, Any]:

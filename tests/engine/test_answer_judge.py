@@ -14,9 +14,9 @@ from engine.embed import HashingEmbedder
 from engine.errors import GenerationError
 from engine.generate.base import ChatMessage
 from engine.progress import CancelToken
-from engine.synthesis.answer_judge import bonuses, candidates, judge_candidates
+from engine.synthesis.answer_judge import NO_ANSWER, bonuses, candidates, judge_candidates, none_answers
 from engine.synthesis.evidence import Evidence, Quote, extract_evidence, rescored
-from engine.synthesis.pipeline import AskOptions, ask
+from engine.synthesis.pipeline import NOT_ANSWERED, AskOptions, ask
 from engine.types import Answer, AnswerMode, Reference, SearchHit
 
 TRAINING = ("SPECTER is trained with a triplet margin loss on citation triplets of scientific papers. The training "
@@ -121,6 +121,44 @@ def test_stop_while_judging_ends_judging_and_the_answer_is_marked_cancelled() ->
     assert len(lm.judged) == 2 and answer.cancelled
 
 
+def test_when_the_model_judges_that_no_sentence_answers_the_answer_says_so_and_writes_nothing() -> None:
+    written = "SPECTER is trained with a triplet margin loss on citation triplets [1]."
+    lm = JudgingLM(written, lambda _s: NO_ANSWER - 0.2)
+    answer = ask(QUESTION, retrieve=retriever(TRAINING, EVALUATION), scorer=SupportScorer(HashingEmbedder()),
+                 language_model=lambda: lm, options=opts())
+    assert not lm.calls  # nothing was written
+    assert answer.mode == AnswerMode.DIGEST and answer.text.startswith(NOT_ANSWERED)
+    first = answer.sentences[0]
+    assert first.section == 0 and not first.needs_citation and not first.citations
+    assert "judged that none answers" in answer.notice
+    # The closest evidence is still shown, quoted verbatim and cited.
+    quoted = [s for s in answer.sentences if s.citations]
+    assert quoted and all(c.quote in answer.passage(c.passage_id).text for s in quoted for c in s.citations)
+    assert answer.sections[0] == "Answer" and max(s.section for s in answer.sentences) < len(answer.sections)
+
+
+def test_one_sentence_judged_to_answer_is_enough_and_the_answer_is_written() -> None:
+    written = "SPECTER is trained with a triplet margin loss on citation triplets [1]."
+    lm = JudgingLM(written, lambda s: NO_ANSWER + 0.3 if "triplet margin" in s else 0.05)
+    answer = ask(QUESTION, retrieve=retriever(TRAINING, EVALUATION), scorer=SupportScorer(HashingEmbedder()),
+                 language_model=lambda: lm, options=opts())
+    assert lm.calls and answer.mode == AnswerMode.WRITTEN and NOT_ANSWERED not in answer.text
+
+
+def test_a_model_error_or_write_mode_never_says_nothing_answers() -> None:
+    written = "SPECTER is trained with a triplet margin loss on citation triplets [1]."
+    # Judging ended by an error after two low verdicts: too little read to say nothing answers.
+    failing = JudgingLM(written, lambda _s: 0.01, fail_after=2)
+    answer = ask(QUESTION, retrieve=retriever(TRAINING, EVALUATION), scorer=SupportScorer(HashingEmbedder()),
+                 language_model=lambda: failing, options=opts())
+    assert len(failing.judged) == 2 and NOT_ANSWERED not in answer.text
+    # "write": the user asked for prose, so the model writes (and verification checks it as always).
+    forced = JudgingLM(written, lambda _s: 0.01)
+    answer = ask(QUESTION, retrieve=retriever(TRAINING, EVALUATION), scorer=SupportScorer(HashingEmbedder()),
+                 language_model=lambda: forced, options=opts(mode="write"))
+    assert forced.calls and answer.mode == AnswerMode.WRITTEN and NOT_ANSWERED not in answer.text
+
+
 # --- the parts ------------------------------------------------------------------------------------
 
 
@@ -186,3 +224,9 @@ def test_a_written_answer_judged_to_answer_less_well_than_the_best_quote_gives_w
                  language_model=lambda: JudgingLM(written, lambda s: 0.9 if ANSWERING in s else 0.2),
                  options=opts(mode="write"))
     assert forced.mode == AnswerMode.WRITTEN
+
+
+def test_none_answers_needs_a_verdict_and_every_verdict_under_the_threshold() -> None:
+    assert not none_answers({})
+    assert none_answers({(1, 0): NO_ANSWER - 0.01, (2, 0): 0.1})
+    assert not none_answers({(1, 0): NO_ANSWER + 0.01, (2, 0): 0.1})
