@@ -191,7 +191,7 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
 
     if lm is None:
         return digest("" if options.mode == "digest" else "No language model is available; showing the evidence.")
-    if unanswered and options.mode == "auto":
+    if unanswered and options.mode == "auto" and not (cancel is not None and cancel.cancelled):
         # Writing would state an answer the evidence does not hold; the reader is told so and sees the evidence.
         return digest(f"The model read the {len(judged)} sentences closest to answering and judged that none "
                       "answers the question, so Quire writes no answer.", model=lm.model_id, lead=NOT_ANSWERED)
