@@ -12,6 +12,9 @@ Measured with the 1.5B writer on LitQA2 dev (``benchmarks/answer_judge.py``, doc
 best-answering sentence states the ideal answer in 11 of 21 odd-numbered questions (10 before) and
 14 of 21 even ones (11 before), at about 8 s an answer on a 2-core CPU. The bundled 135M model is not
 asked (the service turns judging off for models that small): it cannot read well enough to judge.
+
+When every judged sentence scores under ``NO_ANSWER``, none of them answers (``none_answers``): the
+library most likely does not hold the answer, and the pipeline says so instead of writing one.
 """
 
 from __future__ import annotations
