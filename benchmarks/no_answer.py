@@ -47,16 +47,21 @@ SCHOLARQA_QUESTIONS = 40  # the first 20 fit the threshold, the next 20 test it
 GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
 
 
-def without_paper(engine: Engine, pdf: str) -> list[str]:
-    """Every library document but the question's paper."""
-    return [d.id for d in engine.documents() if Path(d.path).name != pdf]
+def without_paper(files: dict[str, str], pdf: str) -> list[str]:
+    """Every library document (``files``: id -> file name) but the question's paper."""
+    return [doc_id for doc_id, name in files.items() if name != pdf]
 
 
-def best_yes(lm: LlamaModel, engine: Engine, question: str, hits: list[SearchHit]) -> dict[str, Any]:
+def file_names(engine: Engine) -> dict[str, str]:
+    return {d.id: Path(d.path).name for d in engine.documents()}
+
+
+def best_yes(lm: LlamaModel, engine: Engine, scorer: SupportScorer, question: str,
+             hits: list[SearchHit]) -> dict[str, Any]:
     """The pipeline's evidence and candidates for ``hits``, and the highest P(Yes) the model gives them."""
     text = {h.passage_id: (engine.passage(h.passage_id).text if h.is_library else h.text) for h in hits}
     refs = [to_reference(h, i + 1, text[h.passage_id]) for i, h in enumerate(hits)]
-    found = relevant(extract_evidence(question, refs, SupportScorer(engine.support_embedder)))
+    found = relevant(extract_evidence(question, refs, scorer))
     pool = answer_judge.candidates(found)
     yes = [answer_judge.answers_yes(lm, question, q.text) for q in pool]
     return {"kept_passages": len(found), "best_yes": round(max(yes, default=0.0), 4)}
@@ -65,18 +70,21 @@ def best_yes(lm: LlamaModel, engine: Engine, question: str, hits: list[SearchHit
 def judge_command(args: argparse.Namespace) -> None:
     engine = prepare_home(Path(args.home), False, litqa=True)
     lm = LlamaModel(args.model, context_size=4096)
+    scorer = SupportScorer(engine.support_embedder)
+    files = file_names(engine)
     rows = []
     for question in litqa_questions("all"):
-        for kind, doc_ids in (("with_paper", None), ("without_paper", without_paper(engine, question["pdf"]))):
+        for kind, doc_ids in (("with_paper", None), ("without_paper", without_paper(files, question["pdf"]))):
             hits = diverse(engine.search(question["question"], k=12, source="library", doc_ids=doc_ids), 12, 0)
             rows.append({"set": "litqa", "kind": kind, "index": question["index"],
-                         **best_yes(lm, engine, question["question"], hits)})
+                         **best_yes(lm, engine, scorer, question["question"], hits)})
             print(rows[-1], flush=True)
     scholar, data = scholarqa_engine(Path(f"{args.home}-scholarqa"))
+    scholar_scorer = SupportScorer(scholar.support_embedder)
     for index, item in enumerate(data[:SCHOLARQA_QUESTIONS]):
         hits = diverse(scholar.search(item["input"], k=12, source="scholarqa"), 12, 0)
         rows.append({"set": "scholarqa", "kind": "with_paper", "index": index,
-                     **best_yes(lm, scholar, item["input"], hits)})
+                     **best_yes(lm, scholar, scholar_scorer, item["input"], hits)})
         print(rows[-1], flush=True)
 
     def split(part: str) -> tuple[list[float], list[float]]:
@@ -112,13 +120,14 @@ def says_nothing_answers(mode: AnswerMode, text: str) -> bool:
 def answers_command(args: argparse.Namespace) -> None:
     engine = prepare_home(Path(args.home), False, litqa=True)
     result = load()
+    files = file_names(engine)
     part: dict[str, Any] = {"model": Path(args.model).name}
     for mode, model in (("digest", None), ("auto", args.model)):
         rows = []
         for question in litqa_questions("all"):
             started = time.perf_counter()
             answer = engine.ask(question["question"], mode=mode, model=model, save=False,
-                                doc_ids=without_paper(engine, question["pdf"]))
+                                doc_ids=without_paper(files, question["pdf"]))
             rows.append({"index": question["index"], "mode": answer.mode.value,
                          "says_nothing_answers": says_nothing_answers(answer.mode, answer.text),
                          "states_the_ideal_answer": stated(question["ideal"], answer.text),

@@ -104,9 +104,11 @@ def judge_candidates(lm: LanguageModel, question: str, evidence: Sequence[Eviden
     return judged
 
 
-def none_answers(judged: Mapping[tuple[int, int], float], threshold: float = NO_ANSWER) -> bool:
-    """Whether the model judged sentences and found none that answers (every P(Yes) under ``threshold``)."""
-    return bool(judged) and max(judged.values()) < threshold
+def none_answers(judged: Mapping[tuple[int, int], float], evidence: Sequence[Evidence],
+                 threshold: float = NO_ANSWER) -> bool:
+    """Whether the model judged every candidate of ``evidence`` (no Stop or model error cut judging short)
+    and found none that answers (every P(Yes) under ``threshold``)."""
+    return bool(judged) and len(judged) == len(candidates(evidence)) and max(judged.values()) < threshold
 
 
 def bonuses(judged: Mapping[tuple[int, int], float], weight: float = WEIGHT) -> dict[tuple[int, int], float]:

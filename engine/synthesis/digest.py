@@ -28,13 +28,17 @@ def quote_sentence(quote: Quote, references: Mapping[int, Reference], section: i
 
 
 def digest_sentences(direct: Quote | None, themes: Sequence[Theme], references: Mapping[int, Reference],
-                     rects_for: RectsFor = no_rects) -> tuple[list[AnswerSentence], tuple[str, ...]]:
-    """The direct answer (section 0, when there is one), then one section per theme; and the headings."""
+                     rects_for: RectsFor = no_rects, lead: str = "") -> tuple[list[AnswerSentence], tuple[str, ...]]:
+    """The direct answer (section 0, when there is one), then one section per theme; and the headings.
+    ``lead``: a plain statement that opens section 0, before the quote (e.g. that no passage answers)."""
     sentences = []
     headings: list[str] = []
+    if lead or direct is not None:
+        headings.append(ANSWER_HEADING)
+    if lead:
+        sentences.append(AnswerSentence(lead, section=0, needs_citation=False, supported=True))
     if direct is not None:
         sentences.append(quote_sentence(direct, references, 0, rects_for))
-        headings.append(ANSWER_HEADING)
     for theme in themes:
         quotes = [q for q in theme.quotes if direct is None or (q.n, q.start) != (direct.n, direct.start)]
         if not quotes:

@@ -33,7 +33,6 @@ from engine.synthesis.answer_judge import (
     answers_as_well,
     bonuses,
     can_judge,
-    candidates,
     judge_candidates,
     none_answers,
 )
@@ -170,8 +169,7 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     if lm is not None and options.judge_answers and can_judge(lm):
         stage("judging")
         judged = judge_candidates(lm, used, evidence, cancel)
-        # All candidates judged (no Stop, no model error) and none answers: the library does not hold the answer.
-        unanswered = len(judged) == len(candidates(evidence)) and none_answers(judged)
+        unanswered = none_answers(judged, evidence)  # the library most likely does not hold the answer
         evidence = rescored(evidence, bonuses(judged), options.quotes_per_passage)
         clock.lap("judging")
     direct = best_answer(evidence)
@@ -179,12 +177,7 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     clock.lap("planning")
 
     def digest(reason: str, steps: Sequence[StepCost] = (), model: str = "", lead: str = "") -> Answer:
-        sentences, headings = digest_sentences(direct, themes, given, rects_for)
-        if lead:  # a plain statement opens the answer, before the closest evidence
-            if headings[:1] != (ANSWER_HEADING,):
-                sentences = [replace(s, section=s.section + 1) for s in sentences]
-                headings = (ANSWER_HEADING, *headings)
-            sentences.insert(0, AnswerSentence(lead, section=0, needs_citation=False, supported=True))
+        sentences, headings = digest_sentences(direct, themes, given, rects_for, lead)
         return Answer(**_numbered(sentences, list(given.values()), digest=True), mode=AnswerMode.DIGEST,
                       sections=headings, notice=" ".join(x for x in (notice, reason) if x), timings=clock.done(),
                       steps=tuple(steps), model=model, **base)  # type: ignore[arg-type]

@@ -226,7 +226,11 @@ def test_a_written_answer_judged_to_answer_less_well_than_the_best_quote_gives_w
     assert forced.mode == AnswerMode.WRITTEN
 
 
-def test_none_answers_needs_a_verdict_and_every_verdict_under_the_threshold() -> None:
-    assert not none_answers({})
-    assert none_answers({(1, 0): NO_ANSWER - 0.01, (2, 0): 0.1})
-    assert not none_answers({(1, 0): NO_ANSWER + 0.01, (2, 0): 0.1})
+def test_none_answers_needs_every_candidate_judged_and_every_verdict_under_the_threshold() -> None:
+    found = evidence([TRAINING, EVALUATION])
+    keys = [(q.n, q.start) for q in candidates(found)]
+    assert len(keys) > 2
+    assert not none_answers({}, found)
+    assert none_answers({key: NO_ANSWER - 0.01 for key in keys}, found)
+    assert not none_answers({**{key: 0.1 for key in keys}, keys[-1]: NO_ANSWER + 0.01}, found)
+    assert not none_answers({key: 0.1 for key in keys[:2]}, found)  # judging cut short
