@@ -101,6 +101,9 @@ def clean_key(text: str, line_numbers: set[str]) -> tuple[list[str], list[str]]:
     return tokens, removed
 
 
+HANGING_HYPHEN = re.compile(r"\b\w+- (?!(?:and|or|nor|to)\b)\w+")
+
+
 def raw_text(pdf: Path) -> str:
     with pymupdf.open(pdf) as document:
         return "\n".join(page.get_text() for page in document)
@@ -111,6 +114,7 @@ def key_passages(verbose: bool) -> dict[str, object]:
     files = sorted({LITQA / "pdfs" / q["pdf"] for q in questions})
     os.environ.pop("QUIRE_PARSE_WORKERS", None)
     rows = []
+    hanging: list[str] = []
     with tempfile.TemporaryDirectory() as home, Engine(home) as engine:
         unread = [Path(r.path).name for r in engine.add_documents(files) if not r.pages]
         by_name = {Path(d.path).name: d for d in engine.documents()}
@@ -120,6 +124,7 @@ def key_passages(verbose: bool) -> dict[str, object]:
             for passage in engine.passages(document.id) if document else []:
                 streams.setdefault(passage.kind, []).append(passage.text)
             ours = set().union(*(grams(words("\n".join(texts))) for texts in streams.values()))
+            hanging += [m.group(0) for texts in streams.values() for m in HANGING_HYPHEN.finditer("\n".join(texts))]
             raw = grams(words(raw_text(LITQA / "pdfs" / q["pdf"])))
             key, removed = clean_key(q["key_passage"], margin_line_numbers(LITQA / "pdfs" / q["pdf"]))
             row = {"pdf": q["pdf"], "quire": round(coverage(key, ours), 3), "raw": round(coverage(key, raw), 3),
@@ -140,6 +145,10 @@ def key_passages(verbose: bool) -> dict[str, object]:
         # Passages no reading of the PDF holds (another version of the paper, or another paper).
         "absent_from_pdf": [r["pdf"] for r in rows if r["raw"] < 0.5 and r["quire"] < 0.5],
         "unread_files": unread,
+        # Words written with a space after their own hyphen ("Spn- E-EQ", "5- FU"): a line-end hyphen
+        # rejoined wrongly. A suspended hyphen ("pre- and post-") is not counted.
+        "hanging_hyphens": len(hanging),
+        "hanging_hyphen_examples": sorted(set(hanging))[:20],
         "per_question": rows,
     }
     return summary
@@ -216,6 +225,7 @@ def print_quality(quality: dict[str, object]) -> None:
           f"raw get_text {quality['raw_intact']:.3f} (target >= 0.90); lose a fifth or more: "
           f"Quire {quality['quire_lose_a_fifth']:.3f}, raw {quality['raw_lose_a_fifth']:.3f}")
     print(f"  not in the PDF by any reading: {quality['absent_from_pdf']}")
+    print(f"  words with a hanging hyphen: {quality['hanging_hyphens']} ({quality['hanging_hyphen_examples'][:8]})")
 
 
 def main() -> int:

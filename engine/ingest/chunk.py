@@ -45,11 +45,27 @@ def starts_sentence(word: str) -> bool:
 _COMPOUND_LINKS = frozenset("of the to and in on by for a an".split())
 
 
+# A hyphen left hanging before one of these is a suspended one: "pre- and post-treatment",
+# "2- to 3-fold". The space after it is real.
+_SUSPENDED_BEFORE = frozenset("and or nor to".split())
+
+
+def continues_word(before: str, after: str) -> bool:
+    """'Spn-' at a line end followed by 'E-EQ': the next line goes on with the same word.
+
+    A hyphen attached to a word at a line end either breaks that word (:func:`is_split_word`) or
+    is the word's own hyphen ("5-" / "FU", "RNA-" / "coding", "GAIT-element-" / "bearing"). Either
+    way the two parts are one word, written without a space; only a suspended hyphen keeps it.
+    """
+    return (len(before) > 1 and before[-1] == "-" and before[-2].isalnum() and after[:1].isalnum()
+            and after.rstrip(_TRAILING).lower() not in _SUSPENDED_BEFORE)
+
+
 def is_split_word(before: str, after: str) -> bool:
     """'represen-' at a line end followed by 'tation': one word broken by hyphenation."""
     # An acronym before the hyphen ("RNA-" / "coding") is a compound: TeX never hyphenates one.
-    return (len(before) > 2 and before[-1] == "-" and before[-2].isalpha() and not before[-2].isupper()
-            and "-" not in before[:-1] and after[:1].islower())
+    return (len(before) > 2 and continues_word(before, after) and before[-2].isalpha()
+            and not before[-2].isupper() and "-" not in before[:-1] and after[:1].islower())
 
 
 def is_split_compound(before: str, after: str, compounds: set[str] | frozenset[str] = frozenset()) -> bool:
@@ -165,8 +181,8 @@ class Chunker:
             # A hyphenated word is joined even across a block boundary: text broken by a figure,
             # a column end or a producer that puts each line in its own block still continues.
             before, after = waiting.words[-1][TEXT], words[0][TEXT]
-            joined = is_split_word(before, after)
-            self._place_line(waiting, trim_last_hyphen=joined and not is_split_compound(
+            joined = continues_word(before, after)
+            self._place_line(waiting, trim_last_hyphen=is_split_word(before, after) and not is_split_compound(
                 before, after, self.numbering.compounds))
             if joined:
                 new_block = False

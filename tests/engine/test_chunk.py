@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.ingest.chunk import Chunker, ends_sentence, is_split_compound, is_split_word, starts_sentence
+from engine.ingest.chunk import (
+    Chunker,
+    continues_word,
+    ends_sentence,
+    is_split_compound,
+    is_split_word,
+    starts_sentence,
+)
 from engine.types import Passage, Rect
 
 WORDS_PER_LINE = 7
@@ -190,6 +197,31 @@ def test_a_compound_written_earlier_with_its_hyphen_keeps_it_at_a_line_end() -> 
     assert chunk([["the", "pre-"], ["mrna", "decays."]])[0].text == "the premrna decays."
 
 
+def test_a_word_whose_own_hyphen_ends_the_line_is_joined_without_a_space() -> None:
+    # Names, acronyms and numbers keep their hyphen; a space there would read "Spn- E-EQ", "5- FU".
+    passages = chunk([["mutant", "Spn-"], ["E-EQ", "and", "5-"], ["FU", "with", "RNA-"], ["coding", "GAIT-element-"],
+                      ["bearing", "transcripts."]])
+    assert passages[0].text == "mutant Spn-E-EQ and 5-FU with RNA-coding GAIT-element-bearing transcripts."
+    start = passages[0].text.index("Spn-E-EQ")
+    assert len(passages[0].rects_for_span(start, start + len("Spn-E-EQ"))) == 2  # both lines' boxes
+    assert_consistent(passages)
+
+
+def test_a_suspended_hyphen_keeps_its_space() -> None:
+    passages = chunk([["both", "pre-"], ["and", "post-treatment,", "a", "2-"], ["to", "3-fold", "rise."]])
+    assert passages[0].text == "both pre- and post-treatment, a 2- to 3-fold rise."
+
+
+@pytest.mark.parametrize(("before", "after", "continues"), [
+    ("Spn-", "E-EQ", True), ("5-", "FU", True), ("Wei-", "Jing", True), ("represen-", "tation", True),
+    ("pre-", "and", False), ("2-", "to", False), ("pre-", "or,", False),
+    ("-", "word", False),  # a dash on its own
+    ("word", "next", False), ("word-", "(a)", False),
+])
+def test_continues_word(before: str, after: str, continues: bool) -> None:
+    assert continues_word(before, after) is continues
+
+
 @pytest.mark.parametrize(("before", "after", "split", "compound"), [
     ("represen-", "tation", True, False),
     ("state-", "of-the-art", True, True),
@@ -201,6 +233,7 @@ def test_a_compound_written_earlier_with_its_hyphen_keeps_it_at_a_line_end() -> 
     ("x2-", "fold", False, False),  # a digit before the hyphen
     ("well-known-", "fact", False, False),  # already hyphenated: not a hyphenation break
     ("word", "next", False, False),
+    ("pre-", "and", False, False),  # a suspended hyphen, not half a word
     # Both halves are English words and the joined word is none: the compound's own hyphen.
     ("virus-", "positive", True, True),
     ("(wild-", "type)", True, True),
