@@ -42,6 +42,7 @@ import pymupdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from engine.ingest.chunk import SUSPENDED_BEFORE
 from engine.service import Engine
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -101,7 +102,8 @@ def clean_key(text: str, line_numbers: set[str]) -> tuple[list[str], list[str]]:
     return tokens, removed
 
 
-HANGING_HYPHEN = re.compile(r"\b\w+- (?!(?:and|or|nor|to)\b)\w+")
+# The words before which ingest keeps a line-end hyphen's space (a suspended hyphen): not counted.
+HANGING_HYPHEN = re.compile(rf"\b\w+- (?!(?:{'|'.join(sorted(SUSPENDED_BEFORE))})\b)\w+")
 
 
 def raw_text(pdf: Path) -> str:

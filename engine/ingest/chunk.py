@@ -47,7 +47,7 @@ _COMPOUND_LINKS = frozenset("of the to and in on by for a an".split())
 
 # A hyphen left hanging before one of these is a suspended one: "pre- and post-treatment",
 # "2- to 3-fold". The space after it is real.
-_SUSPENDED_BEFORE = frozenset("and or nor to".split())
+SUSPENDED_BEFORE = frozenset("and or nor to".split())
 
 
 def continues_word(before: str, after: str) -> bool:
@@ -58,7 +58,7 @@ def continues_word(before: str, after: str) -> bool:
     way the two parts are one word, written without a space; only a suspended hyphen keeps it.
     """
     return (len(before) > 1 and before[-1] == "-" and before[-2].isalnum() and after[:1].isalnum()
-            and after.rstrip(_TRAILING).lower() not in _SUSPENDED_BEFORE)
+            and after.rstrip(_TRAILING).lower() not in SUSPENDED_BEFORE)
 
 
 def is_split_word(before: str, after: str) -> bool:
