@@ -50,7 +50,7 @@ from judge_pairs import (  # noqa: E402
     documents_sentences,
     make_pairs,
 )
-from train_judge import held_out  # noqa: E402
+from judge_data import held_out  # noqa: E402
 
 from engine.cite.judge import PairModel, SupportJudge, default_judge_folder  # noqa: E402
 from engine.cite.support import SupportScorer  # noqa: E402

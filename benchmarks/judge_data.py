@@ -1,0 +1,115 @@
+"""The support judge's training data: every labelled pair, each marked train or held out.
+
+    python benchmarks/judge_data.py [--out ~/.cache/quire-train/judge-data.jsonl.gz]
+
+One JSON line per pair: ``claim``, ``evidence``, ``label`` (``supports``, ``refutes``, ``neutral``,
+or FEVER's two-way ``not_supports``), ``source`` and ``held_out`` (true for the 5 % of each
+source kept back by a hash of the pair's id, the same on every run and machine). Sources:
+
+- ``../shared/eval/nli-train``: VitaminC, SNLI, FEVER, Check-COVID (real labelled pairs);
+- CLIMATE-FEVER (held out by claim id, so no claim is on both sides);
+- FactCC-style pairs from real scientific text (benchmarks/judge_pairs.py): the sample datastore's
+  papers (machine learning) and the abstracts of PubMedQA's training-side questions (biomedicine;
+  its 500 test questions are never used), held out by paper id.
+
+Never HealthVer or LitQA2: those are tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import random
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from judge_pairs import LABELS, datastore_texts, documents_sentences, make_pairs
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+DEFAULT_OUT = Path.home() / ".cache" / "quire-train" / "judge-data.jsonl.gz"
+HELD_OUT_SHARE = 0.05
+# Perturbation kinds drawn for the synthetic pairs: true sentences weigh as much as the rest together.
+SYNTHETIC_KINDS = ("true", "true", "true", "true", "negation", "number", "direction", "entity", "appended",
+                   "appended", "other", "same-paper")
+
+
+def held_out(key: str, share: float = HELD_OUT_SHARE) -> bool:
+    """A stable split by key: the same ids are held out on every run and machine."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < share
+
+
+def nli_train(shared: Path) -> Iterator[dict[str, object]]:
+    for name in ("vitaminc", "snli", "fever", "checkcovid"):
+        with gzip.open(shared / "eval" / "nli-train" / f"{name}.jsonl.gz", "rt", encoding="utf-8") as lines:
+            for line in lines:
+                record = json.loads(line)
+                yield {"claim": record["claim"], "evidence": record["evidence"], "label": record["label"],
+                       "source": name, "held_out": held_out(f"{name}:{record['id']}")}
+
+
+def climate_fever(shared: Path) -> Iterator[dict[str, object]]:
+    mapping = {"SUPPORTS": "supports", "REFUTES": "refutes", "NOT_ENOUGH_INFO": "neutral"}
+    path = shared / "eval" / "climate-fever" / "climate-fever.jsonl"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        keep_back = held_out(f"climate-fever:{record['claim_id']}")
+        for evidence in record["evidences"]:
+            yield {"claim": record["claim"], "evidence": evidence["evidence"],
+                   "label": mapping[evidence["evidence_label"]], "source": "climate-fever", "held_out": keep_back}
+
+
+def pubmedqa_texts(shared: Path) -> Iterator[tuple[str, str]]:
+    """(id, abstract) of PubMedQA's training-side questions (its test ids are left alone)."""
+    folder = shared / "eval" / "pubmedqa"
+    records = json.loads((folder / "ori_pqal.json").read_text(encoding="utf-8"))
+    test_ids = set(json.loads((folder / "test_ground_truth.json").read_text(encoding="utf-8")))
+    for pmid, record in records.items():
+        if pmid not in test_ids:
+            yield pmid, " ".join(record["CONTEXTS"])
+
+
+def synthetic(name: str, texts: list[tuple[str, str]], per_doc: int, seed: int) -> Iterator[dict[str, object]]:
+    """FactCC-style pairs from each text; a text's pairs are all held out or all trained on."""
+    rng = random.Random(seed)
+    for keep_back in (False, True):
+        chosen = [text for doc_id, text in texts if held_out(f"{name}:{doc_id}") == keep_back]
+        for pair in make_pairs(documents_sentences(chosen), rng, per_doc=per_doc, kinds=SYNTHETIC_KINDS):
+            yield {"claim": pair.claim, "evidence": pair.evidence, "label": LABELS[pair.label],
+                   "source": f"synthetic-{name}", "kind": pair.kind, "held_out": keep_back}
+
+
+def build(shared: Path, seed: int = 13) -> list[dict[str, object]]:
+    rows = list(nli_train(shared)) + list(climate_fever(shared))
+    papers = list(datastore_texts(shared / "datastore" / "cs-sample.jsonl.gz"))
+    rows += synthetic("datastore", papers, per_doc=3, seed=seed)
+    rows += synthetic("pubmedqa", list(pubmedqa_texts(shared)), per_doc=6, seed=seed)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shared", type=Path, default=SHARED)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--seed", type=int, default=13)
+    args = parser.parse_args()
+    rows = build(args.shared, args.seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(args.out, "wt", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    counts = Counter((str(r["source"]), str(r["label"]), bool(r["held_out"])) for r in rows)
+    for source in sorted({key[0] for key in counts}):
+        parts = {f"{label}{'/held' if held else ''}": n for (s, label, held), n in sorted(counts.items()) if s == source}
+        print(source, parts)
+    print(f"{len(rows)} pairs -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
