@@ -15,14 +15,27 @@ from pathlib import Path
 
 _DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 _SQLITE_FULL = "database or disk is full"  # SQLite's words for SQLITE_FULL
+# What opening a SQLite database in WAL mode may write before any data: its 32 KB shared-memory
+# index, the first pages of its log, and the schema of a new file; 1 MB covers them with room.
+OPEN_ROOM = 1 << 20
 
 
-def is_disk_full(exc: BaseException) -> bool:
-    """Whether ``exc`` says there was no room to write (no space, over quota, or over a file size limit)."""
+def is_disk_full(exc: BaseException, folder: Path | None = None) -> bool:
+    """Whether ``exc`` says there was no room to write (no space, over quota, or over a file size limit).
+
+    With ``folder`` (where the database lives), SQLite's bare "disk I/O error" counts too when that
+    disk has less than OPEN_ROOM free: it is what SQLite reports when it cannot extend the shared-memory
+    file of a database it opens, and calling it damage would send the user to delete good data.
+    """
     if isinstance(exc, OSError):
         return exc.errno in _DISK_FULL_ERRNOS
-    if isinstance(exc, sqlite3.OperationalError):
-        return _SQLITE_FULL in str(exc).lower()
+    if isinstance(exc, sqlite3.DatabaseError):
+        message = str(exc).lower()
+        if _SQLITE_FULL in message:
+            return True
+        if folder is not None and "disk i/o error" in message:
+            free = free_bytes(folder)
+            return free is not None and free < OPEN_ROOM
     return False
 
 

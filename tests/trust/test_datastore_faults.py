@@ -327,3 +327,31 @@ def test_a_manifest_nested_100000_deep_is_refused_without_a_traceback(pack: Path
     assert done.returncode == 1, done.stderr
     assert "nested too deeply" in done.stderr and "Traceback" not in done.stderr
     assert nothing_installed(home)
+
+
+@pytest.mark.slow
+def test_remove_refuses_while_an_import_runs(tmp_path: Path) -> None:
+    records = write_jsonl(tmp_path / "big.jsonl", [
+        {"id": f"a-{i}", "title": f"First {i}", "text": f"alpha words number {i} " * 40} for i in range(12_000)])
+    home = tmp_path / "home"
+    running = subprocess.Popen([sys.executable, "-m", "engine.cli.main", "--home", str(home), "datastore", "add",
+                                str(records), "--name", "shared", "--no-embed"], env={**os.environ, "PYTHONPATH":
+                                                                                      str(REPO)},
+                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lock = home / "datastores" / ".shared.lock"
+    deadline = time.monotonic() + 120
+    while running.poll() is None and time.monotonic() < deadline and not (lock.exists() and lock.read_text()):
+        time.sleep(0.05)
+    assert running.poll() is None, "the import ended before the removal could start"
+
+    removal = quire(home, "datastore", "remove", "shared")
+    _, import_err = running.communicate(timeout=600)
+
+    assert removal.returncode == 1 and "Traceback" not in removal.stderr, removal.stderr
+    assert "being changed right now by Quire process" in removal.stderr and "importing big.jsonl" in removal.stderr
+    assert running.returncode == 0, import_err  # the import was not pulled from under itself
+    with make_engine(home) as engine:
+        [source] = engine.datastore_sources()
+        assert source.store.counts()["records"] == 12_000
+    assert quire(home, "datastore", "remove", "shared").returncode == 0  # once it is done, removal works
+    assert nothing_installed(home)
