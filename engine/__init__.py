@@ -47,7 +47,25 @@ def skip_pymupdf_layout() -> None:
     os.environ.setdefault("PYMUPDF_SUGGEST_LAYOUT_ANALYZER", "0")
 
 
+def _warn_if_onnx_runtime_came_first() -> None:
+    """Say so when ONNX Runtime was loaded before the engine: its uploader has started, too late to stop.
+
+    ``ui`` and ``desktop`` import the engine before anything else, so in Quire's own processes this
+    never fires; a script that imports onnxruntime (or PyMuPDF) before the engine learns how to fix it.
+    """
+    if "onnxruntime" in sys.modules and not _TELEMETRY_OFF_AT_START:
+        import logging
+
+        logging.getLogger(__name__).warning(
+            "onnxruntime was imported before Quire's engine, so its telemetry could not be switched off in this "
+            "process; import engine first, or set ORT_DISABLE_TELEMETRY=1 in the environment.")
+
+
+# Whether the opt-out was already in the environment when this process started (a parent set it).
+_TELEMETRY_OFF_AT_START = os.environ.get(_ONNX_RUNTIME_OPT_OUTS[0]) == "1"
+
 # Here, at the first import of anything in the engine: before any of it can import PyMuPDF or
-# ONNX Runtime (the desktop app imports the engine before the UI's PDF viewer).
+# ONNX Runtime (ui/ and desktop/ import the engine before anything else of theirs).
+_warn_if_onnx_runtime_came_first()
 keep_onnx_runtime_offline()
 skip_pymupdf_layout()

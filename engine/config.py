@@ -17,6 +17,7 @@ from typing import Any
 import platformdirs
 import tomli_w
 
+from engine.disk import disk_full_message, is_disk_full
 from engine.errors import SettingsError
 
 log = logging.getLogger(__name__)
@@ -79,11 +80,12 @@ class Settings:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "settings") -> Settings:
-        """Build settings from TOML data, ignoring unknown keys so old files keep working.
+        """Build settings from TOML data; unknown keys are logged and skipped, so old files keep working.
 
         A known key of the wrong type or out of range raises :class:`SettingsError` naming it:
         a wrong value must not surface later as a traceback or as a failed PDF.
         """
+        _warn_unknown(data, where)
         sections: dict[str, Any] = {}
         for name, section_type in SECTIONS.items():
             section_data = data.get(name, {})
@@ -98,10 +100,32 @@ class Settings:
         return cls(**sections, version=SETTINGS_VERSION)
 
 
-# The least value each numeric setting may take (a larger one is the user's choice).
-_MINIMUM: dict[str, int] = {"passage_words": 20, "top_n": 1, "per_paper": 1, "context_size": 256, "threads": 0,
-                            "gpu_layers": -1, "max_answer_tokens": 1}
+# The range each numeric setting may take. The upper bounds are far above any useful value; they
+# stop a typo (an extra zero run, `context_size = 100000000000`) before it asks llama.cpp for
+# terabytes or makes a search fetch millions of passages.
+_RANGE: dict[str, tuple[int, int]] = {
+    "passage_words": (20, 5_000),
+    "top_n": (1, 200),
+    "per_paper": (1, 200),
+    "context_size": (256, 1 << 20),  # the longest contexts GGUF models are trained for: 1M tokens
+    "threads": (0, 1024),
+    "gpu_layers": (-1, 10_000),
+    "max_answer_tokens": (1, 1 << 16),
+}
 _KIND = {bool: "true or false", int: "a whole number", str: "a text in quotes"}
+
+
+def _warn_unknown(data: dict[str, Any], where: str) -> None:
+    """Log the sections and keys Quire does not know: a misspelt key would otherwise change nothing, silently."""
+    unknown = [f"[{name}]" for name in data if name not in SECTIONS and name != "version"]
+    for name, section_type in SECTIONS.items():
+        section_data = data.get(name)
+        if isinstance(section_data, dict):
+            known = {f.name for f in fields(section_type)}
+            unknown += [f"[{name}] {key}" for key in section_data if key not in known]
+    if unknown:
+        log.warning("%s: Quire does not know %s and ignores %s; check the spelling (the settings are listed in "
+                    "the README's Settings section).", where, ", ".join(unknown), "it" if len(unknown) == 1 else "them")
 
 
 def _check_value(section: str, key: str, value: Any, default: Any, where: str) -> None:
@@ -111,9 +135,12 @@ def _check_value(section: str, key: str, value: Any, default: Any, where: str) -
     if wrong_type:
         raise SettingsError(f"{where}: [{section}] {key} must be {_KIND.get(expected, expected.__name__)}, not "
                             f"{value!r}; fix it, or delete the line to use the default ({default!r}).")
-    minimum = _MINIMUM.get(key)
-    if minimum is not None and value < minimum:
-        raise SettingsError(f"{where}: [{section}] {key} must be at least {minimum}, not {value!r}; fix it, or "
+    bounds = _RANGE.get(key)
+    if bounds is not None and value < bounds[0]:
+        raise SettingsError(f"{where}: [{section}] {key} must be at least {bounds[0]}, not {value!r}; fix it, or "
+                            f"delete the line to use the default ({default!r}).")
+    if bounds is not None and value > bounds[1]:
+        raise SettingsError(f"{where}: [{section}] {key} must be at most {bounds[1]:,}, not {value:,}; fix it, or "
                             f"delete the line to use the default ({default!r}).")
 
 
@@ -139,6 +166,11 @@ class Paths:
 
 def resolve_paths(home: str | Path | None = None) -> Paths:
     """``home`` (or QUIRE_HOME) isolates everything; otherwise use the platform's directories."""
+    if home is not None and not str(home).strip():
+        # `--home "$UNSET_VARIABLE"` would otherwise open the user's real library, which a
+        # script meant to keep apart (a test, a scratch library) could then change.
+        raise SettingsError("--home was given an empty path; give it a folder (or leave --home out to use your "
+                            "library).")
     chosen = home or os.environ.get("QUIRE_HOME")
     if chosen:
         root = Path(chosen).expanduser().resolve()
@@ -172,7 +204,15 @@ def load_settings(path: Path) -> Settings:
     if not path.exists():
         return Settings()
     try:
-        return Settings.from_dict(tomllib.loads(path.read_text(encoding="utf-8")), str(path))
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise SettingsError(f"{path} is a folder, but Quire keeps its settings in a file of that name; move the "
+                            "folder elsewhere (Quire then starts with default settings).") from None
+    except OSError as exc:
+        raise SettingsError(f"The settings file {path} cannot be read ({exc.strerror}); check its permissions, or "
+                            "move it aside to start with default settings.") from None
+    try:
+        return Settings.from_dict(tomllib.loads(raw.decode("utf-8")), str(path))
     except (tomllib.TOMLDecodeError, TypeError, UnicodeDecodeError) as exc:
         backup = path.with_suffix(".toml.broken")
         path.replace(backup)
@@ -181,8 +221,22 @@ def load_settings(path: Path) -> Settings:
 
 
 def save_settings(settings: Settings, path: Path) -> None:
-    """Write atomically: a crash mid-write never leaves half a settings file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write atomically: a crash or a full disk mid-write never leaves half a settings file, or a stray one."""
+    text = tomli_w.dumps(replace(settings, version=SETTINGS_VERSION).to_dict()).encode("utf-8")
     temporary = path.with_suffix(".toml.tmp")
-    temporary.write_text(tomli_w.dumps(replace(settings, version=SETTINGS_VERSION).to_dict()), encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with temporary.open("wb") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())  # a full disk can first show here, not at write()
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        if is_disk_full(exc):
+            raise SettingsError(disk_full_message(f"the settings file {path.name}", path.parent, len(text))) from None
+        if path.is_dir():
+            raise SettingsError(f"{path} is a folder, so Quire cannot save its settings there; move the folder "
+                                "elsewhere and try again.") from None
+        raise SettingsError(f"Quire could not save its settings to {path} ({exc.strerror}); check that the folder is "
+                            "writable and try again. The settings in effect were not changed.") from None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,7 @@ class ZoteroReport:
     updated: int = 0
     unchanged: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (title or key, reason)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (title or key, a field left out and why)
     results: list[IngestResult] = field(default_factory=list)
 
 
@@ -76,14 +78,42 @@ def zotero_database(folder: Path) -> Path:
     return database
 
 
+# The tables Quire reads. Each must be a plain table: a view (or a virtual table) runs whatever SQL
+# its author wrote whenever it is read, and a view over a recursive CTE never ends.
+_TABLES_READ = ("items", "itemData", "itemDataValues", "fields", "itemTypes", "itemAttachments", "creators",
+                "itemCreators", "creatorData", "creatorTypes", "collections", "collectionItems", "deletedItems")
+READ_SECONDS = 120.0  # a real library of 100,000 items reads in seconds; past this the file is not Zotero's
+_PROGRESS_STEPS = 10_000  # SQLite steps between two looks at the clock (and at Ctrl-C)
+
+
 def _open(database: Path) -> sqlite3.Connection:
     uri = f"file:{quote(str(database.resolve()))}?mode=ro&immutable=1"
     try:
         conn = sqlite3.connect(uri, uri=True)
+        conn.execute("PRAGMA trusted_schema=OFF")
+        not_tables = [f"{name} is a {'virtual table' if kind == 'table' else kind}"
+                      for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master")
+                      if name in _TABLES_READ and (kind != "table" or (sql or "").upper().startswith("CREATE VIRTUAL"))]
+        if not_tables:
+            conn.close()
+            raise ZoteroError(f"{database} is not a Zotero database Quire can read safely ({'; '.join(not_tables)}, "
+                              "where Zotero has a plain table); it was not read. Point Quire at Zotero's own data "
+                              "folder.")
         conn.execute("SELECT 1 FROM items LIMIT 1")
+        _bound(conn)
     except sqlite3.DatabaseError as exc:
         raise ZoteroError(f"{database} cannot be read as a Zotero database ({exc}).") from None
     return conn
+
+
+def _bound(conn: sqlite3.Connection) -> None:
+    """Stop any query after READ_SECONDS; the handler, being Python, also lets Ctrl-C stop SQLite's loop."""
+    deadline = time.monotonic() + READ_SECONDS
+
+    def keep_going() -> int:
+        return 1 if time.monotonic() > deadline else 0
+
+    conn.set_progress_handler(keep_going, _PROGRESS_STEPS)
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
@@ -96,6 +126,11 @@ def read_zotero(folder: Path) -> list[ZoteroItem]:
     conn = _open(database)
     try:
         return list(_items(conn, database.parent))
+    except sqlite3.OperationalError as exc:
+        if "interrupted" in str(exc):
+            raise ZoteroError(f"Reading {database} took longer than {READ_SECONDS:.0f} s, far longer than a Zotero "
+                              "library needs; it was stopped. Check that this is Zotero's own database.") from None
+        raise ZoteroError(f"{database} does not have the tables Quire expects of Zotero ({exc}).") from None
     except sqlite3.DatabaseError as exc:
         raise ZoteroError(f"{database} does not have the tables Quire expects of Zotero ({exc}).") from None
     finally:
@@ -240,8 +275,9 @@ def import_zotero(library: Library, add_documents: Callable[[list[Path]], Iterab
         if known == (result.doc_id, item.modified) and result.outcome == Outcome.UNCHANGED:
             report.unchanged += 1
             continue
-        update_metadata(library, result.doc_id, title=item.title or None, authors=item.authors or None,
-                        year=item.year, doi=item.doi or None)
+        metadata, problems = _usable_metadata(item)
+        update_metadata(library, result.doc_id, **metadata)
+        report.notes.extend((name, problem) for problem in problems)
         set_collections(library, result.doc_id, item.collections, COLLECTION_SOURCE)
         with library.transaction() as conn:
             conn.execute("INSERT OR REPLACE INTO zotero_items(item, doc_id, modified, file_path) VALUES (?,?,?,?)",
@@ -252,6 +288,28 @@ def import_zotero(library: Library, add_documents: Callable[[list[Path]], Iterab
             report.updated += 1
     progress(Progress("zotero", len(items), len(items), "done"))
     return report
+
+
+def _usable_metadata(item: ZoteroItem) -> tuple[dict[str, object], list[str]]:
+    """The item's metadata that can be stored, and why any field was left out.
+
+    Zotero accepts any text in its fields (a DOI of "n/a"); one such item must cost that field, with
+    a note naming it, not the whole import.
+    """
+    from engine.store.edits import MetadataError, clean_metadata
+
+    fields: dict[str, object] = {"title": item.title or None, "authors": item.authors or None, "year": item.year,
+                                 "doi": item.doi or None}
+    usable: dict[str, object] = {}
+    problems: list[str] = []
+    for name, value in fields.items():
+        try:
+            clean_metadata(**{name: value})  # type: ignore[arg-type]
+        except MetadataError as exc:
+            problems.append(f"added without its {name}: {exc}")
+            continue
+        usable[name] = value
+    return usable, problems
 
 
 def _known(library: Library, identity: str) -> tuple[str, str] | None:

@@ -92,10 +92,15 @@ def _ingest(engine: Engine, paths: list[str], password: str | None, as_json: boo
     counts = {o.value: sum(r.outcome == o for r in results) for o in Outcome}
     if as_json:
         print(json.dumps([{**asdict(r), "outcome": r.outcome.value} for r in results], indent=2))
-    summary = ", ".join(f"{n} {name}" for name, n in counts.items() if n) or "no PDF files found"
+    if not results:
+        # Nothing to add is a failure too: a script that ingests a mistyped or empty folder must notice.
+        print(f"quire: no PDF files found in {', '.join(terminal_safe(p) for p in paths)}; give a PDF or a folder "
+              "holding PDFs (folders are searched recursively).", file=sys.stderr)
+        return 1
+    summary = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
     print(f"{len(results)} files: {summary}", file=sys.stderr)
     # Scripts must be able to tell a batch where nothing could be added from one that worked.
-    return 1 if results and counts[Outcome.FAILED.value] == len(results) else 0
+    return 1 if counts[Outcome.FAILED.value] == len(results) else 0
 
 
 def document_json(document: Document) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -44,7 +45,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _tolerate_undecodable_output()
     try:
         with Engine(args.home) as engine:
-            return int(args.handler(engine, args))
+            code = int(args.handler(engine, args))
+        sys.stdout.flush()  # here, where a closed pipe can still be told apart from a failure
+        return code
+    except BrokenPipeError:
+        return _reader_went_away()
     except Cancelled as exc:
         print(f"quire: {exc}", file=sys.stderr)
         return 130
@@ -54,6 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("quire: interrupted; everything finished before was kept.", file=sys.stderr)
         return 130
+
+
+def _reader_went_away() -> int:
+    """``quire ... | head`` closed the pipe: stop quietly, as Unix tools do, and keep Python's exit flush quiet too."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141  # 128 + SIGPIPE: what a shell reports for a tool a closed pipe stopped
 
 
 def _tolerate_undecodable_output() -> None:

@@ -53,16 +53,27 @@ def datastore_lock(root: Path, name: str, action: str) -> Iterator[None]:
             break
         handle.close()
     try:
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"Quire process {os.getpid()} ({action}, since {time.strftime('%H:%M:%S')})")
-        handle.flush()
+        _note_holder(handle, action)
         yield
     finally:
         with contextlib.suppress(OSError):
             path.unlink()  # while still held, so that no one can lock this file and believe it guards
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
         handle.close()
+
+
+def _note_holder(handle: IO[str], action: str) -> None:
+    """Write who holds the lock, for a second writer's message; on a full disk, go on without it.
+
+    The note is written unbuffered: a buffered one that did not fit would fail again when the
+    handle is closed, and that error would replace the one the user needs to see.
+    """
+    note = f"Quire process {os.getpid()} ({action}, since {time.strftime('%H:%M:%S')})".encode()
+    try:
+        os.ftruncate(handle.fileno(), 0)
+        os.pwrite(handle.fileno(), note, 0)
+    except OSError as exc:
+        log.info("could not write who holds the datastore lock (%s); the lock holds anyway", exc)
 
 
 def _same_file(handle: IO[str], path: Path) -> bool:

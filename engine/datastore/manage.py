@@ -68,10 +68,10 @@ def _add_locked(registry: DatastoreRegistry, path: Path, name: str, passage_word
                               cancel=cancel)
     except BaseException:
         if created and source.store.counts()["records"] == 0:
-            registry.remove(name)
+            registry.discard(name)
         raise
     if source.store.counts()["records"] == 0:
-        registry.remove(name)
+        registry.discard(name)
         first = "; ".join(str(p) for p in report.problems[:3]) or report.ended_early or "the file is empty"
         raise DatastoreInputError(f"{path} holds no usable records ({report.problem_count:,} bad lines: {first}). "
                                   "A datastore file has one JSON object per line with at least 'id' and 'text'.")

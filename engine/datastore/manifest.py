@@ -12,12 +12,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from engine.datastore.files import DATABASE_FILE, INDEX_FILE
 from engine.errors import EngineError
 
 PACK_FORMAT = "quire-datastore-pack"
 PACK_FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
 MAX_MANIFEST_BYTES = 1 << 20
+MAX_DIMENSION = 1 << 16  # the widest embedding models make a few thousand numbers per vector
+PACK_FILES = frozenset({DATABASE_FILE, INDEX_FILE})  # what `quire datastore pack` writes
 REQUIRED_FIELDS = ("format", "format_version", "name", "version", "record_count", "passage_count",
                    "embedding_model", "files")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -86,6 +89,9 @@ def parse_manifest(raw: bytes, where: str) -> Manifest:
     except ValueError as exc:
         raise PackError(f"{where}: the manifest is not valid JSON ({exc}); the pack is damaged, download or build "
                         "it again.") from None
+    except RecursionError:
+        # A manifest is a flat object; thousands of nested brackets are an attack on the parser's stack.
+        raise PackError(f"{where}: the manifest is nested too deeply to be a Quire pack's; refusing it.") from None
     if not isinstance(data, dict):
         raise PackError(f"{where}: the manifest is not a JSON object; this is not a Quire datastore pack.")
     missing = [name for name in REQUIRED_FIELDS if name not in data]
@@ -106,10 +112,16 @@ def parse_manifest(raw: bytes, where: str) -> Manifest:
     model = data["embedding_model"]
     if model is not None and (not isinstance(model, str) or not model):
         raise PackError(f"{where}: manifest field 'embedding_model' must be a model id or null.")
+    dimension = data.get("embedding_dimension")
+    if dimension is not None and (_optional_int(dimension) is None or not 1 <= dimension <= MAX_DIMENSION):
+        raise PackError(f"{where}: manifest field 'embedding_dimension' is {dimension!r}; an embedding model makes "
+                        f"vectors of 1 to {MAX_DIMENSION:,} numbers. The pack is damaged or was altered.")
+    embedded = data.get("embedded_count")
+    if embedded is not None and (_optional_int(embedded) is None or embedded < 0):
+        raise PackError(f"{where}: manifest field 'embedded_count' must be a non-negative integer, not {embedded!r}.")
     return Manifest(name=data["name"], version=data["version"], record_count=data["record_count"],
                     passage_count=data["passage_count"], embedding_model=model, files=_files(data["files"], where),
-                    embedding_dimension=_optional_int(data.get("embedding_dimension")),
-                    embedded_count=_optional_int(data.get("embedded_count")) or 0,
+                    embedding_dimension=dimension, embedded_count=embedded or 0,
                     created_at=str(data.get("created_at") or ""), quire_version=str(data.get("quire_version") or ""),
                     format_version=data["format_version"])
 
@@ -125,6 +137,11 @@ def _files(value: Any, where: str) -> tuple[PackFile, ...]:
         if not isinstance(path, str) or not is_safe_member_name(path) or path == MANIFEST_NAME:
             raise PackError(f"{where}: the manifest names an unsafe file {path!r} (packs hold plain file names "
                             "only); refusing the pack.")
+        if path not in PACK_FILES:
+            # Anything else would land in the datastore folder under a name Quire may need for
+            # something else (a file `bm25` where the BM25 postings folder belongs).
+            raise PackError(f"{where}: the manifest lists {path!r}, which is not a file a datastore pack holds "
+                            f"(only {' and '.join(sorted(PACK_FILES))}); refusing the pack.")
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             raise PackError(f"{where}: the size of {path} in the manifest is not a byte count.")
         if not isinstance(digest, str) or not _SHA256.match(digest.lower()):

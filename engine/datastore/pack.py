@@ -286,11 +286,17 @@ def _check_database(staging: Path, manifest: Manifest, pack: Path) -> None:
             # A count over plain tables takes well under a second a million records; a database
             # built to make SQLite loop (or one far bigger than its manifest) is stopped instead.
             with store.bounded(_CHECK_SECONDS + manifest.record_count / 100_000):
-                records = store.counts()["records"]
+                # The checksums only prove the file is the one the manifest names; whoever made the
+                # pack may have damaged it first (and recomputed them), so SQLite checks every page.
+                problems = [str(row[0]) for row in store.query("PRAGMA integrity_check(5)")]
+                records = store.counts()["records"] if problems == ["ok"] else 0
         finally:
             store.close()
     except EngineError as exc:
         raise PackError(f"{pack}: the datastore database in the pack cannot be used ({exc}).") from None
+    if problems != ["ok"]:
+        raise PackError(f"{pack}: the datastore database in the pack is damaged (SQLite's integrity check: "
+                        f"{'; '.join(problems)}); download or build the pack again.")
     if records != manifest.record_count:
         raise PackError(f"{pack}: the database holds {records:,} records but the manifest promises "
                         f"{manifest.record_count:,}; refusing the pack.")
@@ -302,10 +308,17 @@ def _check_index(staging: Path, manifest: Manifest, pack: Path) -> None:
     if not path.is_file():
         return
     try:
-        load_index(path, model_id=manifest.embedding_model)
+        index = load_index(path, model_id=manifest.embedding_model)
     except IndexCorruptError as exc:
         raise PackError(f"{pack}: the vector index in the pack is damaged ({exc}); download or build the pack "
                         "again, or install it with --reembed to embed its passages here.") from None
+    promised = {"dimension": manifest.embedding_dimension, "vector count": manifest.embedded_count or None}
+    held = {"dimension": index.dimension, "vector count": len(index)}
+    wrong = [f"{what} {promised[what]:,} in the manifest, {held[what]:,} in the index" for what in promised
+             if promised[what] is not None and promised[what] != held[what]]
+    if wrong:
+        raise PackError(f"{pack}: the pack contradicts itself ({'; '.join(wrong)}); it is damaged or was altered. "
+                        "Download or build it again, or install it with --reembed to embed its passages here.")
 
 
 def _move_into_place(staging: Path, target: Path) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.datastore.files import DATABASE_FILE, INDEX_FILE
+from engine.datastore.lock import datastore_lock
 from engine.errors import EngineError
 
 if TYPE_CHECKING:
@@ -84,9 +85,17 @@ class DatastoreRegistry:
 
         with self._lock:
             if not self.exists(name):
-                store = DatastoreStore(self.folder(name) / DATABASE_FILE, create=True)
-                store.set_meta(name=name, created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-                store.close()
+                folder = self.folder(name)
+                try:
+                    store = DatastoreStore(folder / DATABASE_FILE, create=True)
+                    try:
+                        store.set_meta(name=name, created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+                    finally:
+                        store.close()
+                except BaseException:
+                    # A datastore that could not even be created (a full disk) must not be listed as one.
+                    shutil.rmtree(folder, ignore_errors=True)
+                    raise
             return self.source(name)
 
     def sources(self) -> list[DatastoreSource]:
@@ -108,10 +117,17 @@ class DatastoreRegistry:
 
     def remove(self, name: str) -> None:
         """Delete a datastore's folder and everything in it."""
-        folder = self.folder(name)
         if not self.exists(name):
             raise DatastoreNotFoundError(f"No datastore named {name!r}; `quire datastore list` shows the installed "
                                          "ones.")
+        # The write lock: a datastore being imported, embedded or installed by another process
+        # is not pulled from under it (DatastoreBusyError names who holds it).
+        with datastore_lock(self.root, name, "removing it"):
+            self.discard(name)
+
+    def discard(self, name: str) -> None:
+        """Delete a datastore's folder; the caller holds its write lock (an import undoing what it created)."""
+        folder = self.folder(name)
         self.forget(name)
         # Rename first so a crash mid-delete never leaves a half datastore that looks installed.
         doomed = folder.with_name(f".removing-{name}")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.datastore.reader import LineProblem, Record
+from engine.disk import OPEN_ROOM, disk_full_message, is_disk_full
 from engine.errors import StoreError
 from engine.retrieve.dedupe import normalize_title
 from engine.sqlite import connect, transaction, use_wal
@@ -178,6 +179,9 @@ class DatastoreStore:
             self._ensure_schema(conn)
             check_schema(conn, path)
         except sqlite3.DatabaseError as exc:
+            if is_disk_full(exc, path.parent):
+                raise StoreError(disk_full_message(f"the datastore database {path.parent.name}/{path.name}",
+                                                   path.parent, OPEN_ROOM)) from None
             raise StoreError(f"The datastore database {path} cannot be opened ({exc}); remove the datastore "
                              "(`quire datastore remove NAME`) and add or install it again.") from None
         self._conn = conn
@@ -218,8 +222,15 @@ class DatastoreStore:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        with transaction(self._conn, self._lock) as conn:
-            yield conn
+        try:
+            with transaction(self._conn, self._lock) as conn:
+                yield conn
+        except sqlite3.OperationalError as exc:
+            if not is_disk_full(exc):
+                raise
+            # Rolled back: an import resumes after its last committed batch once there is room.
+            raise StoreError(disk_full_message(f"to the datastore database {self.path.parent.name}/"
+                                               f"{self.path.name}", self.path.parent, OPEN_ROOM)) from None
 
     def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         """Rows of a read-only query (used by the source, the packer and tests)."""

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.disk import OPEN_ROOM, disk_full_message, is_disk_full
 from engine.errors import StoreError
 from engine.sqlite import connect, transaction, use_wal
 
@@ -47,6 +48,9 @@ class EmbeddingCache:
             conn.executescript(_SCHEMA)
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
+            if is_disk_full(exc, path.parent):  # not damage: deleting the cache would only throw away computed vectors
+                raise StoreError(disk_full_message(f"the embedding cache {path.name}", path.parent,
+                                                   OPEN_ROOM)) from None
             raise StoreError(f"The embedding cache {path} cannot be opened ({exc}); delete it and the vectors "
                              "will be recomputed.") from None
         self._conn = conn
@@ -91,6 +95,10 @@ class EmbeddingCache:
             with transaction(self._conn, self._lock) as conn:
                 conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
         except sqlite3.Error as exc:
+            if is_disk_full(exc):
+                # The vectors, their keys and the log's copy of the pages they land in.
+                raise StoreError(disk_full_message(f"{len(rows):,} vectors to the embedding cache {self.path.name}",
+                                                   self.path.parent, 3 * matrix.nbytes + OPEN_ROOM)) from None
             raise StoreError(f"Could not write to the embedding cache {self.path} ({exc}); check free disk "
                              "space.") from None
 

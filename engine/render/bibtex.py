@@ -21,8 +21,30 @@ _KEY_STOPWORDS = frozenset("a an the of on in for and or to with from by via at 
                            "using into over under what how why when do does can".split())
 
 
+def _balanced_braces(text: str) -> str:
+    """``text`` without the braces that have no partner.
+
+    BibTeX ends a ``{...}`` field at the brace that balances its opening one, counting ``\\}``
+    like any other brace, so one stray ``}`` in a title ended the field early (and garbled the
+    entry). Paired braces stay (escaped), so ``{with}`` still reads as written.
+    """
+    unmatched: set[int] = set()
+    opened: list[int] = []
+    for position, char in enumerate(text):
+        if char == "{":
+            opened.append(position)
+        elif char == "}":
+            if opened:
+                opened.pop()
+            else:
+                unmatched.add(position)
+    unmatched.update(opened)
+    return "".join(char for position, char in enumerate(text) if position not in unmatched)
+
+
 def _escape(text: str) -> str:
-    return _SPECIAL.sub(lambda m: "\\" + m.group(1) if m.group(1) not in "\\^~" else " ", " ".join(text.split()))
+    return _SPECIAL.sub(lambda m: "\\" + m.group(1) if m.group(1) not in "\\^~" else " ",
+                        " ".join(_balanced_braces(text).split()))
 
 
 def _ascii_word(text: str) -> str:

@@ -59,13 +59,29 @@ def rows(answer: Answer) -> list[TableRow]:
     return out
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP's CSV injection list).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def inert_cell(text: str) -> str:
+    """``text`` as a CSV cell no spreadsheet will run: a leading formula character gets a ``'`` before it.
+
+    Titles, authors and quotes come from PDFs and datastore records anyone can write; a title
+    ``=HYPERLINK(...)`` or ``=cmd|...`` would otherwise run when the exported table is opened.
+    """
+    # Whitespace is folded first: the writer quotes only "\n" line breaks, and a bare "\r" inside
+    # a cell would start a new row in a spreadsheet.
+    text = " ".join(text.split())
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
 def to_csv(answer: Answer) -> str:
-    """The rows as CSV with a header line (RFC 4180 quoting)."""
+    """The rows as CSV with a header line (RFC 4180 quoting), every cell inert in a spreadsheet."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)
     for row in rows(answer):
-        writer.writerow(row.cells())
+        writer.writerow([inert_cell(cell) for cell in row.cells()])
     return buffer.getvalue()
 
 

@@ -32,6 +32,8 @@ MAX_TERMS = 48
 MAX_TERM_LENGTH = 64
 # Questions arrive as sentences; anything longer than this is cut before tokenizing.
 MAX_QUERY_CHARS = 20_000
+# Lone surrogates: what Python makes of command-line bytes that are not UTF-8 (surrogateescape).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 STOP_WORDS = frozenset("""
 a about above across after again against all almost also although always am among an and another any
@@ -87,10 +89,20 @@ def build_fts_query(text: str, max_terms: int = MAX_TERMS, mode: str = "or") -> 
     return joiner.join(quote(term) for term in query_terms(text, max_terms))
 
 
+def readable_text(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, the replacement character.
+
+    A question typed in a terminal set to another encoding reaches Python as lone surrogates,
+    which no encoder accepts: the embedder's tokenizer, SQLite and the answer history would each
+    fail on them. Replaced, the rest of the question is still searched.
+    """
+    return _LONE_SURROGATE.sub("\ufffd", text) if isinstance(text, str) else text
+
+
 def check_query(text: str) -> str:
-    """The query stripped, or :class:`QueryError` if there is nothing to search for."""
+    """The query stripped, undecodable characters replaced; :class:`QueryError` if there is nothing to search for."""
     query_terms(text)
-    return text.strip()
+    return readable_text(text).strip()
 
 
 # BM25 column weights for (title, text). Each passage's FTS row holds its paper's title, so a

@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.disk import OPEN_ROOM, disk_full_message, is_disk_full
 from engine.errors import DocumentNotFoundError, StoreError
 from engine.sqlite import connect, transaction, use_wal
 from engine.store.codec import decode_words, encode_words
@@ -41,7 +42,9 @@ class FileRecord:
 
 
 def _cannot_open(path: Path, exc: sqlite3.DatabaseError) -> str:
-    """Why the catalog cannot be opened, with the advice that fits: permissions are not damage."""
+    """Why the catalog cannot be opened, with the advice that fits: permissions and a full disk are not damage."""
+    if is_disk_full(exc, path.parent):
+        return disk_full_message(f"the library database {path.name}", path.parent, OPEN_ROOM)
     writable = all(os.access(where, os.W_OK) for where in (path, path.parent) if where.exists())
     if not writable or "readonly" in str(exc) or "unable to open" in str(exc):
         return (f"The library database {path} cannot be opened for writing ({exc}): its folder or file is "

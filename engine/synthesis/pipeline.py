@@ -29,6 +29,7 @@ from engine.cite.verify import RectsFor, VerifyReport, no_rects, verify_text
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
+from engine.retrieve.fts import readable_text
 from engine.synthesis.answer_judge import (
     answers_as_well,
     bonuses,
@@ -95,15 +96,21 @@ class AskOptions:
 
 
 def normalise_question(question: str) -> tuple[str, str]:
-    """The question as used (whitespace collapsed, at most MAX_QUESTION_CHARS) and a notice if shortened."""
-    cleaned = " ".join((question or "").split())
+    """The question as used (whitespace collapsed, at most MAX_QUESTION_CHARS, undecodable characters
+    replaced) and a notice saying what was changed, if anything."""
+    readable = readable_text(question or "")
+    cleaned = " ".join(readable.split())
     if not cleaned:
         raise QueryError("The question is empty; type a question, e.g. quire ask \"How is SPECTER trained?\"")
+    notices = []
+    if readable != question:
+        notices.append("Your question held bytes that are not valid UTF-8 text (shown as \ufffd); Quire searched for "
+                       "the rest. Set your terminal to UTF-8 to ask with every character.")
     if len(cleaned) > MAX_QUESTION_CHARS:
         cut = cleaned.rfind(" ", 0, MAX_QUESTION_CHARS)
         cleaned = cleaned[: cut if cut > MAX_QUESTION_CHARS // 2 else MAX_QUESTION_CHARS]
-        return cleaned, f"Your question was {len(question):,} characters long; Quire used its first {len(cleaned):,}."
-    return cleaned, ""
+        notices.append(f"Your question was {len(question):,} characters long; Quire used its first {len(cleaned):,}.")
+    return cleaned, " ".join(notices)
 
 
 class _Clock:
@@ -132,6 +139,7 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     stage = on_stage or (lambda _s: None)
     clock = _Clock()
     used, notice = normalise_question(question)
+    question = readable_text(question)  # stored in the history, which SQLite must be able to encode
     base = {"question": question if len(question) <= MAX_QUESTION_CHARS else used, "settings": options.as_pairs(),
             "id": uuid.uuid4().hex[:16], "created_at": time.time()}
 

@@ -4,7 +4,9 @@ datastore records whose title field had the abstract glued on."""
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 import re
 from pathlib import Path
@@ -17,6 +19,7 @@ from engine.render.bibtex import cite_key, to_bibtex, unique_keys
 from engine.render.common import byline, page_list, reference_line
 from engine.render.html import to_html
 from engine.render.markdown import to_markdown
+from engine.render.table import to_csv
 from engine.store.record import answer_from_dict, answer_to_dict
 from engine.types import Answer, AnswerMode, AnswerSentence, Citation, PaperReference, Reference
 
@@ -156,3 +159,64 @@ def test_references_are_grouped_by_paper_in_markdown_html_bibtex_and_json() -> N
     again = answer_from_dict(json.loads(json.dumps(record)))
     assert again.papers == answer.papers and [s.support for s in again.sentences] == ["supported", "partial",
                                                                                        "contradicted"]
+
+
+def bibtex_scan(text: str) -> list[dict[str, str]]:
+    """Entries as BibTeX's own scanner reads them: a ``{...}`` value ends at the brace that balances
+    its opening one, every brace counted, a backslash before it or not (bibtexparser is kinder)."""
+    entries: list[dict[str, str]] = []
+    position = 0
+    while (start := text.find("@", position)) != -1:
+        body_start = text.index("{", start) + 1
+        key_end = text.index(",", body_start)
+        fields: dict[str, str] = {"ID": text[body_start:key_end]}
+        position = key_end + 1
+        while True:
+            match = re.compile(r"\s*(\w+)\s*=\s*\{").match(text, position)
+            if match is None:
+                break
+            depth, cursor = 1, match.end()
+            while depth:
+                depth += {"{": 1, "}": -1}.get(text[cursor], 0)
+                cursor += 1
+            fields[match.group(1)] = text[match.end():cursor - 1]
+            position = cursor
+            if text[position] == ",":
+                position += 1
+        closing = re.compile(r"\s*\}").match(text, position)
+        assert closing is not None, f"entry {fields['ID']} ends early: {text[position:][:80]!r}"
+        position = closing.end()
+        entries.append(fields)
+    return entries
+
+
+def test_stray_braces_in_a_title_cannot_end_a_bibtex_field_early() -> None:
+    answer = answer_citing(
+        _ref(1, "a", "Robust} fitting of {x} models and {y", ("Ann } Author",), 2021),
+        _ref(2, "b", "A title with \\} and {{nested}} braces", ("B. Writer",), 2019),
+    )
+    bibtex = to_bibtex(answer)
+    scanned = bibtex_scan(bibtex)
+    assert [sorted(entry) for entry in scanned] == [["ID", "author", "title", "year"]] * 2, bibtex
+    assert scanned[0]["year"] == "2021" and scanned[1]["year"] == "2019"
+    assert "fitting of" in scanned[0]["title"] and "models and" in scanned[0]["title"]
+    parsed = bibtexparser.loads(bibtex)
+    assert [entry["year"] for entry in parsed.entries] == ["2021", "2019"]
+    assert parsed.entries[0]["author"] == "Ann Author"
+
+
+@pytest.mark.parametrize("payload", ['=2+5+cmd|"/C calc"!A0', "@SUM(1)+cmd|' /C calc'!A0", "+1+1", "-2+3",
+                                     "\t=1+1", "\r=1+1"])
+def test_csv_cells_cannot_start_a_spreadsheet_formula(payload: str) -> None:
+    reference = _ref(1, "evil", payload, (payload, "Other Author"), 2020, doi="10.1/x")
+    sentence = AnswerSentence(f"{payload} is the answer [1].", (Citation(1, reference.passage_id, payload, 0,
+                                                                          len(payload), 0.9),), True)
+    paper = PaperReference(1, "evil", "library", payload, reference.authors, 2020, doi="10.1/x", pages=(1,),
+                           passage_ids=(reference.passage_id,))
+    answer = Answer(question="q?", text=sentence.text, sentences=(sentence,), references=(reference,),
+                    mode=AnswerMode.WRITTEN, papers=(paper,))
+    table = list(csv.reader(io.StringIO(to_csv(answer), newline="")))
+    assert table[0][0] == "n" and len(table) == 2
+    for cell in table[1]:
+        assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), (cell, table[1])
+    assert table[1][1] == "'" + " ".join(payload.split())  # the text itself is kept, after the quote

@@ -5,16 +5,22 @@ while "Zotero" holds its exclusive lock), and a re-import that only refreshes wh
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pymupdf
 import pytest
 
+from engine import zotero as zotero_module
 from engine.cli.main import main
 from engine.errors import EngineError
 from engine.service import Engine
-from engine.zotero import read_zotero
+from engine.zotero import ZoteroError, read_zotero
+
+REPO = Path(__file__).resolve().parents[2]
 
 # Zotero 5-7's user-data tables, as its schema creates them (columns Quire does not read included).
 ZOTERO_SCHEMA = """
@@ -226,3 +232,53 @@ def test_cli_imports_and_edits(zotero: Zotero, tmp_path: Path, capsys: pytest.Ca
         "Loose notes on retrieval", ("Ada Lovelace", "Alan Turing"), 1950, "10.1000/xyz")
     assert main(["--home", home, "edit", loose.id[:8], "--year", "soon"]) == 1
     assert "Year" in capsys.readouterr().err
+
+
+def test_an_item_whose_doi_is_not_a_doi_is_added_without_it_and_named(engine: Engine, tmp_path: Path) -> None:
+    z = Zotero(tmp_path / "Zotero")
+    odd = z.item("journalArticle", "ODDD0001", {"title": "A paper whose DOI is n/a", "DOI": "n/a", "date": "20x"})
+    z.attach(odd, "ATT00011", "storage:odd.pdf")
+    make_pdf(z.folder / "storage" / "ATT00011" / "odd.pdf", "odd")
+    fine = z.item("journalArticle", "FINE0001", {"title": "A paper with a real DOI", "DOI": "10.1000/xyz123"})
+    z.attach(fine, "ATT00012", "storage:fine.pdf")
+    make_pdf(z.folder / "storage" / "ATT00012" / "fine.pdf", "fine")
+    z.close()
+
+    report = engine.import_zotero(z.folder)
+
+    assert report.added == 2 and not report.failed
+    assert report.notes == [("A paper whose DOI is n/a",
+                             "added without its doi: DOI: 'n/a' does not look like a DOI (10.1234/…); fix it or "
+                             "leave it empty.")]
+    by_title = {d.title: d for d in engine.documents()}
+    assert by_title["A paper whose DOI is n/a"].doi in ("", None)  # the rest of its metadata is kept
+    assert by_title["A paper with a real DOI"].doi == "10.1000/xyz123"
+
+
+def endless_item_data(database: Path) -> None:
+    """``itemData`` replaced by a view over a recursive CTE that never ends (as a hostile file could hold)."""
+    db = sqlite3.connect(database)
+    db.executescript("""
+        DROP TABLE itemData;
+        CREATE VIEW itemData(itemID, fieldID, valueID) AS
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i, 1, 1 FROM n;
+    """)
+    db.close()
+
+
+def test_a_zotero_database_with_a_view_where_a_table_belongs_is_refused_at_once(zotero: Zotero) -> None:
+    endless_item_data(zotero.folder / "zotero.sqlite")
+    code = ("import sys; from pathlib import Path; from engine.zotero import read_zotero, ZoteroError\n"
+            "try:\n    read_zotero(Path(sys.argv[1]))\nexcept ZoteroError as exc:\n    print(exc); sys.exit(3)\n")
+    # A subprocess with a deadline: before, this read never ended and ignored Ctrl-C.
+    done = subprocess.run([sys.executable, "-c", code, str(zotero.folder)], capture_output=True, text=True,
+                          timeout=60, check=False, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 3, done.stderr
+    assert "itemData is a view" in done.stdout and "was not read" in done.stdout
+
+
+def test_every_query_on_a_zotero_database_is_bounded(zotero: Zotero, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(zotero_module, "READ_SECONDS", 0.0)  # any query now runs past its bound
+    monkeypatch.setattr(zotero_module, "_PROGRESS_STEPS", 1)  # and the clock is looked at every step
+    with pytest.raises(ZoteroError, match="took longer than 0 s"):
+        read_zotero(zotero.folder)

@@ -263,3 +263,95 @@ def test_two_imports_into_one_datastore_never_interleave(tmp_path: Path) -> None
             "SELECT (SELECT count(*) FROM records), (SELECT count(*) FROM passages), "
             "(SELECT count(*) FROM passages_fts_docsize)")[0]
         assert records == 20_500 and passages == fts
+
+
+# --- packs that contradict themselves -----------------------------------------------------------
+
+
+def repacked(pack: Path, dest: Path, manifest_bytes: Callable[[dict[str, object]], bytes],
+             extra: dict[str, bytes] | None = None) -> Path:
+    """``pack`` with its manifest rewritten by ``manifest_bytes`` (after ``extra`` members are listed in it)."""
+    with tarfile.open(pack, "r:*") as archive:
+        members = {m.name: archive.extractfile(m).read() for m in archive.getmembers()}  # type: ignore[union-attr]
+    manifest = json.loads(members.pop(MANIFEST_NAME))
+    for name, data in (extra or {}).items():
+        members[name] = data
+        manifest["files"].append({"path": name, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+    with tarfile.open(dest, "w:gz") as archive:
+        for name, data in [(MANIFEST_NAME, manifest_bytes(manifest)), *members.items()]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return dest
+
+
+def four_kb_flipped(database: bytes) -> bytes:
+    """4 KB in the middle of the file, every bit inverted (a disk or a download gone bad, or a pack maker's edit)."""
+    middle = (len(database) // 2) & ~4095
+    return database[:middle] + bytes(b ^ 0xFF for b in database[middle:middle + 4096]) + database[middle + 4096:]
+
+
+def test_a_pack_whose_database_has_flipped_bytes_is_refused(pack: Path, tmp_path: Path) -> None:
+    crafted = recrafted(pack, tmp_path / "crafted.quirepack", {"datastore.db": four_kb_flipped})
+    home = tmp_path / "user"
+    with make_engine(home) as engine, pytest.raises(PackError, match=r"damaged|malformed"):
+        engine.install_datastore(crafted, reembed=True)
+    assert nothing_installed(home)
+
+
+@pytest.mark.parametrize("dimension", [0, 10 ** 12, 1e12, "384", 768])
+def test_a_manifest_dimension_that_is_not_the_index_s_is_refused(pack: Path, tmp_path: Path,
+                                                                 dimension: object) -> None:
+    crafted = repacked(pack, tmp_path / "crafted.quirepack",
+                       lambda manifest: json.dumps({**manifest, "embedding_dimension": dimension}).encode())
+    home = tmp_path / "user"
+    with make_engine(home) as engine, pytest.raises(PackError, match="dimension"):
+        engine.install_datastore(crafted)
+    assert nothing_installed(home)
+
+
+def test_a_pack_file_named_where_a_folder_belongs_is_refused(pack: Path, tmp_path: Path) -> None:
+    crafted = repacked(pack, tmp_path / "crafted.quirepack", lambda manifest: json.dumps(manifest).encode(),
+                       extra={"bm25": b"not the BM25 postings folder"})
+    home = tmp_path / "user"
+    with make_engine(home) as engine, pytest.raises(PackError, match="'bm25', which is not a file a datastore pack"):
+        engine.install_datastore(crafted)
+    assert nothing_installed(home)
+
+
+def test_a_manifest_nested_100000_deep_is_refused_without_a_traceback(pack: Path, tmp_path: Path) -> None:
+    crafted = repacked(pack, tmp_path / "crafted.quirepack",
+                       lambda manifest: b'{"files": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    home = tmp_path / "user"
+    done = quire(home, "datastore", "install", str(crafted))
+    assert done.returncode == 1, done.stderr
+    assert "nested too deeply" in done.stderr and "Traceback" not in done.stderr
+    assert nothing_installed(home)
+
+
+@pytest.mark.slow
+def test_remove_refuses_while_an_import_runs(tmp_path: Path) -> None:
+    records = write_jsonl(tmp_path / "big.jsonl", [
+        {"id": f"a-{i}", "title": f"First {i}", "text": f"alpha words number {i} " * 40} for i in range(12_000)])
+    home = tmp_path / "home"
+    running = subprocess.Popen([sys.executable, "-m", "engine.cli.main", "--home", str(home), "datastore", "add",
+                                str(records), "--name", "shared", "--no-embed"], env={**os.environ, "PYTHONPATH":
+                                                                                      str(REPO)},
+                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lock = home / "datastores" / ".shared.lock"
+    deadline = time.monotonic() + 120
+    while running.poll() is None and time.monotonic() < deadline and not (lock.exists() and lock.read_text()):
+        time.sleep(0.05)
+    assert running.poll() is None, "the import ended before the removal could start"
+
+    removal = quire(home, "datastore", "remove", "shared")
+    _, import_err = running.communicate(timeout=600)
+
+    assert removal.returncode == 1 and "Traceback" not in removal.stderr, removal.stderr
+    assert "being changed right now by Quire process" in removal.stderr and "importing big.jsonl" in removal.stderr
+    assert running.returncode == 0, import_err  # the import was not pulled from under itself
+    with make_engine(home) as engine:
+        [source] = engine.datastore_sources()
+        assert source.store.counts()["records"] == 12_000
+    assert quire(home, "datastore", "remove", "shared").returncode == 0  # once it is done, removal works
+    assert nothing_installed(home)

@@ -236,6 +236,34 @@ def test_ingest_exits_non_zero_when_every_file_failed(tmp_path: Path) -> None:
     assert some_failed.returncode == 0, some_failed.stderr
 
 
+def test_ingest_of_a_folder_without_pdfs_exits_non_zero(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("no PDF here")
+    done = quire(tmp_path / "home", "ingest", "--no-embed", str(empty))
+    assert done.returncode == 1, done.stderr
+    assert "no PDF files found in" in done.stderr and str(empty) in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """``quire library list --json | head -c 600``: the reader is gone before Quire writes a byte."""
+    home = tmp_path / "home"
+    good_pdf(tmp_path / "paper.pdf", "closed pipes")
+    assert quire(home, "ingest", "--no-embed", str(tmp_path / "paper.pdf")).returncode == 0
+    for command in (("library", "list", "--json"), ("library", "list"), ("search", "closed pipes")):
+        reader, writer = os.pipe()
+        os.close(reader)  # like `head` that has read all it wants and exited
+        try:
+            done = subprocess.run([sys.executable, "-m", "engine.cli.main", "--home", str(home), *command],
+                                  stdout=writer, stderr=subprocess.PIPE, text=True, timeout=120, check=False,
+                                  cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+        finally:
+            os.close(writer)
+        assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+        assert done.returncode == 141, (command, done.returncode, done.stderr)
+
+
 def test_the_progress_bar_shows_escapes_in_file_names_as_text() -> None:
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,8 +19,10 @@ from pathlib import Path
 
 import pytest
 from fixtures.pdfs import paper_text, text_pdf
+from fixtures.small_disk import run_on_full_disk
 
 from engine.config import load_settings
+from engine.models import default_lm_path
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -144,3 +147,69 @@ def test_a_read_only_library_is_not_called_damaged(tmp_path: Path) -> None:
     clean_failure(done, "read-only", "not damaged")
     assert "move it aside" not in done.stderr
     assert quire(home, "library", "list").returncode == 0  # and the library is indeed fine
+
+
+# --- settings that are not what they seem --------------------------------------------------------
+
+
+def test_a_settings_path_that_is_a_folder_is_a_clear_error(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "settings.toml").mkdir(parents=True)
+    for command in (("doctor",), ("library", "list")):
+        clean_failure(quire(home, *command), "settings.toml is a folder", "move the folder")
+
+
+def test_an_empty_home_is_refused_not_taken_for_the_real_library(tmp_path: Path) -> None:
+    """``--home ""`` (an unset shell variable) must not fall back to the user's own library."""
+    real = tmp_path / "real-library"
+    done = subprocess.run([sys.executable, "-m", "engine.cli.main", "--home", "", "library", "list"],
+                          env={**os.environ, "PYTHONPATH": str(REPO), "QUIRE_HOME": str(real)},
+                          capture_output=True, text=True, timeout=120, check=False, cwd=REPO)
+    clean_failure(done, "--home was given an empty path")
+    assert not real.exists()
+
+
+def test_unknown_sections_and_keys_are_named_in_a_warning(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.toml").write_text("[retrieval]\ntop_nn = 3\ntop_n = 5\n[generaton]\nmodel = \"x.gguf\"\n")
+    done = quire(home, "library", "list")
+    assert done.returncode == 0, done.stderr
+    assert "[generaton]" in done.stderr and "[retrieval] top_nn" in done.stderr, done.stderr
+    assert "top_n " not in done.stderr.replace("top_nn", "")  # the known key is not named
+
+
+@pytest.mark.parametrize(("section", "line", "named"), [
+    ("generation", "context_size = 9000000000000000000", "[generation] context_size must be at most 1,048,576"),
+    ("generation", "context_size = 1e20", "[generation] context_size must be a whole number"),
+    ("retrieval", "top_n = 100000000", "[retrieval] top_n must be at most 200"),
+    ("ingest", "passage_words = 1000000", "[ingest] passage_words must be at most 5,000"),
+    ("generation", "threads = 100000", "[generation] threads must be at most 1,024"),
+    ("generation", "gpu_layers = -5", "[generation] gpu_layers must be at least -1"),
+    ("generation", "max_answer_tokens = 99999999", "[generation] max_answer_tokens must be at most 65,536"),
+])
+def test_absurd_numbers_are_refused_naming_the_bound(tmp_path: Path, section: str, line: str, named: str) -> None:
+    settings = tmp_path / "settings.toml"
+    settings.write_text(f"[{section}]\n{line}\n")
+    with pytest.raises(Exception, match=re.escape(named)):
+        load_settings(settings)
+
+
+def test_models_use_on_a_full_disk_says_so_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """The settings folder is a real full disk: a tmpfs with no byte free, in a private mount namespace."""
+    config, data = tmp_path / "config", tmp_path / "data"
+    stage = tmp_path / "config-content"
+    (stage / "Quire").mkdir(parents=True)
+    (stage / "Quire" / "settings.toml").write_text("[retrieval]\ntop_n = 7\n")
+    env = {key: value for key, value in os.environ.items() if key != "QUIRE_HOME"}
+    env.update(PYTHONPATH=str(REPO), XDG_CONFIG_HOME=str(config), XDG_DATA_HOME=str(data))
+    model = default_lm_path()
+    assert model is not None
+
+    done = run_on_full_disk(config, [sys.executable, "-m", "engine.cli.main", "models", "use", str(model)],
+                            stage=stage, env=env)
+
+    clean_failure(done, "is full", "Free about", "settings file")
+    assert "delete" not in done.stderr
+    assert sorted(p.name for p in (stage / "Quire").iterdir()) == ["settings.toml"]  # no settings.toml.tmp
+    assert (stage / "Quire" / "settings.toml").read_text() == "[retrieval]\ntop_n = 7\n"  # the old one intact
