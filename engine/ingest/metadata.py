@@ -172,7 +172,8 @@ def metadata_authors(raw: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def layout_authors(page_dict: dict[str, Any], after_block: int, page_height: float) -> tuple[str, ...]:
+def layout_authors(page_dict: dict[str, Any], after_block: int, page_height: float,
+                   title: str = "") -> tuple[str, ...]:
     """Person names in the blocks just below the title, stopping at the abstract.
 
     Names are read in the type of the first name found: affiliations set in another font or
@@ -182,8 +183,16 @@ def layout_authors(page_dict: dict[str, Any], after_block: int, page_height: flo
     names: list[str] = []
     style: tuple[str, float] | None = None
     wrapped = ""  # "Edward Van" at the end of a line: the surname starts the next one
-    for block in page_dict.get("blocks", [])[after_block + 1 : after_block + 30]:
-        for line in block.get("lines", []):
+    title_key = _norm(title)
+    # The title's own block is read too when the title is known: some layouts put the byline in it.
+    first = after_block if title_key else after_block + 1
+    for block_index, block in enumerate(page_dict.get("blocks", [])[first : after_block + 30], start=first):
+        block_lines = block.get("lines", [])
+        if block_index == after_block:  # only what follows the title's last line (not a section label above it)
+            keys = [_norm("".join(span["text"] for span in line["spans"])) for line in block_lines]
+            in_title = [i for i, key in enumerate(keys) if key and key in title_key]
+            block_lines = block_lines[in_title[-1] + 1:] if in_title else []
+        for line in block_lines:
             if line["bbox"][1] > page_height * 0.45:
                 return tuple(dict.fromkeys(names))
             if _ABSTRACT_HEAD.match("".join(span["text"] for span in line["spans"])):
@@ -324,8 +333,9 @@ def extract_metadata(
     cover = printed.cover_fields(lines) if printed.is_cover_sheet(first_page_text) else {}
 
     title, title_block = _title(info, xmp, page_dict, page_height, first_page_text, page_folded, cover, origins)
-    printed_authors = layout_authors(page_dict, title_block, page_height) if title_block >= 0 and not cover else ()
     layout_text, _ = layout_title(page_dict, page_height)
+    printed_authors = (layout_authors(page_dict, title_block, page_height, layout_text)
+                       if title_block >= 0 and not cover else ())
     if not printed_authors and title and _fold(layout_text).startswith(_fold(title)) and len(layout_text) > len(title):
         # The author line was set in the title's type and read as part of it: the names are what follows.
         printed_authors = metadata_authors(layout_text[len(title):])
