@@ -386,7 +386,13 @@ def _title(info: dict[str, str], xmp: XmpFields, page_dict: dict[str, Any], page
 
 def _authors(info: dict[str, str], xmp: XmpFields, printed_authors: tuple[str, ...], page_text: str,
              page_folded: str, origins: dict[str, str]) -> tuple[str, ...]:
-    creators = names.orient([n for n in xmp.creators if looks_like_name(n) or "," in n], page_text)
+    # Publishers' XMP writes creators given name first (or "Family, Given"); only the hand-typed
+    # Info field is turned round.
+    listed: list[str] = []
+    for creator in xmp.creators:  # some packets put the whole list in one item, as well or instead
+        listed.extend(metadata_authors(creator) if creator.count(",") >= 2 else [creator])
+    creators = list(dict.fromkeys(names.split_name(n).display() if "," in n else n
+                                  for n in listed if looks_like_name(n) or "," in n))
     if len(creators) >= 2 and _shown(names.family_name(creators[0]), page_folded):
         origins["authors"] = "xmp"
         return tuple(names.clean_name(name) for name in creators)

@@ -13,6 +13,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from rapidfuzz import fuzz
+
 PARTICLES = frozenset(
     {"van", "von", "de", "der", "den", "da", "del", "della", "di", "du", "la", "le", "dos", "das", "ter", "zu",
      "uz", "bin", "al", "el"})
@@ -98,6 +100,9 @@ def orient(names: Sequence[str], evidence: str) -> tuple[str, ...]:
             continue
         flipped = reverse(name)
         as_is, other = _fold(name), _fold(flipped)
-        printed_reversed = bool(other) and other in page
-        out.append(flipped if as_is not in page and (printed_reversed or looks_surname_first(name)) else name)
+        # Near matches count: an Info dictionary may have lost a letter ("Grschow" for "Grüschow").
+        score_as_is = fuzz.partial_ratio(as_is, page) if as_is and page else 0.0
+        score_other = fuzz.partial_ratio(other, page) if other and page else 0.0
+        printed_reversed = score_other >= 85 and score_other > score_as_is
+        out.append(flipped if score_as_is < 100 and (printed_reversed or looks_surname_first(name)) else name)
     return tuple(out)
