@@ -313,6 +313,7 @@ class Reference:
     doi: str = ""
     arxiv_id: str = ""
     url: str = ""
+    venue: str = ""  # journal or proceedings, where known
 
 
 @dataclass(frozen=True)
@@ -333,6 +334,7 @@ class PaperReference:
     doi: str = ""
     arxiv_id: str = ""
     url: str = ""
+    venue: str = ""
     pages: tuple[int, ...] = ()
     passage_ids: tuple[str, ...] = ()
 

@@ -8,12 +8,14 @@ the text. A field with no evidence stays empty; nothing is guessed from the file
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from engine.ingest import names, printed
 from engine.ingest.layout import clean_word
+from engine.ingest.xmp import XmpFields, read_xmp
 
-_DOI = re.compile(r"\b(10\.\d{4,9}/[-._;()/:A-Za-z0-9]+[A-Za-z0-9])")
 _ARXIV_NEW = re.compile(r"arXiv:\s?(\d{4}\.\d{4,5})(v\d+)?", re.I)
 _ARXIV_OLD = re.compile(r"arXiv:\s?([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?", re.I)
 _YEAR_CONTEXT = re.compile(
@@ -24,10 +26,12 @@ _YEAR_CONTEXT = re.compile(
 _BAD_TITLES = re.compile(
     r"^(untitled|microsoft word|proceedings of|slide \d|document\d*$|title$)|\.(dvi|docx?|tex|pdf|ps)$", re.I
 )
-_NAME_TOKEN = re.compile(r"^[A-Z][A-Za-z'’\-.]*$|^[A-Z]\.$")
-_PARTICLES = frozenset(
-    {"van", "von", "de", "der", "den", "da", "del", "della", "di", "du", "la", "le", "bin", "al", "dos", "y"}
-)
+# A capitalised word of letters in any script ("Grüschow", "Coté"), or "uz-Zaman"'s particle form.
+_NAME_TOKEN = re.compile(r"^(?=[^\W\d_])[^\W\d_][\w'’\-.]*$")
+_PARTICLES = names.PARTICLES | {"y"}
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufeff\ufffd]")
+MAX_INFO_CHARS = 1000  # an Info field longer than this is cut before it is read
+MAX_TITLE_CHARS = 300
 _NOT_NAME_WORDS = frozenset(
     [
         "university",
@@ -93,6 +97,10 @@ class DocumentMeta:
     doi: str = ""
     arxiv_id: str = ""
     abstract: str = ""
+    venue: str = ""
+    # Where each filled field came from ("xmp", "info", "page", "cover", "arxiv", "doi"), for display
+    # and for deciding what a datastore record may fill in.
+    origins: tuple[tuple[str, str], ...] = ()
 
 
 def _norm(text: str) -> str:
@@ -144,7 +152,7 @@ def _join_lines(lines: list[str]) -> str:
 
 
 def _split_names(text: str) -> list[str]:
-    text = re.sub(r"[*†‡§¶∗♠♣♦♥⋆]|\d|\(.*?\)", " ", text)
+    text = re.sub(r"[*†‡§¶∗♠♣♦♥⋆#✉]|\d|\(.*?\)|,\s*Ph\.?D\.?\b", " ", text)
     chunks = re.split(r",|;|\band\b|&|\s{3,}", text)
     return [" ".join(chunk.split()) for chunk in chunks if chunk.strip()]
 
@@ -155,8 +163,8 @@ def looks_like_name(name: str) -> bool:
         return False
     if any(token.lower().strip(".,") in _NOT_NAME_WORDS for token in tokens):
         return False
-    named = [t for t in tokens if t.lower() not in _PARTICLES]
-    return len(named) >= 2 and all(_NAME_TOKEN.match(t) for t in named)
+    named = [t for t in tokens if t.lower() not in _PARTICLES and not re.match(r"^[a-z]{1,3}-[A-Z]", t)]
+    return len(named) >= 2 and all(_NAME_TOKEN.match(t) and t[0].isupper() for t in named)
 
 
 def metadata_authors(raw: str) -> tuple[str, ...]:
@@ -164,7 +172,8 @@ def metadata_authors(raw: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def layout_authors(page_dict: dict[str, Any], after_block: int, page_height: float) -> tuple[str, ...]:
+def layout_authors(page_dict: dict[str, Any], after_block: int, page_height: float,
+                   title: str = "") -> tuple[str, ...]:
     """Person names in the blocks just below the title, stopping at the abstract.
 
     Names are read in the type of the first name found: affiliations set in another font or
@@ -174,8 +183,16 @@ def layout_authors(page_dict: dict[str, Any], after_block: int, page_height: flo
     names: list[str] = []
     style: tuple[str, float] | None = None
     wrapped = ""  # "Edward Van" at the end of a line: the surname starts the next one
-    for block in page_dict.get("blocks", [])[after_block + 1 : after_block + 30]:
-        for line in block.get("lines", []):
+    title_key = _norm(title)
+    # The title's own block is read too when the title is known: some layouts put the byline in it.
+    first = after_block if title_key else after_block + 1
+    for block_index, block in enumerate(page_dict.get("blocks", [])[first : after_block + 30], start=first):
+        block_lines = block.get("lines", [])
+        if block_index == after_block:  # only what follows the title's last line (not a section label above it)
+            keys = [_norm("".join(span["text"] for span in line["spans"])) for line in block_lines]
+            in_title = [i for i, key in enumerate(keys) if key and key in title_key]
+            block_lines = block_lines[in_title[-1] + 1:] if in_title else []
+        for line in block_lines:
             if line["bbox"][1] > page_height * 0.45:
                 return tuple(dict.fromkeys(names))
             if _ABSTRACT_HEAD.match("".join(span["text"] for span in line["spans"])):
@@ -246,8 +263,7 @@ def choose_authors(info_authors: tuple[str, ...], printed: tuple[str, ...]) -> t
 
 
 def find_doi(text: str) -> str:
-    match = _DOI.search(text)
-    return match.group(1).rstrip(".") if match else ""
+    return printed.clean_doi(text)
 
 
 def find_arxiv_id(text: str) -> str:
@@ -279,35 +295,151 @@ def find_abstract(first_page_text: str, max_words: int = 400) -> str:
     return ""
 
 
+def clean_info(info: dict[str, Any]) -> dict[str, str]:
+    """The Info dictionary's text fields without control characters, each cut to a sane length."""
+    cleaned: dict[str, str] = {}
+    for key, value in (info or {}).items():
+        if isinstance(value, str):
+            cleaned[key] = " ".join(_CONTROL.sub(" ", value[:MAX_INFO_CHARS]).split())
+    return cleaned
+
+
+def _shown(value: str, page_folded: str) -> bool:
+    """Whether ``value`` is printed on the page, ignoring case, accents, spacing and punctuation
+    (a text layer that spaced out "No v el insights" still shows "Novel insights")."""
+    folded = _fold(value)
+    return len(folded) >= 4 and folded in page_folded
+
+
+def _fold(text: str) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^a-z0-9]", "", ascii_text.lower())
+
+
 def extract_metadata(
-    info: dict[str, Any], page_dict: dict[str, Any], page_height: float, first_pages_text: str, first_page_text: str
+    info: dict[str, Any], page_dict: dict[str, Any], page_height: float, first_pages_text: str, first_page_text: str,
+    xmp_packet: str | None = None,
 ) -> DocumentMeta:
-    """Combine the info dictionary with first-page evidence; empty where there is none."""
-    printed_title, title_block = layout_title(page_dict, page_height)
-    info_title = " ".join((info.get("title") or "").split())
-    title = printed_title
-    # The info dictionary's title is clean text, but only trusted when the page shows it.
-    shown = (printed_title and _norm(info_title) == _norm(printed_title)) or (
-        not printed_title and _norm(info_title) in _norm(first_page_text))
-    if _plausible_title(info_title) and shown:
-        title = info_title
-    if title and not _plausible_title(title) and len(title.split()) < 2:
-        title = ""
-    printed_authors = layout_authors(page_dict, title_block, page_height) if title_block >= 0 else ()
-    authors = choose_authors(metadata_authors(info.get("author") or ""), printed_authors)
+    """Every source the PDF carries, best first, each field with its origin; empty where there is none.
+
+    XMP (when what it says is printed on the page), the Info dictionary (when plausible and shown),
+    a repository cover sheet, the first page's layout and printed lines, then identifiers.
+    """
+    info = clean_info(info)
+    xmp = read_xmp(xmp_packet)
+    lines = [line for line in first_page_text.split("\n") if line.strip()]
+    page_folded = _fold(first_page_text)
+    origins: dict[str, str] = {}
+    cover = printed.cover_fields(lines) if printed.is_cover_sheet(first_page_text) else {}
+
+    title, title_block = _title(info, xmp, page_dict, page_height, first_page_text, page_folded, cover, origins)
+    layout_text, _ = layout_title(page_dict, page_height)
+    printed_authors = (layout_authors(page_dict, title_block, page_height, layout_text)
+                       if title_block >= 0 and not cover else ())
+    if not printed_authors and title and _fold(layout_text).startswith(_fold(title)) and len(layout_text) > len(title):
+        # The author line was set in the title's type and read as part of it: the names are what follows.
+        printed_authors = metadata_authors(layout_text[len(title):])
+    authors = _authors(info, xmp, printed_authors, first_page_text, page_folded, origins)
+
     # The paper's own identifiers: arXiv's side stamp first, then the info dictionary, then the
     # first page up to any reference list (an id cited there belongs to another paper).
     own = (f"{rotated_text(page_dict)}\n{info.get('subject') or ''}\n{info.get('keywords') or ''}\n"
            f"{before_references(first_page_text)}")
     arxiv_id = find_arxiv_id(own)
-    return DocumentMeta(
-        title=title,
-        authors=authors,
-        year=find_year(f"{own}\n{first_pages_text}", arxiv_id),
-        doi=find_doi(own),
-        arxiv_id=arxiv_id,
-        abstract=find_abstract(first_page_text),
-    )
+    doi = printed.clean_doi(xmp.doi) or printed.clean_doi(cover.get("DOI", "")) or find_doi(own)
+    if doi:
+        origins["doi"] = "xmp" if xmp.doi and doi == printed.clean_doi(xmp.doi) else "page"
+    year = _year(xmp, lines, arxiv_id, doi, cover, origins)
+    venue = _venue(info, xmp, lines, page_folded, cover, origins)
+    if arxiv_id:
+        origins["arxiv_id"] = "page"
+    return DocumentMeta(title=title, authors=authors, year=year, doi=doi, arxiv_id=arxiv_id,
+                        abstract=find_abstract(first_page_text), venue=venue, origins=tuple(sorted(origins.items())))
+
+
+def _title(info: dict[str, str], xmp: XmpFields, page_dict: dict[str, Any], page_height: float, page_text: str,
+           page_folded: str, cover: dict[str, str], origins: dict[str, str]) -> tuple[str, int]:
+    printed_title, title_block = layout_title(page_dict, page_height)
+    info_title = info.get("title", "")
+    title, origin = printed_title, "page"
+    if cover.get("Title"):
+        title, origin = cover["Title"], "cover"
+    elif _plausible_title(xmp.title) and _shown(xmp.title, page_folded):
+        title, origin = xmp.title, "xmp"  # publishers' packets hold the title as typed, not as set
+    else:
+        # The info dictionary's title is clean text, but only trusted when the page shows it.
+        shown = (printed_title and _norm(info_title) == _norm(printed_title)) or (
+            not printed_title and _norm(info_title) in _norm(page_text))
+        if _plausible_title(info_title) and shown:
+            title, origin = info_title, "info"
+    if title and not _plausible_title(title) and len(title.split()) < 2:
+        title = ""
+    title = " ".join(title.split())[:MAX_TITLE_CHARS]
+    if title and printed.mostly_capitals(title):
+        acronyms = {word for word in re.findall(r"\b[A-Z][A-Z0-9]{1,7}s?\b", page_text) if not word.isdigit()}
+        acronyms -= {word for word in title.split() if page_text.count(word) <= 1}
+        title = printed.titlecase_caps(title, acronyms)
+    if title:
+        origins["title"] = origin
+    return title, title_block
+
+
+def _authors(info: dict[str, str], xmp: XmpFields, printed_authors: tuple[str, ...], page_text: str,
+             page_folded: str, origins: dict[str, str]) -> tuple[str, ...]:
+    # Publishers' XMP writes creators given name first (or "Family, Given"); only the hand-typed
+    # Info field is turned round.
+    listed: list[str] = []
+    for creator in xmp.creators:  # some packets put the whole list in one item, as well or instead
+        listed.extend(metadata_authors(creator) if creator.count(",") >= 2 else [creator])
+    creators = list(dict.fromkeys(names.split_name(n).display() if "," in n else n
+                                  for n in listed if looks_like_name(n) or "," in n))
+    if len(creators) >= 2 and _shown(names.family_name(creators[0]), page_folded):
+        origins["authors"] = "xmp"
+        return tuple(names.clean_name(name) for name in creators)
+    info_authors = names.orient(metadata_authors(info.get("author", "")), page_text)
+    chosen = choose_authors(info_authors, printed_authors)
+    if chosen:
+        origins["authors"] = "page" if chosen == printed_authors else "info"
+        return tuple(names.clean_name(name) for name in chosen)
+    # A lone XMP creator is often the uploader, so it is used only when nothing else names anyone.
+    lone = [name for name in xmp.creators if len(name.split()) >= 2 and _shown(name, page_folded)]
+    if lone:
+        origins["authors"] = "xmp"
+        return (_name_case(lone[0].title() if lone[0].islower() else lone[0]),)
+    return ()
+
+
+def _year(xmp: XmpFields, lines: list[str], arxiv_id: str, doi: str, cover: dict[str, str],
+          origins: dict[str, str]) -> int | None:
+    candidates = [
+        ("xmp", xmp.year),
+        ("cover", printed.year_from_text([f"published {cover['Publication Date']}"])
+         if cover.get("Publication Date") else None),
+        ("page", printed.year_from_text(lines)),
+        ("arxiv", 2000 + int(arxiv_id[:2]) if re.fullmatch(r"\d{4}\.\d{4,5}", arxiv_id) else None),
+        ("doi", printed.year_from_doi(doi)),
+    ]
+    for origin, year in candidates:
+        if year:
+            origins["year"] = origin
+            return year
+    return None
+
+
+def _venue(info: dict[str, str], xmp: XmpFields, lines: list[str], page_folded: str, cover: dict[str, str],
+           origins: dict[str, str]) -> str:
+    subject = re.split(r",|\s\d|\bdoi\b", info.get("subject", ""), maxsplit=1)[0].strip()
+    candidates = [
+        ("cover", re.sub(r",?\s*\d+(\(\d+\))?$", "", cover.get("Journal", ""))),
+        ("xmp", xmp.publication if _shown(xmp.publication, page_folded) else ""),  # templates leave stale names
+        ("page", printed.venue_from_lines(lines)),
+        ("info", subject if re.fullmatch(r"[A-Z][\w&.: ]+", subject) and _shown(subject, page_folded) else ""),
+    ]
+    for origin, venue in candidates:
+        if venue:
+            origins["venue"] = origin
+            return " ".join(venue.split())
+    return ""
 
 
 def before_references(text: str) -> str:

@@ -110,8 +110,13 @@ class PdfParse:
     def _metadata(self, page_dict: dict[str, Any], first_height: float) -> DocumentMeta:
         first_text = "\n".join(line.text for line in self._opening[0].lines)
         more = "\n".join(line.text for layout in self._opening[1:] for line in layout.lines)
+        try:
+            packet = self._document.get_xml_metadata()
+        except Exception as exc:  # a damaged metadata stream costs the XMP fields, not the file
+            log.warning("XMP metadata of %s unreadable: %s", self.path, exc)
+            packet = ""
         return extract_metadata(self._document.metadata or {}, page_dict, first_height,
-                                f"{first_text}\n{more}", first_text)
+                                f"{first_text}\n{more}", first_text, packet)
 
     # --- pages ---------------------------------------------------------------------------
 

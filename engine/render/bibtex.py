@@ -1,50 +1,53 @@
-"""BibTeX entries for the works an answer cites: one per paper, never one per passage.
+"""BibTeX for the works an answer cites (or any list of works), written through pybtex.
 
-Keys are readable and unique within the file (``cohan2020specter``, then ``cohan2020spectera``
-for a second paper that would get the same key), so Zotero, JabRef and BibTeX import the file
-without complaint.
+One entry per paper, never one per passage. The entry type follows what is known: ``@article``
+with ``journal``, ``@inproceedings`` with ``booktitle``, ``@misc`` with ``eprint`` and
+``archivePrefix`` for an arXiv paper, ``@misc`` otherwise. DOIs and URLs are written verbatim (an
+escaped ``\\_`` breaks the link in biblatex); LaTeX's special characters are escaped in text fields
+only; words with capitals in titles are braced so styles that lower-case titles keep "CRISPR";
+names are written ``Family, Given and ...``. Keys are readable and unique within the file
+(``cohan2020specter``, then ``cohan2020spectera``).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from pybtex.database import BibliographyData, Entry, Person
+from pybtex.database.output.bibtex import Writer
+
+from engine.ingest.names import split_name
 from engine.render.common import Work, papers_of
 from engine.types import Answer, PaperReference
 
-# Characters with a meaning in BibTeX field values; "\" "^" "~" have no safe escape in plain
-# fields, so they become spaces (paper text never needs them to be read).
-_SPECIAL = re.compile(r"([{}\\&%$#_^~])")
 _KEY_STOPWORDS = frozenset("a an the of on in for and or to with from by via at as is are towards toward "
                            "using into over under what how why when do does can".split())
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+          "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "{": "", "}": ""}
+_PROCEEDINGS = re.compile(r"\b(proceedings|conference|workshop|symposium|meeting)\b|^(CHI|OSDI|NeurIPS|ICML)\b", re.I)
 
 
-def _balanced_braces(text: str) -> str:
-    """``text`` without the braces that have no partner.
-
-    BibTeX ends a ``{...}`` field at the brace that balances its opening one, counting ``\\}``
-    like any other brace, so one stray ``}`` in a title ended the field early (and garbled the
-    entry). Paired braces stay (escaped), so ``{with}`` still reads as written.
-    """
-    unmatched: set[int] = set()
-    opened: list[int] = []
-    for position, char in enumerate(text):
-        if char == "{":
-            opened.append(position)
-        elif char == "}":
-            if opened:
-                opened.pop()
-            else:
-                unmatched.add(position)
-    unmatched.update(opened)
-    return "".join(char for position, char in enumerate(text) if position not in unmatched)
+def escape_latex(text: str) -> str:
+    """Text with LaTeX's special characters escaped (braces dropped: no title needs them)."""
+    return "".join(_LATEX.get(ch, ch) for ch in " ".join(text.split()))
 
 
-def _escape(text: str) -> str:
-    return _SPECIAL.sub(lambda m: "\\" + m.group(1) if m.group(1) not in "\\^~" else " ",
-                        " ".join(_balanced_braces(text).split()))
+def brace_title(title: str) -> str:
+    """Escaped title with every word that carries a capital after its first letter, or any capital
+    after the first word, braced: ``{SPECTER}: Document-level ...``, ``... in {Arabidopsis}``."""
+    words = escape_latex(title).split(" ")
+    out = []
+    for position, word in enumerate(words):
+        letters = re.sub(r"\\[a-z]+\{\}|\\.", "", word)
+        capitals_inside = any(ch.isupper() for ch in letters[1:])
+        if capitals_inside or (position and any(ch.isupper() for ch in letters)):
+            core = word.rstrip(".,:;?!")
+            out.append("{" + core + "}" + word[len(core):])
+        else:
+            out.append(word)
+    return " ".join(out)
 
 
 def _ascii_word(text: str) -> str:
@@ -53,21 +56,12 @@ def _ascii_word(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", folded).lower()
 
 
-def _surname(author: str) -> str:
-    """The family name of ``"Arman Cohan"`` or ``"Cohan, Arman"``."""
-    author = author.strip()
-    if "," in author:
-        return author.split(",", 1)[0]
-    parts = author.split()
-    return parts[-1] if parts else ""
-
-
 def cite_key(reference: Work) -> str:
-    """``surname + year + first significant title word``, e.g. ``cohan2020specter`` (ASCII only)."""
-    surname = _ascii_word(_surname(reference.authors[0])) if reference.authors else ""
+    """``family + year + first significant title word``, e.g. ``cohan2020specter`` (ASCII only)."""
+    family = _ascii_word(split_name(reference.authors[0]).family) if reference.authors else ""
     words = (_ascii_word(word) for word in re.split(r"[\s:/–—-]+", reference.title))
     word = next((w for w in words if w and w not in _KEY_STOPWORDS and not w.isdigit()), "")
-    key = f"{surname or 'anon'}{reference.year or ''}{word or 'paper'}"
+    key = f"{family or 'anon'}{reference.year or ''}{word or 'paper'}"
     return key[:60]
 
 
@@ -101,25 +95,65 @@ def cited_papers(answer: Answer) -> list[PaperReference]:
     return list(papers_of(answer))
 
 
-def entry(reference: Work, key: str) -> str:
-    """One BibTeX entry: ``@article`` when there is a DOI, otherwise ``@misc``."""
-    fields = [("title", reference.title or "Untitled")]
-    if reference.authors:
-        fields.append(("author", " and ".join(" ".join(name.split()) for name in reference.authors)))
+def entry_type(reference: Work) -> str:
+    """``article``, ``inproceedings`` or ``misc``, from the venue and identifiers that are known."""
+    venue = getattr(reference, "venue", "")
+    if venue:
+        return "inproceedings" if _PROCEEDINGS.search(venue) else "article"
+    return "misc"
+
+
+def _entry(reference: Work) -> Entry:
+    kind = entry_type(reference)
+    fields: list[tuple[str, str]] = [("title", brace_title(reference.title or "Untitled"))]
+    venue = getattr(reference, "venue", "")
+    if kind == "article":
+        fields.append(("journal", escape_latex(venue)))
+    elif kind == "inproceedings":
+        fields.append(("booktitle", escape_latex(venue)))
     if reference.year:
         fields.append(("year", str(reference.year)))
     if reference.doi:
         fields.append(("doi", reference.doi))
     if reference.arxiv_id:
-        fields += [("eprint", reference.arxiv_id), ("archiveprefix", "arXiv")]
+        fields += [("eprint", reference.arxiv_id), ("archivePrefix", "arXiv")]
     if reference.url:
         fields.append(("url", reference.url))
-    body = ",\n".join(f"  {name} = {{{_escape(value)}}}" for name, value in fields)
-    kind = "article" if reference.doi else "misc"
-    return f"@{kind}{{{key},\n{body}\n}}"
+    persons = [Person(_person(name)) for name in reference.authors if name.strip()]
+    return Entry(kind, fields=fields, persons={"author": persons} if persons else {})
+
+
+def _person(name: str) -> str:
+    """``Family, Given`` with LaTeX specials escaped (pybtex reads the particles off the family part)."""
+    parsed = split_name(name)
+    family, given = escape_latex(parsed.family), escape_latex(parsed.given)
+    return f"{family}, {given}" if given else family
+
+
+class _VerbatimWriter(Writer):  # type: ignore[misc]
+    """pybtex's BibTeX writer without its LaTeX encoding: text fields arrive escaped already, and
+    DOIs and URLs must stay verbatim (its codec would write ``10.1000/x\\_y``)."""
+
+    def _encode(self, text: str) -> str:
+        return text
+
+
+def _write(data: BibliographyData) -> str:
+    return str(_VerbatimWriter(encoding="UTF-8").to_string(data))
+
+
+def works_to_bibtex(works: Sequence[Work]) -> str:
+    """A BibTeX file with one entry per work, keys unique."""
+    if not works:
+        return ""
+    data = BibliographyData(entries=list(zip(unique_keys(works), (_entry(work) for work in works), strict=True)))
+    return _write(data)
+
+
+def entry(reference: Work, key: str) -> str:
+    """One BibTeX entry under ``key``."""
+    return _write(BibliographyData(entries=[(key, _entry(reference))])).strip()
 
 
 def to_bibtex(answer: Answer) -> str:
-    papers = cited_papers(answer)
-    entries = [entry(reference, key) for reference, key in zip(papers, unique_keys(papers), strict=True)]
-    return "\n\n".join(entries) + ("\n" if entries else "")
+    return works_to_bibtex(cited_papers(answer))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from engine.ingest.names import family_name
 from engine.types import Answer, AnswerSentence, PaperReference, Reference
 
 Work = Reference | PaperReference  # anything with a title, authors, year and identifiers
@@ -42,12 +43,8 @@ def page_list(numbers: Iterable[int]) -> str:
 
 
 def surname(author: str) -> str:
-    """The family name of ``"Arman Cohan"`` or ``"Cohan, Arman"``."""
-    author = " ".join(author.split())
-    if "," in author:
-        return author.split(",", 1)[0].strip()
-    parts = author.split()
-    return parts[-1] if parts else ""
+    """The family name of ``"Arman Cohan"``, ``"Cohan, Arman"`` or ``"Madeleine van Zuylen"`` (``van Zuylen``)."""
+    return family_name(author)
 
 
 def byline(authors: Sequence[str], year: int | None) -> str:
@@ -86,7 +83,7 @@ def papers_of(answer: Answer) -> tuple[PaperReference, ...]:
         pages_cited = sorted({p for r in cited if r.page for p in range(r.page, (r.page_end or r.page) + 1)})
         papers.append(PaperReference(n=first.n, doc_id=first.doc_id, source=first.source, title=first.title,
                                      authors=first.authors, year=first.year, doi=first.doi, arxiv_id=first.arxiv_id,
-                                     url=first.url, pages=tuple(pages_cited),
+                                     url=first.url, venue=first.venue, pages=tuple(pages_cited),
                                      passage_ids=tuple(r.passage_id for r in cited)))
     return tuple(sorted(papers, key=lambda paper: paper.n))
 

@@ -31,7 +31,8 @@ def _reference(reference: Reference) -> dict[str, Any]:
     return {"n": reference.n, "passage_id": reference.passage_id, "doc_id": reference.doc_id,
             "source": reference.source, "title": reference.title, "page": reference.page,
             "page_end": reference.page_end, "authors": list(reference.authors), "year": reference.year,
-            "doi": reference.doi, "arxiv_id": reference.arxiv_id, "url": reference.url, "text": reference.text}
+            "doi": reference.doi, "arxiv_id": reference.arxiv_id, "url": reference.url, "venue": reference.venue,
+            "text": reference.text}
 
 
 def _citation(citation: Citation) -> dict[str, Any]:
@@ -43,13 +44,13 @@ def _citation(citation: Citation) -> dict[str, Any]:
 def _paper(paper: PaperReference) -> dict[str, Any]:
     return {"n": paper.n, "doc_id": paper.doc_id, "source": paper.source, "title": paper.title,
             "authors": list(paper.authors), "year": paper.year, "doi": paper.doi, "arxiv_id": paper.arxiv_id,
-            "url": paper.url, "pages": list(paper.pages), "passage_ids": list(paper.passage_ids)}
+            "url": paper.url, "venue": paper.venue, "pages": list(paper.pages), "passage_ids": list(paper.passage_ids)}
 
 
 def _paper_from(data: dict[str, Any]) -> PaperReference:
     return PaperReference(n=data["n"], doc_id=data["doc_id"], source=data["source"], title=data["title"],
                           authors=tuple(data.get("authors", ())), year=data.get("year"), doi=data.get("doi", ""),
-                          arxiv_id=data.get("arxiv_id", ""), url=data.get("url", ""),
+                          arxiv_id=data.get("arxiv_id", ""), url=data.get("url", ""), venue=data.get("venue", ""),
                           pages=tuple(data.get("pages", ())), passage_ids=tuple(data.get("passage_ids", ())))
 
 

@@ -67,5 +67,5 @@ def _paper(n: int, passages: Sequence[Reference]) -> PaperReference:
     first = passages[0]
     pages = sorted({p for r in passages for p in (r.page, r.page_end) if p is not None})
     return PaperReference(n=n, doc_id=first.doc_id, source=first.source, title=first.title, authors=first.authors,
-                          year=first.year, doi=first.doi, arxiv_id=first.arxiv_id, url=first.url,
+                          year=first.year, doi=first.doi, arxiv_id=first.arxiv_id, url=first.url, venue=first.venue,
                           pages=tuple(pages), passage_ids=tuple(r.passage_id for r in passages))

@@ -60,11 +60,13 @@ def test_bibtex_parses_with_one_entry_per_paper_and_unique_readable_keys() -> No
     assert keys[0] == "cohan2020specter" and keys[3] == "lo2020semantic"
     assert all(re.fullmatch(r"[a-z]+[0-9]*[a-z]+", key) for key in keys), keys
     specter = parsed.entries[0]
-    assert specter["title"] == SPECTER and specter["year"] == "2020" and specter["ENTRYTYPE"] == "article"
-    assert specter["author"].split(" and ")[0] == "Arman Cohan" and specter["doi"].startswith("10.18653/")
+    # Capitals braced so styles keep them; a DOI with no journal known is no @article without a journal.
+    assert specter["title"].replace("{", "").replace("}", "") == SPECTER
+    assert specter["year"] == "2020" and specter["ENTRYTYPE"] == "misc"
+    assert specter["author"].split(" and ")[0] == "Cohan, Arman" and specter["doi"].startswith("10.18653/")
     record = parsed.entries[1]
-    assert re.sub(r"\\(.)", r"\1", record["title"]) == "Document classification {with} 100% & $5 budgets"
-    assert record["url"] == "https://openreview.net/forum?id=abc\\_1"
+    assert re.sub(r"\\(.)", r"\1", record["title"]) == "Document classification with 100% & $5 budgets"
+    assert record["url"] == "https://openreview.net/forum?id=abc_1"  # verbatim: an escaped URL is a broken link
     assert "year" not in record  # no invented years
 
 

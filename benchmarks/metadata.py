@@ -1,0 +1,118 @@
+"""Bibliographic metadata: how often does Quire read a paper's title, first author, year, DOI and venue right?
+
+The truth is ``tests/data/metadata_truth.json``: the 24 corpus papers and the 42 LitQA2 dev papers,
+written by hand from each PDF's first page as a reader sees it (PyMuPDF text of page 1 read line by
+line, the arXiv side stamp, and the XMP packet where a value is printed nowhere else), never from
+the extractor's output. ``null`` means the file does not print that value: the right answer is then
+to leave it empty, so a guessed title or year counts as wrong.
+
+Each PDF is read by the ingest's own opening (``PdfParse``: first pages, layout, Info dictionary,
+and whatever else the checkout under test reads), with OCR off and no datastore or Zotero record,
+so the figures are what the PDF alone yields. Fields are compared after normalisation:
+
+- title: Unicode compatibility folding, accents dropped, case and everything but letters and digits
+  ignored ("Single-nucleotide" = "Single nucleotide");
+- first author: the family name the references print (``engine.render.common.surname`` of the
+  first author in the checkout under test), folded the same way;
+- year: equal, or one of the truth's ``also_accepted_years`` (a bioRxiv version posted a year
+  after the first, an issue dated the year after its advance access);
+- DOI (papers whose file prints one): equal ignoring case;
+- venue (papers whose first page prints one): equal, folded, to one of the accepted spellings.
+
+``--root`` runs another checkout's engine (``git archive main engine resources | tar -x -C DIR``
+gives today's main), so before and after come from the same script and truth. Usage:
+
+    python benchmarks/metadata.py [--root DIR] [--label NAME] [--json benchmarks/results/metadata.json] [-v]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+TRUTH = REPO / "tests" / "data" / "metadata_truth.json"
+FOLDERS = {"corpus": REPO.parent / "shared" / "corpus" / "papers",
+           "litqa2-dev": REPO.parent / "shared" / "eval" / "litqa2-dev" / "pdfs"}
+FIELDS = ("title", "first_author", "year", "doi", "venue")
+
+
+def fold(text: str | None) -> str:
+    folded = unicodedata.normalize("NFKD", text or "").encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^a-z0-9]", "", folded.lower())
+
+
+def extract(path: Path) -> dict[str, Any]:
+    from engine.ingest.pipeline import IngestOptions, PdfParse
+    from engine.render.common import surname
+
+    with PdfParse(path, IngestOptions(ocr=False, parse_workers=0)) as parse:
+        meta = parse.meta
+    return {"title": meta.title, "first_author": surname(meta.authors[0]) if meta.authors else "",
+            "authors": list(meta.authors), "year": meta.year, "doi": meta.doi,
+            "venue": getattr(meta, "venue", "")}
+
+
+def judge(truth: dict[str, Any], got: dict[str, Any]) -> dict[str, bool | None]:
+    """Per field: right, wrong, or None where the field is not scored for this paper."""
+    years = {truth["year"], *truth.get("also_accepted_years", ())} if truth["year"] else {None}
+    venues = truth.get("venue") or []
+    return {
+        "title": fold(got["title"]) == fold(truth["title"]),
+        "first_author": fold(got["first_author"]) == fold(truth["first_author_family"]),
+        "year": got["year"] in years,
+        "doi": got["doi"].lower() == truth["doi"].lower() if truth.get("doi") else None,
+        "venue": any(fold(got["venue"]) == fold(v) for v in venues) if venues else None,
+    }
+
+
+def run(verbose: bool) -> dict[str, Any]:
+    papers = json.loads(TRUTH.read_text(encoding="utf-8"))["papers"]
+    right = dict.fromkeys(FIELDS, 0)
+    scored = dict.fromkeys(FIELDS, 0)
+    misses: list[dict[str, Any]] = []
+    for truth in papers:
+        got = extract(FOLDERS[truth["set"]] / truth["file"])
+        verdict = judge(truth, got)
+        for field, ok in verdict.items():
+            if ok is None:
+                continue
+            scored[field] += 1
+            right[field] += bool(ok)
+            if not ok:
+                expected = truth["first_author_family"] if field == "first_author" else truth[field]
+                misses.append({"file": truth["file"], "field": field, "expected": expected, "got": got[field]})
+                if verbose:
+                    print(f"  {truth['file']}: {field} expected {expected!r}, got {got[field]!r}", file=sys.stderr)
+    return {"papers": len(papers), "scored": scored,
+            "share_right": {field: round(right[field] / scored[field], 3) for field in FIELDS},
+            "misses": misses}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--root", type=Path, default=REPO, help="checkout whose engine is measured")
+    parser.add_argument("--label", default="", help="name of this run in the JSON file (default: the root)")
+    parser.add_argument("--json", type=Path, help="merge the result into this JSON file under the label")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each miss")
+    args = parser.parse_args()
+    sys.path.insert(0, str(args.root.resolve()))
+    import engine
+
+    print(f"engine from {Path(engine.__file__).parent}", file=sys.stderr)
+    result = run(args.verbose)
+    print(json.dumps({"scored": result["scored"], "share_right": result["share_right"]}, indent=1))
+    if args.json:
+        existing = json.loads(args.json.read_text()) if args.json.exists() else {}
+        existing[args.label or str(args.root)] = result
+        args.json.write_text(json.dumps(existing, indent=1, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

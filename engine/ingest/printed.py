@@ -1,0 +1,159 @@
+"""What a paper's first page prints about itself: its year, venue and DOI, and cover sheets.
+
+Journals print a citation line ("Cancer Cell 40, 1060–1069", "Nucleic Acids Research, 2024, 52,
+4295", "Nature Communications | (2022) 13:2882"), proceedings a header ("Proceedings of ...,
+pages 84–91"), preprint servers a stamp ("bioRxiv preprint", "this version posted March 21,
+2022"). Lines about the copy rather than the paper ("Downloaded from ... on June 25, 2025") are
+never read for a year.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_Y = r"(1[89]\d\d|20\d\d)"
+_DOWNLOADED = re.compile(r"download|accessed|retrieved|for personal use|printed on", re.I)
+# Year evidence, strongest first: a proceedings header (its copyright line may name the year the
+# volume was typeset), when the paper came out, its copyright line, a citation line, then when it
+# was accepted, then received.
+_YEAR_RANKS = [
+    re.compile(rf"^(?:in\s+)?(?:proceedings|to appear)\b[^\n]{{0,120}}?\b{_Y}\b", re.I | re.M),
+    re.compile(r"\b(?:published(?! by)(?: online)?|posted|publication date|advance access publication date)"
+               rf"\b[^\n]{{0,40}}?\b{_Y}\b", re.I),
+    re.compile(rf"(?:©|\(c\)|c\u20dd|copyright)[^\n]{{0,30}}?\b{_Y}\b", re.I),
+    re.compile(rf"(?:\b{_Y}\s*[,;]\s*(?:vol\.\s*)?\d+\s*[,:;(]|\(\s*{_Y}\s*\)\s*,?\s*\d+\s*:|"
+               rf"et al\.,\s*[A-Z][^\n]{{0,40}}?\d+\s*,\s*[\de–-]+\s*\(\s*{_Y}\s*\))"),
+    re.compile(rf"\baccepted\b[^\n]{{0,40}}?\b{_Y}\b", re.I),
+    re.compile(rf"\breceived\b[^\n]{{0,40}}?\b{_Y}\b", re.I),
+]
+# DOIs whose registrant puts the year in the suffix: bioRxiv's date, Elsevier's journal codes, IOP's.
+_DOI_YEAR = [re.compile(r"^10\.1101/(20\d\d)\.\d\d\.\d\d\."), re.compile(r"^10\.1016/j\.[a-z]+\.(20\d\d)\."),
+             re.compile(r"^10\.1088/[\d-]+/(20\d\d)/")]
+_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>{}|\\^`]+)")
+_DOI_TAIL = re.compile(r"(?:[.,;:)\]}>'\"’”]|\.pdf|/full|/abstract)+$", re.I)
+
+_NAME = r"[A-Z][\w&.:'’ -]*?[\w.]"  # a journal name as printed: "J. Chem. Theory Comput.", "G3"
+_VENUE_LINES = [
+    re.compile(r"^(?:In\s+)?(Proceedings of .+?)(?:\s*\([^)]*\d[^)]*\))?(?:[.,]\s*(?:pages\b|pp\.|Vol\.|Volume\b).*|"
+               r",\s*[A-Z][a-z]+,.*|[,.]?$)"),
+    re.compile(r"^To appear in (.+?)\.?$"),
+    re.compile(rf"^Cite (?:This|this)\s*:\s*({_NAME}),?\s+{_Y},"),
+    re.compile(rf"et al\.,\s*{_Y},\s*({_NAME})\s+\d+,"),
+    re.compile(rf"et al\.,\s*({_NAME})\s+\d+,\s*[\de–-]+\s*\({_Y}\)"),
+    re.compile(rf"et al\.?\s+([A-Za-z][\w&.:'’ -]*?[\w.])\s+(?:\({_Y}\)\s*\d+:|{_Y};\d+)"),  # "eLife"
+    re.compile(rf"^({_NAME})\s*\|?\s*\({_Y}\),?\s*\d+:"),
+    re.compile(rf"^({_NAME})\s*,\s*{_Y}\s*,\s*\d+"),
+    re.compile(rf"^({_NAME})\s+{_Y},\s*(?:Vol\.\s*)?\d+"),
+    re.compile(rf"^({_NAME})\s+\d+,\s*\d+[–-]\d+,\s*\w+ \d+, {_Y}$"),
+    re.compile(r"^([A-Z][\w ]+?)\s*•\s*\d+:"),
+    re.compile(r"^([A-Z][\w ]+?)\s+Volume\s+\d+\s*\|"),
+    re.compile(r"^(bioRxiv|medRxiv|arXiv|ChemRxiv|Research Square) preprint\b"),
+]
+_COVER = re.compile(r"previously published works|escholarship|this article was downloaded|cover page|"
+                    r"terms of use|downloaded from", re.I)
+_COVER_LABELS = ("Title", "Journal", "Authors", "Publication Date", "DOI", "Permalink", "ISSN", "Author")
+
+
+def year_from_text(lines: Iterable[str]) -> int | None:
+    """The year the page says the paper came out, by the strongest evidence it prints."""
+    kept = [line for line in lines if not _DOWNLOADED.search(line)]
+    text = "\n".join(kept)
+    for pattern in _YEAR_RANKS:
+        for match in pattern.finditer(text):
+            year = next(int(group) for group in match.groups() if group)
+            if 1900 <= year <= 2100:
+                return year
+    return None
+
+
+def year_from_doi(doi: str) -> int | None:
+    for pattern in _DOI_YEAR:
+        match = pattern.match(doi)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def clean_doi(text: str) -> str:
+    """The first DOI in ``text`` (a URL, "doi:...", a sentence), without trailing punctuation."""
+    match = _DOI.search(text)
+    if not match:
+        return ""
+    doi = match.group(1)
+    while True:
+        trimmed = _DOI_TAIL.sub("", doi)
+        # A closing bracket belongs to the DOI only when it also opens one: "10.1002/(SICI)1097-..."
+        if trimmed == doi:
+            break
+        doi = trimmed
+    if doi.count("(") > doi.count(")") and match.group(1)[len(doi):].startswith(")"):
+        doi += ")"
+    return doi
+
+
+def venue_from_lines(lines: list[str]) -> str:
+    """The journal or proceedings the page's header, footer or citation line names."""
+    for index, line in enumerate(lines):
+        line = " ".join(line.split())
+        if re.match(r"^(?:In\s+)?Proceedings of\b", line) and not re.search(r",\s*(pages|pp\.|Vol)|\d", line) \
+                and index + 1 < len(lines):
+            line = f"{line} {' '.join(lines[index + 1].split())}"  # a header wrapped onto a second line
+        for pattern in _VENUE_LINES:
+            match = pattern.search(line)
+            if match:
+                name = next(group for group in match.groups() if group and not re.fullmatch(_Y, group))
+                name = re.sub(r"\s*[,;:]$", "", name).strip()
+                if len(name) >= 2 and not re.search(r"\d{5,}", name):
+                    return name
+    return ""
+
+
+def is_cover_sheet(text: str) -> bool:
+    """A repository's or publisher's cover page, printed before the paper's own first page."""
+    return bool(_COVER.search(text[:3000])) and bool(re.search(r"^(Title|Journal|Permalink)$", text, re.M))
+
+
+def cover_fields(lines: list[str]) -> dict[str, str]:
+    """``{"Title": ..., "Journal": ..., ...}`` from a cover sheet's label lines (eScholarship)."""
+    fields: dict[str, str] = {}
+    label = ""
+    for line in lines:
+        line = " ".join(line.split())
+        if line in _COVER_LABELS:
+            label = line
+            continue
+        if label:
+            fields[label] = f"{fields[label]} {line}" if label in fields and label == "Title" else \
+                fields.get(label, line)
+    return fields
+
+
+def titlecase_caps(title: str, acronyms: set[str]) -> str:
+    """A title set in capitals, in title case: small words lower, known acronyms kept.
+
+    ``acronyms`` are the words the page prints in capitals inside ordinary text ("CMB", "DNA"):
+    only those stay capitalised, since in an all-capitals title nothing else tells them apart.
+    """
+    small = {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to",
+             "via", "with"}
+    words = title.split()
+    out = []
+    for position, word in enumerate(words):
+        parts = re.split(r"(-)", word)
+        cased = []
+        for part in parts:
+            core = part.strip(".,:;()")
+            if core in acronyms or any(ch.isdigit() for ch in core):
+                cased.append(part)
+            elif position and part.lower() in small:
+                cased.append(part.lower())
+            else:
+                cased.append(part[:1] + part[1:].lower())
+        out.append("".join(cased))
+    return " ".join(out)
+
+
+def mostly_capitals(text: str) -> bool:
+    letters = [ch for ch in text if ch.isalpha()]
+    return len(letters) >= 8 and sum(ch.isupper() for ch in letters) >= 0.9 * len(letters)
