@@ -50,19 +50,20 @@ def test_the_folder_says_what_loading_the_model_would(exported: SentenceTransfor
 
     folder = Path(exported.source)
     model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    length = int(model.max_seq_length)
     assert pooled_dimension(folder) == model.get_embedding_dimension() == exported.dimension
-    assert max_seq_length(folder) == model.max_seq_length
+    assert max_seq_length(folder) == length
 
-    fast = fast_tokenize(folder, model.max_seq_length)
+    fast = fast_tokenize(folder, length)
     assert fast is not None
-    theirs, ours = hf_tokenize(model.tokenizer, model.max_seq_length)(TEXTS), fast(TEXTS)
+    theirs, ours = hf_tokenize(model.tokenizer, length)(TEXTS), fast(TEXTS)
     for name in ("input_ids", "attention_mask", "token_type_ids"):
         assert np.array_equal(np.asarray(theirs[name]), ours[name]), name
 
     opened = open_cached_encoder(_onnx_file(exported), folder, None)
     assert opened is not None
     light, dimension = opened
-    heavy = OnnxInt8Encoder(_onnx_file(exported), hf_tokenize(model.tokenizer, model.max_seq_length))
+    heavy = OnnxInt8Encoder(_onnx_file(exported), hf_tokenize(model.tokenizer, length))
     assert dimension == 384
     assert np.allclose(light.encode(TEXTS), heavy.encode(TEXTS), atol=1e-6)
 

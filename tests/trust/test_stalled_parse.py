@@ -24,7 +24,7 @@ from engine.errors import IngestError
 from engine.importer import Outcome
 from engine.ingest.pipeline import IngestOptions, PdfParse
 from engine.ingest.worker import ParsePool
-from engine.ingest.worker_clock import WorkerClock
+from engine.ingest.worker_clock import ABSENCE, WorkerClock
 from engine.service import Engine
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,7 +119,7 @@ def test_ctrl_z_while_the_caller_reads_the_workers_does_not_fail_a_good_pdf(tmp_
     assert outcome["texts"] == _parse_in_process(paper)
 
 
-def test_a_stopped_worker_is_not_timed(tmp_path: Path) -> None:
+def test_a_worker_is_timed_while_it_runs_or_hangs_alone_not_while_all_are_stopped() -> None:
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         clock = WorkerClock(busy.pid)
@@ -130,8 +130,12 @@ def test_a_stopped_worker_is_not_timed(tmp_path: Path) -> None:
         busy.send_signal(signal.SIGSTOP)
         os.waitpid(busy.pid, os.WUNTRACED)
         clock.restart()
-        time.sleep(1.5)  # stopped all along: none of it is the worker's
+        time.sleep(3 * ABSENCE)  # Ctrl-Z: the caller, stopped too, looks next only after the stop
         assert clock.elapsed() < 0.1
+        for _ in range(10):  # stopped alone while the caller keeps looking: it will not go on by itself
+            time.sleep(ABSENCE / 4)
+            clock.elapsed()
+        assert clock.elapsed() >= 2 * ABSENCE
     finally:
         busy.kill()
         busy.wait()
