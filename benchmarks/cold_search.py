@@ -34,6 +34,7 @@ import pymupdf
 REPO = Path(__file__).resolve().parents[1]
 DATASTORE = REPO / "resources" / "datastores" / "cs-sample.jsonl.gz"
 TARGET_PASSAGES = 2500
+WORDS_A_PAGE = 450
 TARGET_S = 1.0
 QUERIES = ["citation recommendation with graph neural networks", "transformer language model pretraining",
            "image segmentation benchmark", "reinforcement learning for robotics", "privacy in federated learning"]
@@ -76,12 +77,12 @@ def quire(home: Path, *args: str, check: bool = True) -> subprocess.CompletedPro
 
 
 def build_library(home: Path) -> int:
-    """Write the sample abstracts into PDFs, 12 a file, and ingest them until the library holds the target."""
+    """Write the sample abstracts into PDFs, 4 a file, and ingest them until the library holds the target."""
     papers = home.parent / "papers"
     papers.mkdir(parents=True, exist_ok=True)
     with gzip.open(DATASTORE, "rt", encoding="utf-8") as handle:
         records = [json.loads(line) for line in handle]
-    per_file, batch, written = 12, 20, 0
+    per_file, batch, written = 4, 5, 0  # small steps: the library ends a little over the target
     while passage_count(home) < TARGET_PASSAGES:
         folder = papers / f"batch-{written // (per_file * batch):03d}"
         folder.mkdir(exist_ok=True)
@@ -98,9 +99,11 @@ def build_library(home: Path) -> int:
 def _write_pdf(path: Path, records: list[dict[str, Any]]) -> None:
     document = pymupdf.open()
     for record in records:
-        page = document.new_page()
-        text = f"{record.get('title') or ''}\n\n{record.get('text') or ''}"
-        page.insert_textbox(pymupdf.Rect(72, 72, 540, 770), text, fontsize=9)
+        words = f"{record.get('title') or ''}\n\n{record.get('text') or ''}".split(" ")
+        for start in range(0, len(words), WORDS_A_PAGE):  # a page holds this much at 9 pt: none is cut off
+            page = document.new_page()
+            page.insert_textbox(pymupdf.Rect(72, 72, 540, 770), " ".join(words[start:start + WORDS_A_PAGE]),
+                                fontsize=9)
     document.save(path)
     document.close()
 
