@@ -22,7 +22,7 @@ from typing import Protocol
 from engine.errors import Cancelled, IngestError, StoreError
 from engine.ingest.metadata import DocumentMeta
 from engine.ingest.ocr import HOW_TO_ENABLE
-from engine.ingest.pdf import file_hash, open_pdf
+from engine.ingest.pdf import file_hash, open_pdf, refuse_hollow
 from engine.ingest.pipeline import IngestOptions, PdfParse
 from engine.ingest.worker import ParseJob, ParsePool, default_worker_count
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
@@ -253,6 +253,7 @@ class Importer:
                 return IngestResult(str(path), Outcome.UNCHANGED, document.id, document.title,
                                     document.page_count, document.passage_count)
         _refuse_non_pdf(path, found.st_size)  # a glance at the first KiB before hashing every byte
+        refuse_hollow(path, found)
         digest = file_hash(path)
         record = FileRecord(key, document_id(digest), found.st_size, found.st_mtime)
         existing = self.library.find_by_hash(digest)

@@ -20,7 +20,7 @@ import logging
 import os
 import shutil
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,18 @@ log = logging.getLogger(__name__)
 
 MODEL_FILE = "model.int8.onnx"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+# Texts -> the model's inputs by name (input_ids, attention_mask, maybe token_type_ids), padded to
+# the longest text and cut at the model's maximum length.
+Tokenize = Callable[[list[str]], Mapping[str, Any]]
+
+
+def hf_tokenize(tokenizer: Any, max_length: int) -> Tokenize:
+    """A Hugging Face tokenizer (of a loaded SentenceTransformer) as a :data:`Tokenize`."""
+    def tokenize(texts: list[str]) -> Mapping[str, Any]:
+        return tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="np")
+
+    return tokenize
 
 
 def onnx_runtime_available() -> bool:
@@ -117,7 +129,7 @@ def _last_hidden_state(transformer: Any) -> Any:
 class OnnxInt8Encoder:
     """Runs the exported model: tokenise, run, mean-pool over real tokens, normalise."""
 
-    def __init__(self, path: Path, tokenizer: Any, max_length: int) -> None:
+    def __init__(self, path: Path, tokenize: Tokenize) -> None:
         keep_onnx_runtime_offline()  # again (see there): another library may have reset the environment
         import onnxruntime as ort
 
@@ -125,12 +137,15 @@ class OnnxInt8Encoder:
         options.inter_op_num_threads = 1
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self._inputs = [node.name for node in self._session.get_inputs()]
-        self._tokenizer = tokenizer
-        self._max_length = max_length
+        self._tokenize = tokenize
+
+    def output_width(self) -> int | None:
+        """The hidden size the graph declares for each token, or None where it is left symbolic."""
+        width = self._session.get_outputs()[0].shape[-1]
+        return width if isinstance(width, int) else None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        tokens = self._tokenizer(list(texts), padding=True, truncation=True, max_length=self._max_length,
-                                 return_tensors="np")
+        tokens = self._tokenize(list(texts))
         feeds = {name: np.asarray(tokens[name], dtype=np.int64) for name in self._inputs if name in tokens}
         if "token_type_ids" in self._inputs and "token_type_ids" not in feeds:
             feeds["token_type_ids"] = np.zeros_like(feeds["input_ids"])

@@ -20,10 +20,12 @@ import numpy as np
 import platformdirs
 
 from engine.embed.base import length_order, normalize_rows
+from engine.embed.onnx_cached import open_cached_encoder
 from engine.embed.onnx_int8 import (
     MODEL_FILE,
     OnnxInt8Encoder,
     export_int8,
+    hf_tokenize,
     onnx_int8_supported,
     onnx_runtime_available,
 )
@@ -178,6 +180,15 @@ class SentenceTransformerEmbedder:
         with self._lock:
             if self._model is not None:
                 return self._model
+            if self._use_onnx and (cached := open_cached_encoder(self._onnx_path(), Path(self._source),
+                                                                 self._max_seq_length)) is not None:
+                # Exported before: the ONNX file and the folder's configs are all a search needs,
+                # and torch is never imported (seconds of a cold start).
+                self._onnx, self._dimension = cached
+                self._model = self._onnx
+                log.info("loaded embedder %s (%d-d) from %s without torch", self._model_id, self._dimension,
+                         self._onnx_path())
+                return self._model
             if self._local:
                 # Belt and braces: local_files_only covers the model files, the variable covers
                 # any helper (tokenizer, config) that would otherwise ask the hub for updates.
@@ -236,19 +247,25 @@ class SentenceTransformerEmbedder:
         # encode already normalised; this only guards against models whose last module undoes it.
         return normalize_rows(vectors)
 
-    def _onnx_encoder(self, model: Any) -> OnnxInt8Encoder:
-        """The ONNX int8 copy of ``model`` (fp32, loaded), exported on first use into the ONNX folder."""
+    def _onnx_path(self) -> Path:
+        """Where the int8 ONNX copy of this model is (or will be) kept."""
         folder = (self._onnx_folder or Path(platformdirs.user_cache_dir("quire", appauthor=False)) / "onnx") / \
             hashlib.sha256(self._model_id.encode()).hexdigest()[:16]
-        cached = folder / MODEL_FILE
+        return folder / MODEL_FILE
+
+    def _onnx_encoder(self, model: Any) -> OnnxInt8Encoder:
+        """The ONNX int8 copy of ``model`` (fp32, loaded), exported on first use into the ONNX folder."""
+        cached = self._onnx_path()
+        folder = cached.parent
+        tokenize = hf_tokenize(model.tokenizer, model.max_seq_length)
         try:
             if cached.is_file():
                 try:
-                    return OnnxInt8Encoder(cached, model.tokenizer, model.max_seq_length)
+                    return OnnxInt8Encoder(cached, tokenize)
                 except Exception:
                     log.warning("the cached int8 ONNX embedder in %s is damaged; exporting it again", folder)
                     cached.unlink()
-            return OnnxInt8Encoder(export_int8(model, folder), model.tokenizer, model.max_seq_length)
+            return OnnxInt8Encoder(export_int8(model, folder), tokenize)
         except Exception as exc:  # torch's exporter, onnx and ONNX Runtime each raise their own types
             raise ModelNotFoundError(f"Could not make or load the int8 ONNX copy of the embedding model in {folder} "
                                      f"({exc}); free some disk space, or switch int8 embedding off "

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pymupdf
 
 from engine.errors import IngestError, PasswordRequiredError
+from engine.progress import human_size
 
 # Text extraction flags: ligatures expanded (no PRESERVE_LIGATURES), text outside the page dropped.
 TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
@@ -28,6 +30,25 @@ _MAGIC_KINDS = [
     (b"{\\rtf", "an RTF document"),
     (b"\xd0\xcf\x11\xe0", "an old Word/Office document"),
 ]
+
+
+# A file this large with less than 1/_HOLLOW_RATIO of it on disk is mostly holes (a preallocated or
+# unfinished download, a disk image): reading it would take minutes and find no PDF. Real PDFs are
+# compressed already, so even a compressing file system keeps far more of them than that.
+_HOLLOW_MIN_SIZE = 64 << 20
+_HOLLOW_RATIO = 16
+
+
+def refuse_hollow(path: Path, found: os.stat_result) -> None:
+    """Raise an :class:`IngestError` for a large file that is mostly holes, before anything reads it."""
+    blocks = getattr(found, "st_blocks", None)  # absent on Windows; 0 where a file system does not count
+    if not blocks or found.st_size < _HOLLOW_MIN_SIZE:
+        return
+    stored = blocks * 512
+    if stored * _HOLLOW_RATIO < found.st_size:
+        raise IngestError(str(path), f"the file is {human_size(found.st_size)} but only {human_size(stored)} of it "
+                                     "is stored on disk: it is mostly empty space (an unfinished download or a "
+                                     "placeholder), not a whole PDF; download or copy the paper again")
 
 
 def file_hash(path: Path, chunk_size: int = 1 << 20) -> str:

@@ -18,7 +18,6 @@ import logging
 import multiprocessing
 import os
 import sys
-import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,7 +29,8 @@ from engine.errors import IngestError, PasswordRequiredError
 from engine.ingest.metadata import DocumentMeta
 from engine.ingest.pipeline import IngestOptions, PdfParse
 from engine.ingest.wordlist import english_counts
-from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.ingest.worker_clock import WorkerClock
+from engine.progress import CancelToken, Progress, ProgressCallback, human_size, no_progress
 from engine.types import Page, Passage
 
 log = logging.getLogger(__name__)
@@ -40,9 +40,6 @@ log = logging.getLogger(__name__)
 _LOOKAHEAD_PASSAGES = 4096
 # Address space a worker may use; a PDF that needs more fails alone, with a clear reason.
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
-# A gap between two reads of the workers' pipes longer than this is the caller's own stall (Ctrl-Z,
-# a long hash, a slow disk), not the worker's: it is not counted against the page time limit.
-_PUMP_ALLOWANCE = 1.0
 
 
 # Loaded here, at import: the fork server imports this module once, so every parse worker it
@@ -132,12 +129,14 @@ class ParseJob:
         self.warnings: list[str] = []
         self.inbox: deque[tuple[Any, ...]] = deque()
         self.buffered = 0  # passages waiting in the inbox
-        self.last_heard = time.monotonic()
+        self.clock = WorkerClock(worker.process.pid)  # the worker's time on what it is reading now
+        self.opened = False  # the worker has sent the metadata: it reads pages now
         self.finished = False
 
     def deliver(self, message: tuple[Any, ...]) -> None:
         self.inbox.append(message)
-        self.last_heard = time.monotonic()
+        self.clock.restart()
+        self.opened = self.opened or message[0] == "meta"
         if message[0] in ("page", "done"):
             self.buffered += len(message[-1] if message[0] == "page" else message[1])
         if message[0] in ("done", "error"):
@@ -223,7 +222,6 @@ class ParsePool:
         self._context = _context()
         self._idle: list[_Worker] = []
         self._busy: list[_Worker] = []
-        self._last_pump = time.monotonic()  # when this process last listened to the workers
 
     def __enter__(self) -> ParsePool:
         return self
@@ -246,6 +244,7 @@ class ParsePool:
             self._discard(worker, kill=True)
             worker = _Worker(self._context, self.memory_limit)
             job.worker, worker.job = worker, job
+            job.clock = WorkerClock(worker.process.pid)
             self._busy.append(worker)
             worker.conn.send((str(path), options, digest))
         return job
@@ -264,39 +263,45 @@ class ParsePool:
         worker.stop(kill=kill)
 
     def pump(self, current: ParseJob, timeout: float) -> None:
-        """Read whatever the workers have sent; fail a job whose worker died or went silent.
+        """Read whatever the workers have sent; fail a job whose worker died or ran too long on one step.
 
-        A worker's silence is timed only while this process listens: time it spent elsewhere
-        (stopped with Ctrl-Z, hashing a huge file, storing a long document) is not the worker's,
-        and what the worker sent meanwhile is read before any job is judged.
+        A worker is timed by its own running time (:class:`WorkerClock`), never by how long this
+        process was away: time it spent stopped with Ctrl-Z, hashing a huge file or storing a long
+        document is not the worker's, and what the worker sent meanwhile is read before any job is judged.
         """
-        now = time.monotonic()
-        away_since = self._last_pump + _PUMP_ALLOWANCE
-        if now > away_since:
-            for worker in self._busy:
-                if worker.job is not None:  # only the part of the absence after the job last spoke
-                    worker.job.last_heard += max(0.0, now - max(away_since, worker.job.last_heard))
         self._read_ready([worker.conn for worker in self._busy if worker.job is not None and (
             worker.job is current or worker.job.buffered < _LOOKAHEAD_PASSAGES)], 0)
-        self._last_pump = now = time.monotonic()
         listening = []
         for worker in list(self._busy):
             job = worker.job
             if job is None:
                 continue
             if job is not current and job.buffered >= _LOOKAHEAD_PASSAGES:
-                job.last_heard = now  # waiting on us, not stuck
+                job.clock.restart()  # waiting on us, not stuck
                 continue
-            if now - job.last_heard > self.page_timeout:
+            if job.clock.elapsed() > self.page_timeout:
                 self._discard(worker, kill=True)
                 job.worker = None
-                job.fail(f"reading one page took longer than {self.page_timeout:.0f} s, so Quire stopped; "
-                         "the PDF is probably malformed: re-save it from a PDF viewer and add it again")
+                job.fail(self._too_long(job))
                 continue
             listening.append(worker.conn)
         if listening:
             self._read_ready(listening, timeout)
-        self._last_pump = time.monotonic()
+
+    def _too_long(self, job: ParseJob) -> str:
+        limit = f"{self.page_timeout:.0f} s"
+        if job.opened:
+            return (f"reading one page took longer than {limit}, so Quire stopped; the PDF is probably "
+                    "malformed: re-save it from a PDF viewer and add it again")
+        try:
+            size = f" ({human_size(job.path.stat().st_size)})"
+        except OSError:
+            size = ""
+        # No page was reached: MuPDF was still looking for the file's structure, which for a file that
+        # only starts like a PDF means scanning every byte of it.
+        return (f"opening the file{size} took longer than {limit}, so Quire stopped: its start says PDF but "
+                "MuPDF could not find the document's structure in it; it is probably damaged or not a PDF. "
+                "Download it again or re-save it from a PDF viewer")
 
     def _read_ready(self, listening: list[Connection], timeout: float) -> None:
         """Deliver every message waiting on ``listening`` (waiting up to ``timeout`` for the first)."""
