@@ -106,7 +106,8 @@ def main() -> None:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
     counts = Counter((str(r["source"]), str(r["label"]), bool(r["held_out"])) for r in rows)
     for source in sorted({key[0] for key in counts}):
-        parts = {f"{label}{'/held' if held else ''}": n for (s, label, held), n in sorted(counts.items()) if s == source}
+        parts = {f"{label}{'/held' if held else ''}": n
+                 for (name, label, held), n in sorted(counts.items()) if name == source}
         print(source, parts)
     print(f"{len(rows)} pairs -> {args.out}")
 

@@ -184,6 +184,33 @@ def held_out_report(probs: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
     return report
 
 
+def mixture(rows: list[dict[str, Any]], caps: dict[str, int], repeats: dict[str, int],
+            seed: int) -> list[dict[str, Any]]:
+    """The training rows with some sources cut to a random ``caps[source]`` pairs and others repeated
+    ``repeats[source]`` times (a small in-domain source weighs more than its size)."""
+    rng = random.Random(seed)
+    by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_source[row["source"]].append(row)
+    result: list[dict[str, Any]] = []
+    for source, items in sorted(by_source.items()):
+        if source in caps and caps[source] < len(items):
+            items = rng.sample(items, caps[source])
+        result.extend(items * repeats.get(source, 1))
+    return result
+
+
+def _counts(pairs: list[str] | None) -> dict[str, int]:
+    """["vitaminc=10000", ...] -> {"vitaminc": 10000}."""
+    result = {}
+    for pair in pairs or []:
+        name, _, number = pair.partition("=")
+        if not number.isdigit():
+            raise SystemExit(f"expected SOURCE=NUMBER, got {pair!r}")
+        result[name] = int(number)
+    return result
+
+
 # ------------------------------------------------------------------------------------------- training
 
 def train(args: argparse.Namespace) -> None:
@@ -209,7 +236,7 @@ def train(args: argparse.Namespace) -> None:
     rows = read_pairs(args.data)
     if args.sources:
         rows = [r for r in rows if r["source"] in args.sources]
-    train_rows = [r for r in rows if not r["held_out"]]
+    train_rows = mixture([r for r in rows if not r["held_out"]], _counts(args.cap), _counts(args.repeat), args.seed)
     held_rows = [r for r in rows if r["held_out"]]
     started = time.time()
     train_ids = tokenize(tokenizer, train_rows, args.max_length)
@@ -314,7 +341,8 @@ def _base(args: argparse.Namespace) -> Path:
 def _config(args: argparse.Namespace) -> dict[str, Any]:
     return {"epochs": args.epochs, "lr": args.lr, "head_lr": args.head_lr, "batch": args.batch,
             "max_length": args.max_length, "warmup": args.warmup, "seed": args.seed,
-            "sources": sorted(args.sources or []), "init": bool(args.init), "base": "all-MiniLM-L6-v2"}
+            "sources": sorted(args.sources or []), "cap": sorted(args.cap or []), "repeat": sorted(args.repeat or []),
+            "init": bool(args.init), "base": "all-MiniLM-L6-v2"}
 
 
 def _log(log: Any, entry: dict[str, Any]) -> None:
@@ -382,6 +410,8 @@ def main() -> None:
     run = commands.add_parser("train", help="train (or resume) in --work")
     run.add_argument("--data", type=Path, default=DEFAULT_DATA, help="pairs from benchmarks/judge_data.py")
     run.add_argument("--sources", nargs="*", help="train on these sources only (default: all)")
+    run.add_argument("--cap", nargs="*", metavar="SOURCE=N", help="use at most N random pairs of a source")
+    run.add_argument("--repeat", nargs="*", metavar="SOURCE=K", help="show a source's pairs K times an epoch")
     run.add_argument("--init", type=Path, nargs="*", help="start from these weights (a second stage)")
     run.add_argument("--epochs", type=int, default=3)
     run.add_argument("--lr", type=float, default=4e-5)

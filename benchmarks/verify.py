@@ -1,33 +1,39 @@
-"""Citation verification measured: the support judge against the old similarity scorer, in one run.
+"""Citation verification measured: the shipped support judge beside the one it replaced, in one run.
 
-    python benchmarks/verify.py [--out benchmarks/results/verify.json] [--limit N]
+    python benchmarks/verify.py [--out benchmarks/results/verify.json] [--limit N] [--old REV|none]
     python benchmarks/verify.py --fit [--model-dir resources/models/judge]
 
-The report (``--out``):
+For each judge (the shipped one; the one shipped at git revision ``--old``, as it ran then,
+behind the similarity gate), the report (``--out``) gives:
 
-- HealthVer dev, all 1,917 expert-labelled pairs: the confusion matrix (gold label x verdict),
-  the share of each label judged ``supported``, balanced accuracy (supported = Supports,
-  contradicted = Refutes, unsupported/partial = Neutral), for all pairs and separately for the
-  contract check's 450 (the first 150 of each label by id) and the other 1,467;
-- a perturbation suite built from the corpus PDFs' own passages (text the judge never saw in
-  training): the share still judged supported for true sentences, "not" inserted, a number
-  changed, a direction word flipped, and a clause from another paper appended;
-- verdicts per second on this CPU, and the time to verify a 10-sentence answer against 8 passages;
-- the same figures for the old scorer (embedding cosine + word overlap, its fitted threshold).
+- the model alone: accuracy at argmax on the 5 % of each training source held out by
+  benchmarks/judge_data.py, and ROC AUC of P(supports) on HealthVer dev (Supports vs Refutes,
+  Supports vs the rest; all 1,917 pairs, the contract check's 450 and the other 1,467);
+- the judge as Quire runs it (windows, checks, thresholds): on HealthVer dev the confusion matrix
+  (gold label x verdict), the share of each label judged ``supported`` and balanced accuracy
+  (supported = Supports, contradicted = Refutes, unsupported/partial = Neutral); the perturbation
+  suite built from the corpus PDFs' own passages (true sentences; "not" inserted; a number
+  changed; a direction word flipped; a clause from another paper appended); ScholarQA-Multi's
+  expert answer sentences against the snippets they cite and the other snippets of their question
+  (share judged supported, ROC AUC); verdicts per second;
+- precision and recall of "supported" on the 90 hand-labelled corpus pairs (beside the old
+  similarity scorer), and the time to verify a 10-sentence answer against 8 passages.
 
-``--fit`` chooses the judge's two thresholds on training-side held-out data only (the 20 % of
-CLIMATE-FEVER claims and the 10 % of sample-datastore papers that benchmarks/train_judge.py held
-out) and writes them into the model's judge.json. HealthVer is never used for fitting.
-The results file records the machine: its CPUs and load average at the start and the end of the run.
+``--fit`` chooses the judge's two thresholds on the held-out training-side pairs only and writes
+them into the model's judge.json. HealthVer, ScholarQA-Multi and the corpus are never used for
+fitting. The results file records the machine: its CPUs and load average at the start and the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import os
 import random
+import re
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -40,17 +46,16 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
+from judge_data import DEFAULT_OUT as DEFAULT_DATA  # noqa: E402
 from judge_pairs import (  # noqa: E402
     NEUTRAL,
     REFUTES,
     SUPPORTS,
     Pair,
-    climate_fever_pairs,
-    datastore_texts,
     documents_sentences,
     make_pairs,
 )
-from judge_data import held_out  # noqa: E402
+from train_judge import held_out_report  # noqa: E402
 
 from engine.cite.judge import PairModel, SupportJudge, default_judge_folder  # noqa: E402
 from engine.cite.support import SupportScorer  # noqa: E402
@@ -58,6 +63,7 @@ from engine.errors import EngineError  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 GOLD = ("Supports", "Refutes", "Neutral")
+OLD_JUDGE = "bfe3cab"  # the last commit with the judge trained on 2,400 pairs, four layers frozen
 VERDICT_CLASS = {"supported": "Supports", "contradicted": "Refutes", "partial": "Neutral", "unsupported": "Neutral"}
 
 
@@ -82,13 +88,6 @@ def label_report(gold: list[str], verdicts: list[str]) -> dict[str, Any]:
 def judge_healthver(judge: SupportJudge, rows: list[dict[str, str]], check_ids: set[str]) -> dict[str, Any]:
     started = time.perf_counter()
     verdicts = [j.verdict for j in judge.judge_many([(r["claim"], r["evidence"]) for r in rows], whole=True)]
-    seconds = time.perf_counter() - started
-    return _split_report(rows, check_ids, verdicts, seconds)
-
-
-def scorer_healthver(scorer: SupportScorer, rows: list[dict[str, str]], check_ids: set[str]) -> dict[str, Any]:
-    started = time.perf_counter()
-    verdicts = ["supported" if scorer.supports(r["claim"], r["evidence"]) else "unsupported" for r in rows]
     seconds = time.perf_counter() - started
     return _split_report(rows, check_ids, verdicts, seconds)
 
@@ -137,16 +136,14 @@ def suite_report(pairs: list[Pair], supported: list[bool]) -> dict[str, Any]:
                                              / max(1, sum(p.kind == kind for p in pairs)), 3)} for kind in kinds}
 
 
-def labelled_pairs(judge: SupportJudge, model_only: SupportJudge, scorer: SupportScorer) -> dict[str, Any]:
+def labelled_pairs(judges: dict[str, SupportJudge], scorer: SupportScorer) -> dict[str, Any]:
     """Precision and recall of "supported" on the 90 hand-labelled (sentence, passage) pairs from the corpus
     (tests/data/support_pairs.jsonl; the old scorer's threshold was fitted on them, so its row is optimistic)."""
     pairs = [json.loads(line) for line in (ROOT / "tests/data/support_pairs.jsonl").read_text().splitlines()]
     labels = [bool(p["label"]) for p in pairs]
-    predictions = {
-        "judge": [j.supports for j in judge.judge_many([(p["sentence"], p["passage"]) for p in pairs])],
-        "model_only": [j.supports for j in model_only.judge_many([(p["sentence"], p["passage"]) for p in pairs])],
-        "old_scorer": [scorer.supports(p["sentence"], p["passage"]) is not None for p in pairs],
-    }
+    predictions = {name: [j.supports for j in judge.judge_many([(p["sentence"], p["passage"]) for p in pairs])]
+                   for name, judge in judges.items()}
+    predictions["old_scorer"] = [scorer.supports(p["sentence"], p["passage"]) is not None for p in pairs]
     result: dict[str, Any] = {"pairs": len(pairs), "positives": sum(labels)}
     for name, predicted in predictions.items():
         hits = sum(p and y for p, y in zip(predicted, labels, strict=True))
@@ -174,8 +171,7 @@ def answer_timing(judge: SupportJudge, scorer: SupportScorer, docs: list[list[st
     timings = []
     for _ in range(repeats):
         # A fresh scorer and judge each time: empty embedding and verdict caches, as for a new answer.
-        ranking = SupportScorer(scorer.embedder, judge=None)
-        verifier = SupportScorer(scorer.embedder, judge=judge.gated(ranking.ranked_windows, ranking.threshold))
+        verifier = SupportScorer(scorer.embedder, judge=SupportJudge(judge.model, judge.thresholds))
         started = time.perf_counter()
         verify_text(text, sources, verifier)
         timings.append(time.perf_counter() - started)
@@ -183,61 +179,47 @@ def answer_timing(judge: SupportJudge, scorer: SupportScorer, docs: list[list[st
             "seconds_each": [round(t, 2) for t in timings]}
 
 
-def fit(model_dir: Path, shared: Path, seed: int = 5) -> dict[str, Any]:
-    """Choose the thresholds on held-out training-side data; write them into judge.json."""
-    rng = random.Random(seed)
-    climate = [pair for claim_id, pair in climate_fever_pairs(shared / "eval/climate-fever/climate-fever.jsonl")
-               if held_out(f"climate-fever:{claim_id}", 0.2)]
-    texts = [text for doc_id, text in datastore_texts(shared / "datastore/cs-sample.jsonl.gz") if held_out(doc_id, 0.1)]
-    synthetic = make_pairs(documents_sentences(texts[:150]), rng, per_doc=4)
-    model = PairModel(model_dir)
-    fitted: dict[str, Any] = {}
+def held_out_pairs(data: Path) -> list[dict[str, Any]]:
+    """The pairs benchmarks/train_judge.py never trained on: 5 % of each source (benchmarks/judge_data.py)."""
+    if not data.is_file():
+        raise SystemExit(f"{data} is missing; build it with: python benchmarks/judge_data.py --out {data}")
+    with gzip.open(data, "rt", encoding="utf-8") as lines:
+        return [row for row in map(json.loads, lines) if row["held_out"]]
+
+
+def fit(model_dir: Path, data: Path) -> dict[str, Any]:
+    """Choose the thresholds on held-out training-side pairs only; write them into judge.json.
+
+    One threshold each for "supports" and "refutes", maximising the mean over the three-way sources
+    of their balanced accuracy (each source weighs the same: the Wikipedia sets are large, the
+    scientific ones small). FEVER is left out: its two-way pairs say nothing about "refutes"."""
+    rows = [r for r in held_out_pairs(data) if r["source"] != "fever"]
+    probs = PairModel(model_dir).probabilities([(r["claim"], r["evidence"]) for r in rows])
+    labels = np.array([("supports", "refutes", "neutral").index(r["label"]) for r in rows])
+    sources = np.array([r["source"] for r in rows])
     candidates = np.round(np.arange(0.2, 0.96, 0.025), 3)
-    for name, pairs in (("climate-fever", climate), ("synthetic", synthetic)):
-        probs = model.probabilities([(p.claim, p.evidence) for p in pairs])
-        labels = np.array([p.label for p in pairs])
-        fitted[name] = {"pairs": len(pairs), "probs": probs, "labels": labels}
-    # One threshold each for "supports" and "refutes", maximising the mean over both held-out sets of
-    # balanced accuracy (3 classes): the two sources pull in different directions (Wikipedia claims
-    # paraphrase; perturbed sentences copy), and a threshold must serve both.
     best: tuple[float, float, float] = (-1.0, 0.5, 0.5)
     for t_support in candidates:
         for t_refute in candidates:
-            score = float(np.mean([_balanced(v["probs"], v["labels"], t_support, t_refute) for v in fitted.values()]))
+            score = float(np.mean([_balanced(probs[sources == s], labels[sources == s], t_support, t_refute)
+                                   for s in sorted(set(sources))]))
             if score > best[0]:
                 best = (score, float(t_support), float(t_refute))
     thresholds = {"supported": best[1], "contradicted": best[2]}
     meta_file = model_dir / "judge.json"
     meta = json.loads(meta_file.read_text(encoding="utf-8"))
     meta["thresholds"] = thresholds
-    meta["thresholds_fitted_on"] = {name: v["pairs"] for name, v in fitted.items()}
+    meta["thresholds_fitted_on"] = dict(sorted(Counter(str(s) for s in sources).items()))
     meta["thresholds_held_out_balanced_accuracy"] = round(best[0], 3)
     meta_file.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    return {"thresholds": thresholds, "balanced_accuracy": round(best[0], 3),
-            "pairs": {name: v["pairs"] for name, v in fitted.items()}}
+    return {"thresholds": thresholds, "mean_balanced_accuracy": round(best[0], 3),
+            "pairs": meta["thresholds_fitted_on"]}
 
 
 def _auc(positive: list[float], negative: list[float]) -> float:
     """Probability that a positive outscores a negative (ties count half)."""
     pos, neg = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
     return round(float((pos > neg).mean() + 0.5 * (pos == neg).mean()), 3)
-
-
-def separation(model_dir: Path, shared: Path) -> dict[str, float]:
-    """How well the model alone separates HealthVer's labels (all 1,917 dev pairs), as AUCs."""
-    model = PairModel(model_dir)
-    labels = json.loads((model_dir / "judge.json").read_text(encoding="utf-8"))["labels"]
-    rows, _ = healthver(shared)
-    probs = model.probabilities([(r["claim"], r["evidence"]) for r in rows])
-    supports, refutes = probs[:, labels.index("supports")], probs[:, labels.index("refutes")]
-    gold = [r["label"] for r in rows]
-
-    def scores(values: np.ndarray, label: str, keep: bool = True) -> list[float]:
-        return [float(v) for v, g in zip(values, gold, strict=True) if (g == label) == keep]
-
-    return {"p_supports_supports_vs_rest": _auc(scores(supports, "Supports"), scores(supports, "Supports", False)),
-            "p_supports_supports_vs_refutes": _auc(scores(supports, "Supports"), scores(supports, "Refutes")),
-            "p_refutes_refutes_vs_supports": _auc(scores(refutes, "Refutes"), scores(refutes, "Supports"))}
 
 
 def _balanced(probs: np.ndarray, labels: np.ndarray, t_support: float, t_refute: float) -> float:
@@ -250,60 +232,118 @@ def _balanced(probs: np.ndarray, labels: np.ndarray, t_support: float, t_refute:
                           if np.any(labels == c)]))
 
 
+def old_judge_folder(revision: str) -> Path:
+    """The judge Quire shipped at ``revision`` (from git history), extracted once under ~/.cache."""
+    folder = Path.home() / ".cache" / "quire-train" / f"judge-{revision}"
+    if not (folder / "model.int8.onnx").is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("model.int8.onnx", "tokenizer.json", "judge.json"):
+            blob = subprocess.run(["git", "-C", str(ROOT), "show", f"{revision}:resources/models/judge/{name}"],
+                                  check=True, capture_output=True).stdout
+            (folder / name).write_bytes(blob)
+    return folder
+
+
+def scholarqa_pairs(shared: Path) -> list[tuple[str, str, bool]]:
+    """(sentence, snippet, cited) from ScholarQA-Multi's expert answers: each answer sentence against
+    every snippet of its question, ``cited`` when the expert cited that snippet for that sentence."""
+    from engine.cite.sentences import split_sentences
+
+    marker = re.compile(r"\s*\[(\d+)\]")
+    result = []
+    for item in json.loads((shared / "eval/scholarqa-multi/human_answers.json").read_text(encoding="utf-8")):
+        snippets = [c["text"] if isinstance(c["text"], str) else "" for c in item["ctxs"]]  # two are NaN
+        for sentence in split_sentences(item["output"]):
+            cited = {int(n) for n in marker.findall(sentence)}
+            text = " ".join(marker.sub("", sentence).split())
+            if not cited or len(text) < 30:
+                continue
+            result.extend((text, snippet, i in cited) for i, snippet in enumerate(snippets) if snippet.strip())
+    return result
+
+
+def model_report(model: PairModel, rows: list[dict[str, str]], check_ids: set[str],
+                 held: list[dict[str, Any]]) -> dict[str, Any]:
+    """The model alone (no checks, no windows): accuracy at argmax on each source's held-out pairs,
+    and how well P(supports) separates HealthVer's labels (ROC AUC)."""
+    probs = model.probabilities([(r["claim"], r["evidence"]) for r in held])
+    accuracy = held_out_report(probs, held)
+    hv = model.probabilities([(r["claim"], r["evidence"]) for r in rows])
+    gold = np.array([r["label"] for r in rows])
+    inside = np.array([r["id"] in check_ids for r in rows])
+    aucs = {}
+    for name, keep in (("all", np.ones(len(rows), dtype=bool)), ("check_450", inside), ("other_1467", ~inside)):
+        s, g = hv[keep, 0], gold[keep]
+        aucs[name] = {"supports_vs_refutes": _auc(s[g == "Supports"], s[g == "Refutes"]),
+                      "supports_vs_rest": _auc(s[g == "Supports"], s[g != "Supports"])}
+    return {"held_out_accuracy": accuracy, "healthver_roc_auc": aucs}
+
+
+def judge_report(judge: SupportJudge, rows: list[dict[str, str]], check_ids: set[str], suite: list[Pair],
+                 snippets: list[tuple[str, str, bool]]) -> dict[str, Any]:
+    """The judge as Quire runs it (windows, checks, thresholds): HealthVer verdicts, the perturbation
+    suite, ScholarQA-Multi's cited vs uncited snippets, and verdicts per second."""
+    report: dict[str, Any] = {"healthver": judge_healthver(judge, rows, check_ids)}
+    verdicts = judge.judge_many([(p.claim, p.evidence) for p in suite])
+    report["perturbations"] = suite_report(suite, [v.supports for v in verdicts])
+    started = time.perf_counter()
+    judged = judge.judge_many([(sentence, snippet) for sentence, snippet, _ in snippets])
+    seconds = time.perf_counter() - started
+    cited = [j for j, (_, _, c) in zip(judged, snippets, strict=True) if c]
+    other = [j for j, (_, _, c) in zip(judged, snippets, strict=True) if not c]
+    report["scholarqa_snippets"] = {
+        "cited_pairs": len(cited), "uncited_pairs": len(other),
+        "cited_judged_supported": round(sum(j.supports for j in cited) / max(1, len(cited)), 3),
+        "uncited_judged_supported": round(sum(j.supports for j in other) / max(1, len(other)), 3),
+        "roc_auc_cited_vs_uncited": _auc([j.score for j in cited], [j.score for j in other])}
+    report["verdicts_per_second"] = round(len(snippets) / seconds, 1)
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/verify.json")
     parser.add_argument("--model-dir", type=Path, default=None)
+    parser.add_argument("--old", default=OLD_JUDGE, help="git revision whose shipped judge is compared (default "
+                        f"{OLD_JUDGE}, the judge trained on 2,400 pairs); 'none' to skip")
     parser.add_argument("--shared", type=Path, default=SHARED)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the pairs of benchmarks/judge_data.py")
     parser.add_argument("--fit", action="store_true", help="fit the thresholds on held-out training-side data")
-    parser.add_argument("--separation", action="store_true",
-                        help="only the model's AUCs on HealthVer (a retrained --model-dir vs the shipped one)")
     parser.add_argument("--limit", type=int, help="HealthVer rows to judge (default all 1,917)")
-    parser.add_argument("--no-old", action="store_true", help="skip the old scorer")
     parser.add_argument("--per-kind", type=int, default=150, help="perturbation pairs of each kind")
     args = parser.parse_args()
     model_dir = args.model_dir or default_judge_folder()
     if args.fit:
-        print(json.dumps(fit(model_dir, args.shared), indent=2))
-        return
-    if args.separation:
-        print(json.dumps({"model": str(model_dir), **separation(model_dir, args.shared)}))
+        print(json.dumps(fit(model_dir, args.data), indent=2))
         return
     from engine.embed import SentenceTransformerEmbedder
 
-    scorer = SupportScorer(SentenceTransformerEmbedder(), judge=None)  # embeddings cached: shared by both uses
-    model_only = SupportJudge(PairModel(model_dir))
-    judge = model_only.gated(scorer.ranked_windows, scorer.threshold)  # what Quire ships
     rows, check_ids = healthver(args.shared)
     rows = rows[: args.limit] if args.limit else rows
-    machine = {"cpus": os.cpu_count(), "load_average_at_start": round(os.getloadavg()[0], 2)}
-    report: dict[str, Any] = {"machine": machine,
-                              "model": json.loads((model_dir / "judge.json").read_text(encoding="utf-8")),
-                              "thresholds": vars(judge.thresholds)}
+    held = held_out_pairs(args.data)
     docs = corpus_docs(args.shared)
     suite = perturbation_suite(docs, per_kind=args.per_kind)
-    for name, which in (("judge", judge), ("model_only", model_only)):
-        report[f"healthver_{name}"] = judge_healthver(which, rows, check_ids)
-        print(f"HealthVer ({name}):", json.dumps(report[f"healthver_{name}"]["all"]), flush=True)
-        started = time.perf_counter()
-        verdicts = which.judge_many([(p.claim, p.evidence) for p in suite])
-        report[f"perturbations_{name}"] = suite_report(suite, [v.supports for v in verdicts])
-        report[f"perturbations_{name}"]["verdicts_per_second"] = round(
-            len(suite) / (time.perf_counter() - started), 1)
-        print(f"perturbations ({name}):", json.dumps(report[f"perturbations_{name}"]), flush=True)
-    report["labelled_corpus_pairs"] = labelled_pairs(judge, model_only, scorer)
-    print("labelled corpus pairs:", json.dumps(report["labelled_corpus_pairs"]), flush=True)
-    report["answer_verification"] = answer_timing(judge, scorer, docs)
+    snippets = scholarqa_pairs(args.shared)
+    machine = {"cpus": os.cpu_count(), "load_average_at_start": round(os.getloadavg()[0], 2)}
+    shipped = SupportJudge(PairModel(model_dir))
+    report: dict[str, Any] = {"machine": machine,
+                              "model": json.loads((model_dir / "judge.json").read_text(encoding="utf-8"))}
+    judges = {"shipped": shipped}
+    scorer = SupportScorer(SentenceTransformerEmbedder(), judge=None)
+    if args.old != "none":  # as it was shipped: the old model behind the similarity gate
+        old_model = PairModel(old_judge_folder(args.old))
+        judges[f"old_{args.old}"] = SupportJudge(old_model).gated(scorer.ranked_windows, scorer.threshold)
+    for name, judge in judges.items():
+        report[name] = {"thresholds": vars(judge.thresholds),
+                        "model": model_report(judge.model, rows, check_ids, held),
+                        "judge": judge_report(judge, rows, check_ids, suite, snippets)}
+        print(name, json.dumps({"model": report[name]["model"]["healthver_roc_auc"]["all"],
+                                "held_out": report[name]["model"]["held_out_accuracy"]["mean_accuracy"],
+                                "healthver": report[name]["judge"]["healthver"]["all"]["judged_supported"]}),
+              flush=True)
+    report["labelled_corpus_pairs"] = labelled_pairs(judges, scorer)
+    report["answer_verification"] = answer_timing(shipped, scorer, docs)
     print("answer verification:", json.dumps(report["answer_verification"]), flush=True)
-    if not args.no_old:
-        report["healthver_old_scorer"] = scorer_healthver(scorer, rows, check_ids)
-        print("HealthVer (old scorer):", json.dumps(report["healthver_old_scorer"]["all"]), flush=True)
-        started = time.perf_counter()
-        kept = [scorer.supports(p.claim, p.evidence) is not None for p in suite]
-        report["perturbations_old_scorer"] = suite_report(suite, kept)
-        report["perturbations_old_scorer"]["verdicts_per_second"] = round(
-            len(suite) / (time.perf_counter() - started), 1)
-        print("perturbations (old scorer):", json.dumps(report["perturbations_old_scorer"]), flush=True)
     report["machine"]["load_average_at_end"] = round(os.getloadavg()[0], 2)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -290,12 +290,10 @@ class Engine:
     @cached_property
     def support_judge(self) -> SupportJudge:
         """The judge citations and claims are checked with: the shipped entailment model and the number /
-        negation / direction checks, behind the support embedder's similarity gate (engine/cite/judge.py)."""
+        negation / direction checks (engine/cite/judge.py)."""
         from engine.cite.judge import default_judge
-        from engine.cite.support import SupportScorer
 
-        scorer = SupportScorer(self.support_embedder, judge=None)
-        return default_judge().gated(scorer.ranked_windows, scorer.threshold)
+        return default_judge()
 
     def check(self, claim: str, *, k: int = 20, source: str = "all", doc_ids: Collection[str] | None = None,
               progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> ClaimCheck:

@@ -17,6 +17,7 @@ from engine.render.common import (
     CONTRADICTED,
     PARTIAL,
     SUPPORT_EXPLAINED,
+    UNCHECKED,
     UNSUPPORTED,
     paper_line,
     papers_of,
@@ -26,11 +27,12 @@ from engine.types import Answer, AnswerMode, AnswerSentence, PaperReference
 
 CITE_SCHEME = "quire"
 UNSUPPORTED_STYLE = "background-color:#fde7e4; color:#8c2a1c; text-decoration:underline"
-# Three visible levels: supported sentences are plain; partly supported ones get an amber wash;
-# unsupported and contradicted ones are red (contradicted also struck through: a source says otherwise).
+# Supported sentences are plain; partly supported ones get an amber wash; unsupported ones are red;
+# contradicted ones red and struck through (a source says otherwise); not checked ones grey.
 LEVEL_STYLES = {PARTIAL: "background-color:#fff3cd; color:#6b4e00",
                 UNSUPPORTED: UNSUPPORTED_STYLE,
-                CONTRADICTED: UNSUPPORTED_STYLE + " line-through"}
+                CONTRADICTED: UNSUPPORTED_STYLE + " line-through",
+                UNCHECKED: "background-color:#ececec; color:#444; text-decoration:underline"}
 _CITE_STYLE = "color:#1f5fbf; text-decoration:none; font-weight:600"
 
 
@@ -96,9 +98,10 @@ def _legend(answer: Answer) -> str:
     shown = {support_level(sentence) for sentence in answer.sentences} & set(SUPPORT_EXPLAINED)
     if not shown:
         return ""
-    words = {PARTIAL: "partly supported", UNSUPPORTED: "not supported", CONTRADICTED: "contradicted by a source"}
+    words = {PARTIAL: "partly supported", UNSUPPORTED: "not supported", CONTRADICTED: "contradicted by a source",
+             UNCHECKED: "not checked"}
     marks = " · ".join(f'<span style="{LEVEL_STYLES[level]}">{words[level]}</span>'
-                       for level in (PARTIAL, UNSUPPORTED, CONTRADICTED) if level in shown)
+                       for level in (PARTIAL, UNSUPPORTED, CONTRADICTED, UNCHECKED) if level in shown)
     return (f'<p style="color:#777;font-size:small">Marked sentences: {marks}. Hover over one to see why; '
             "check them before relying on them.</p>")
 

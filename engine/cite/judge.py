@@ -30,7 +30,7 @@ import numpy as np
 from engine.cite.checks import check, main_clause
 from engine.cite.markers import strip_markers
 from engine.cite.support import content_words, overlap, quote_windows
-from engine.errors import ModelNotFoundError
+from engine.errors import ModelFileError, ModelNotFoundError
 
 VERDICTS = ("supported", "partial", "unsupported", "contradicted")
 _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
@@ -92,20 +92,34 @@ class PairModel:
         model_file, tokenizer_file = folder / "model.int8.onnx", folder / "tokenizer.json"
         meta_file = folder / "judge.json"
         if not (model_file.is_file() and tokenizer_file.is_file() and meta_file.is_file()):
-            raise ModelNotFoundError(f"The support judge is missing from {folder}; reinstall Quire, or rebuild it with "
-                                     "benchmarks/train_judge.py.")
+            missing = ", ".join(f.name for f in (model_file, tokenizer_file, meta_file) if not f.is_file())
+            raise ModelNotFoundError(f"The support judge is missing from {folder} ({missing}); reinstall Quire, or "
+                                     "rebuild it with benchmarks/train_judge.py.")
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        self.meta: dict[str, Any] = json.loads(meta_file.read_text(encoding="utf-8"))
-        self.max_length = int(self.meta.get("max_length", 160))
-        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        rebuild = "reinstall Quire, or rebuild it with benchmarks/train_judge.py"
+        try:
+            self.meta: dict[str, Any] = json.loads(meta_file.read_text(encoding="utf-8"))
+            self.max_length = int(self.meta.get("max_length", 160))
+        except (OSError, ValueError) as exc:
+            raise ModelFileError(str(meta_file), f"the support judge's settings cannot be read ({exc}); {rebuild}") \
+                from exc
+        try:
+            self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        except Exception as exc:  # the tokenizers library raises its own exception type
+            raise ModelFileError(str(tokenizer_file), f"the support judge's tokenizer is damaged ({exc}); {rebuild}") \
+                from exc
         self.tokenizer.enable_truncation(self.max_length, strategy="longest_first")
         self.tokenizer.enable_padding()
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        try:
+            self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # ONNX Runtime's errors (InvalidProtobuf, Fail, ...) share no base class
+            raise ModelFileError(str(model_file),
+                                 f"the support judge's model is damaged and cannot be loaded; {rebuild}") from exc
         self._lock = threading.Lock()  # one run at a time: the session is shared by every caller
         fitted = self.meta.get("thresholds") or {}
         self.thresholds = Thresholds(**{k: float(v) for k, v in fitted.items() if k in Thresholds.__dataclass_fields__})
@@ -134,10 +148,10 @@ class SupportJudge:
 
     def __init__(self, model: PairModel | None = None, thresholds: Thresholds | None = None,
                  windows_per_passage: int = WINDOWS_PER_PASSAGE, ranker: Ranker | None = None,
-                 similarity_floor: float = 0.67) -> None:
-        """``ranker`` (the similarity scorer's window ranking) turns on the similarity gate: a window then
-        supports the claim only when its similarity reaches ``similarity_floor`` (the old scorer's fitted
-        threshold), the checks find no clash and the model does not call it a contradiction."""
+                 similarity_floor: float | None = None) -> None:
+        """``ranker`` (the similarity scorer's window ranking) chooses the windows the model reads; with a
+        ``similarity_floor`` it is also a gate: a window then supports the claim only when its similarity
+        reaches the floor, the checks find no clash and the model does not call it a contradiction."""
         self.model = model or PairModel()
         self.thresholds = thresholds or self.model.thresholds
         self.windows_per_passage = windows_per_passage
@@ -151,6 +165,10 @@ class SupportJudge:
     def gated(self, ranker: Ranker, similarity_floor: float) -> SupportJudge:
         """This judge's model and thresholds with the similarity gate on (a judge of its own, own cache)."""
         return SupportJudge(self.model, self.thresholds, self.windows_per_passage, ranker, similarity_floor)
+
+    def ranked(self, ranker: Ranker) -> SupportJudge:
+        """This judge reading the windows ``ranker`` finds most similar to the claim (no gate)."""
+        return SupportJudge(self.model, self.thresholds, self.windows_per_passage, ranker, None)
 
     def judge(self, claim: str, passage: str) -> Judgement:
         """The verdict on ``claim`` against one passage."""
@@ -183,7 +201,7 @@ class SupportJudge:
         claims = [" ".join(strip_markers(claim).split()) for claim, _ in items]
         heads = [main_clause(claim) for claim in claims]
         windows = [self._windows(claim, passage, whole) for claim, (_, passage) in zip(claims, items, strict=True)]
-        if self.ranker is not None:
+        if self.ranker is not None and self.similarity_floor is not None:
             for head, item_windows, (_, passage) in zip(heads, windows, items, strict=True):
                 if head and item_windows:
                     scores = {(start, end): score for start, end, score in self.ranker(head, passage)}
@@ -267,7 +285,7 @@ class SupportJudge:
                 return "contradicted", 0.0, max(p_refute, 0.5 if problem.contradicts else 0.0), problem.reason
             return "unsupported", 0.0, p_refute, problem.reason
         model_refutes = p_refute >= self.thresholds.contradicted and p_refute > p_support
-        if similarity is not None:
+        if similarity is not None and self.similarity_floor is not None:
             # Behind the gate the model only vetoes, and only when it finds "refutes" more likely than the
             # other two answers together: its fitted cut-off (made for three-way verdicts) vetoed true
             # sentences of the labelled corpus pairs.

@@ -137,19 +137,23 @@ class SupportScorer:
         self.threshold = threshold
         self.insert_threshold = insert_threshold
         self._judge = judge
+        self.judge_problem = ""  # why the shipped judge could not be loaded, if it could not
         self._vectors: dict[str, np.ndarray] = {}
         self._windows: dict[tuple[str, bool], list[Window]] = {}
 
     def support_judge(self) -> SupportJudge | None:
-        """The entailment judge, loaded on first use; None when there is none (the scorer decides alone)."""
+        """The entailment judge, loaded on first use; None when there is none. When the shipped judge
+        cannot be loaded, ``judge_problem`` says why and verification marks citations "not checked"
+        rather than deciding by similarity (a similar sentence is not a supported one)."""
         if isinstance(self._judge, str):
             from engine.cite.judge import default_judge
             from engine.errors import ModelNotFoundError
 
             try:
-                self._judge = default_judge().gated(self.ranked_windows, self.threshold)
-            except ModelNotFoundError as exc:  # a damaged install: similarity alone, and say so
-                log.warning("%s Citations are checked by similarity only.", exc)
+                self._judge = default_judge()
+            except ModelNotFoundError as exc:
+                log.warning("%s Citations are shown as written, marked as not checked.", exc)
+                self.judge_problem = str(exc)
                 self._judge = None
         return self._judge
 

@@ -7,8 +7,9 @@ quote), ``partial`` keeps it and marks the sentence partially supported, ``contr
 it and lists the passage in ``AnswerSentence.contradictions`` (a source says the opposite),
 ``unsupported`` removes it. A citation-worthy sentence left without a citation gets the passage
 the judge finds ``supported`` (best score), and nothing otherwise. ``AnswerSentence.support`` is
-the sentence's verdict. Without a judge (``SupportScorer(judge=None)``) the similarity scorer's
-thresholds decide, as before.
+the sentence's verdict. When the shipped judge cannot be loaded, the model's citations are kept as
+written and marked ``unchecked``. Without a judge by choice (``SupportScorer(judge=None)``, for
+measurements) the similarity scorer's thresholds decide.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from engine.cite.support import SupportScorer, content_words
 from engine.progress import CancelToken
 from engine.types import AnswerSentence, Citation, PageRect, Reference
 
+UNCHECKED = "unchecked"  # no judge could be loaded: a citation shown as written, never called supported
 RectsFor = Callable[[str, int, int], tuple[PageRect, ...]]  # (passage id, start, end) -> boxes
 
 
@@ -41,6 +43,7 @@ class VerifyReport:
     unsupported: list[str] = field(default_factory=list)
     partial: int = 0  # sentences whose main clause is supported but not an added clause
     contradicted: int = 0  # citations removed because their passage says the opposite
+    unchecked: int = 0  # sentences left unjudged because the support judge could not be loaded
 
 
 def needs_citation(claim: str) -> bool:
@@ -67,6 +70,8 @@ def verify_sentence(sentence: str, sources: Mapping[int, Reference], scorer: Sup
     judge = scorer.support_judge()
     if judge is not None:
         return _judged_sentence(sentence, sources, judge, rects_for, insert, section, report)
+    if scorer.judge_problem:
+        return _unchecked_sentence(sentence, sources, scorer, rects_for, section, report)
     claim = strip_markers(sentence)
     worthy = needs_citation(claim)
     citations: list[Citation] = []
@@ -147,6 +152,30 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
     return AnswerSentence(text=_with_marker(claim, [c.n for c in citations]), citations=tuple(citations),
                           supported=bool(citations), section=section, needs_citation=True, support=support,
                           contradictions=tuple(contradictions))
+
+
+def _unchecked_sentence(sentence: str, sources: Mapping[int, Reference], scorer: SupportScorer, rects_for: RectsFor,
+                        section: int, report: VerifyReport) -> AnswerSentence:
+    """The sentence with the citations the model wrote (to passages it was given), each marked "not
+    checked": without the judge nothing is called supported. The quote is the passage's window most
+    similar to the sentence, so a click still lands near the cited text."""
+    claim = strip_markers(sentence)
+    worthy = needs_citation(claim)
+    if not worthy:
+        return AnswerSentence(text=claim.strip(), supported=True, section=section, needs_citation=False,
+                              support="supported")
+    citations: list[Citation] = []
+    for n in cited_numbers(sentence):
+        reference = sources.get(n)
+        if reference is None:
+            report.invented += 1
+            continue
+        match = scorer.best(claim, reference.text)
+        start, end = (match.start, match.end) if match is not None else (0, min(len(reference.text), 300))
+        citations.append(quote_citation(reference, start, end, 0.0, rects_for, verdict=UNCHECKED))
+    report.unchecked += 1
+    return AnswerSentence(text=_with_marker(claim, [c.n for c in citations]), citations=tuple(citations),
+                          supported=False, section=section, needs_citation=True, support=UNCHECKED)
 
 
 def _citation(reference: Reference, judgement: Judgement, rects_for: RectsFor, inserted: bool = False) -> Citation:

@@ -9,11 +9,14 @@ from engine.types import Answer, AnswerSentence, PaperReference, Reference
 
 Work = Reference | PaperReference  # anything with a title, authors, year and identifiers
 SUPPORTED, PARTIAL, UNSUPPORTED, CONTRADICTED = "supported", "partial", "unsupported", "contradicted"
-# What each verdict means, for tooltips and notes: the three levels a reader sees.
+UNCHECKED = "unchecked"
+# What each verdict means, for tooltips and notes. "Contradicted" (a source says the opposite) and
+# "not supported" (no source says it) are different warnings and always look different.
 SUPPORT_EXPLAINED = {
     PARTIAL: "Partly supported: the cited passages back only part of this sentence",
-    UNSUPPORTED: "Not supported: no cited passage backs this sentence; check it before relying on it",
-    CONTRADICTED: "Contradicted: a cited passage says the opposite",
+    UNSUPPORTED: "Not supported: no passage found says this; check it before relying on it",
+    CONTRADICTED: "Contradicted: a source says the opposite of this sentence",
+    UNCHECKED: "Not checked: the support judge could not be loaded, so this citation is the model's own, unverified",
 }
 
 
@@ -64,7 +67,7 @@ def support_level(sentence: AnswerSentence) -> str:
     if not sentence.needs_citation:
         return SUPPORTED
     verdict = getattr(sentence, "support", "")
-    if verdict in (PARTIAL, CONTRADICTED) or (verdict == UNSUPPORTED and not sentence.supported):
+    if verdict in (PARTIAL, CONTRADICTED, UNCHECKED) or (verdict == UNSUPPORTED and not sentence.supported):
         return str(verdict)
     return SUPPORTED if sentence.supported else UNSUPPORTED
 

@@ -12,6 +12,12 @@ from engine.cite.markers import find_markers
 from engine.render.common import SUPPORT_EXPLAINED, SUPPORTED, paper_line, paper_quotes, papers_of, support_level
 from engine.types import Answer, AnswerMode
 
+# Inline, so an exported file shows the levels apart without a stylesheet: partly supported amber,
+# not supported red, contradicted red and struck through, not checked grey.
+LEVEL_STYLES = {"partial": "background-color:#fff3cd", "unsupported": "background-color:#fde7e4",
+                "contradicted": "background-color:#fde7e4; text-decoration:line-through",
+                "unchecked": "background-color:#ececec; text-decoration:underline dotted"}
+
 
 def cite_url(n: int, sentence: int | None = None) -> str:
     return f"quire://cite/{n}" + (f"?s={sentence}" if sentence is not None else "")
@@ -51,9 +57,9 @@ def to_html(answer: Answer) -> str:
             out.append("<ul>" if digest else "<p>")
             open_block = "</ul>" if digest else "</p>"
         level = support_level(sentence)
-        # Three levels a reader can see: supported (plain), partly supported, not supported or contradicted.
         classes = "sentence" + ("" if level == SUPPORTED else f" {level}")
-        title = f' title="{html.escape(SUPPORT_EXPLAINED[level])}"' if level in SUPPORT_EXPLAINED else ""
+        title = (f' title="{html.escape(SUPPORT_EXPLAINED[level])}" style="{LEVEL_STYLES[level]}"'
+                 if level in SUPPORT_EXPLAINED else "")
         body = f'<span class="{classes}"{title}>{_sentence_html(sentence.text, index, known)}</span>'
         out.append(f"<li>{body}</li>" if answer.mode == AnswerMode.DIGEST else body + " ")
     if open_block:

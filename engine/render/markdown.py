@@ -15,6 +15,7 @@ from engine.cite.markers import MARKER, defuse_markers
 from engine.render.common import (
     CONTRADICTED,
     PARTIAL,
+    UNCHECKED,
     UNSUPPORTED,
     Work,
     byline,
@@ -101,7 +102,7 @@ def reference_markdown(reference: Reference) -> str:
 
 
 _FLAGS = {PARTIAL: " *(partly supported)*", UNSUPPORTED: " *(not supported)*",
-          CONTRADICTED: " *(contradicted by a cited passage)*"}
+          CONTRADICTED: " *(contradicted: a source says the opposite)*", UNCHECKED: " *(not checked)*"}
 
 
 def to_markdown(answer: Answer, quotes: bool = True) -> str:

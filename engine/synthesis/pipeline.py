@@ -226,6 +226,9 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     if outcome.cancelled:
         return cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),
                          sections=headings)
+    if scorer.judge_problem and options.mode == "auto":
+        return digest(f"The written answer cannot be checked ({scorer.judge_problem}), so Quire shows the "
+                      "evidence itself.", outcome.steps, lm.model_id)
     worthy = [s for s in sentences if s.needs_citation]
     supported = sum(s.supported for s in worthy)
     direct_held = any(s.supported and s.citations for s in sentences if s.section == 0)
@@ -240,6 +243,8 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
                       "the evidence itself.", outcome.steps, lm.model_id)
     sentences, headings = with_evidence(sentences, headings, direct, themes, given, rects_for)
     parts = [notice, outcome.trimmed and f"Note: {outcome.trimmed}."]
+    if report.unchecked:
+        parts.append(f"Citations are not checked ({scorer.judge_problem}); they are shown as the model wrote them.")
     if report.invented or report.dropped:
         parts.append(f"Verification removed {report.invented + report.dropped} citation(s) the sources do not back.")
     if report.unsupported:

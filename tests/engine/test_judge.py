@@ -1,6 +1,6 @@
 """The shipped support judge on real passages, and verification with it: keep, mark partial, remove, insert.
 
-The judge as Quire runs it: the trained model and the checks behind the packaged MiniLM's similarity gate.
+The judge as Quire runs it: the trained entailment model and the number / negation / direction checks.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def scorer() -> SupportScorer:
 
 def judge() -> SupportJudge:
     shipped = scorer().support_judge()
-    assert shipped is not None and shipped.ranker is not None
+    assert shipped is not None and shipped.similarity_floor is None  # entailment decides, not similarity
     return shipped
 
 
