@@ -146,7 +146,7 @@ def test_references_are_grouped_by_paper_in_markdown_html_bibtex_and_json() -> N
     assert "pp. 3, 6" in references and references.count("  > “Passage on page") == 3  # both SPECTER quotes kept
     assert "(p. 6)" in references
     assert "It beats every model \\[1\\]. *(partly supported)*" in markdown
-    assert "S2ORC is tiny \\[2\\]. *(contradicted by a cited passage)*" in markdown
+    assert "S2ORC is tiny \\[2\\]. *(contradicted: a source says the opposite)*" in markdown
     assert "SPECTER uses citations \\[1\\]." in markdown and "uses citations \\[1\\]. *(" not in markdown
 
     rendered = to_html(answer)
@@ -165,7 +165,8 @@ def test_references_are_grouped_by_paper_in_markdown_html_bibtex_and_json() -> N
 
 def bibtex_scan(text: str) -> list[dict[str, str]]:
     """Entries as BibTeX's own scanner reads them: a ``{...}`` value ends at the brace that balances
-    its opening one, every brace counted, a backslash before it or not (bibtexparser is kinder)."""
+    its opening one, a ``"..."`` value at the first quote outside braces, every brace counted, a
+    backslash before it or not (bibtexparser is kinder)."""
     entries: list[dict[str, str]] = []
     position = 0
     while (start := text.find("@", position)) != -1:
@@ -174,13 +175,19 @@ def bibtex_scan(text: str) -> list[dict[str, str]]:
         fields: dict[str, str] = {"ID": text[body_start:key_end]}
         position = key_end + 1
         while True:
-            match = re.compile(r"\s*(\w+)\s*=\s*\{").match(text, position)
+            match = re.compile(r"\s*(\w+)\s*=\s*([{\"])").match(text, position)
             if match is None:
                 break
-            depth, cursor = 1, match.end()
-            while depth:
-                depth += {"{": 1, "}": -1}.get(text[cursor], 0)
+            quoted = match.group(2) == '"'
+            depth, cursor = 0 if quoted else 1, match.end()
+            while True:
+                char = text[cursor]
                 cursor += 1
+                if quoted and char == '"' and depth == 0:
+                    break
+                depth += {"{": 1, "}": -1}.get(char, 0)
+                if not quoted and depth == 0:
+                    break
             fields[match.group(1)] = text[match.end():cursor - 1]
             position = cursor
             if text[position] == ",":
@@ -204,7 +211,7 @@ def test_stray_braces_in_a_title_cannot_end_a_bibtex_field_early() -> None:
     assert "fitting of" in scanned[0]["title"] and "models and" in scanned[0]["title"]
     parsed = bibtexparser.loads(bibtex)
     assert [entry["year"] for entry in parsed.entries] == ["2021", "2019"]
-    assert parsed.entries[0]["author"] == "Ann Author"
+    assert parsed.entries[0]["author"] in ("Ann Author", "Author, Ann")
 
 
 @pytest.mark.parametrize("payload", ['=2+5+cmd|"/C calc"!A0', "@SUM(1)+cmd|' /C calc'!A0", "+1+1", "-2+3",

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from fixtures.models import minilm
 
-from engine.cite.judge import VERDICTS, PairModel, SupportJudge, default_judge
+from engine.cite.judge import VERDICTS, PairModel, SupportJudge, default_judge, default_judge_folder
 from engine.cite.support import SupportScorer
 from engine.cite.verify import VerifyReport, verify_sentence, verify_text
-from engine.errors import ModelNotFoundError
+from engine.errors import ModelFileError, ModelNotFoundError
 from engine.progress import CancelToken
 from engine.types import Reference
 
@@ -144,3 +144,43 @@ def test_cancelling_stops_verification_and_keeps_what_was_checked() -> None:
     assert verify_text(text, sources(), scorer(), cancel=token) == []
     partly = verify_text(text, sources(), scorer(), cancel=_CancelAfter(3))  # batches judged, one sentence
     assert len(partly) == 1 and partly[0].citations and partly[0].citations[0].n == 2
+
+
+def test_a_damaged_model_file_is_named_with_how_to_rebuild_it(tmp_path: Path) -> None:
+    for name in ("tokenizer.json", "judge.json"):
+        (tmp_path / name).write_bytes((default_judge_folder() / name).read_bytes())
+    (tmp_path / "model.int8.onnx").write_bytes(b"\x08\x07not an onnx graph" * 100)
+    with pytest.raises(ModelFileError, match="train_judge") as raised:
+        PairModel(tmp_path)
+    assert raised.value.path == str(tmp_path / "model.int8.onnx")
+
+
+def test_without_a_loadable_judge_citations_are_kept_as_not_checked(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken install never turns into "supported": the model's citations stay, marked unchecked."""
+    monkeypatch.setattr("engine.cite.judge.default_judge_folder", lambda: tmp_path)  # an empty folder
+    monkeypatch.setattr("engine.cite.judge._default", None)
+    unjudged = SupportScorer(minilm())
+    report = VerifyReport()
+    cited, invented = verify_text(f"{TRUE[:-1]} [1]. Quantum dots emit single photons at cryogenic temperatures [7].",
+                                  sources(), unjudged, report=report)
+    assert "missing" in unjudged.judge_problem and "train_judge" in unjudged.judge_problem
+    assert cited.support == "unchecked" and not cited.supported and [c.n for c in cited.citations] == [1]
+    assert cited.citations[0].verdict == "unchecked" and cited.citations[0].quote in SPECTER
+    assert invented.citations == () and invented.support == "unchecked" and report.invented == 1
+    assert report.unchecked == 2
+
+
+@pytest.mark.parametrize("evidence", ["SPECTER: Document-level Representation Learning using Citation-informed "
+                                      "Transformers", "1 Introduction", "   "])
+def test_evidence_that_is_only_a_title_or_empty_supports_nothing(evidence: str) -> None:
+    assert judge().judge_evidence(TRUE, evidence).verdict != "supported"
+
+
+def test_a_sentence_its_citation_does_not_support_gets_the_passage_that_does() -> None:
+    """Repair, not only removal: S2ORC's sentence cited to SPECTER's passage is moved to S2ORC's."""
+    report = VerifyReport()
+    sentence = verify_sentence("S2ORC contains structured full text for 8.1M open access papers [1].", sources(),
+                               scorer(), report=report)
+    assert [c.n for c in sentence.citations] == [2] and sentence.citations[0].inserted
+    assert sentence.support == "supported" and report.dropped == 1 and report.inserted == 1

@@ -62,7 +62,7 @@ def test_paper_and_model_text_with_markup_is_shown_literally() -> None:
 
 def test_unsupported_sentences_are_marked_and_explained() -> None:
     markup = answer_html(_answer())
-    assert markup.count('title="Not supported: no cited passage backs this sentence') == 1
+    assert markup.count('title="Not supported: no passage found says this') == 1
     assert "Marked sentences" in markup and "not supported" in markup
 
 
