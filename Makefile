@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-.PHONY: setup demo app test lint bench
+.PHONY: setup demo app test test-fast lint bench
 setup: $(STAMP)
 
 demo: $(STAMP)  ## ingest the bundled papers headless, show what was extracted, answer a question
@@ -25,6 +25,12 @@ test: $(STAMP)  ## ruff, mypy, the import contracts (pyproject.toml), then the w
 	$(VENV)/bin/mypy engine ui desktop
 	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/python -m pytest -q
+
+test-fast: $(STAMP)  ## the quick loop while working: lint, types, contracts, every test not marked slow (~5 min)
+	$(VENV)/bin/ruff check engine ui desktop tests benchmarks scripts
+	$(VENV)/bin/mypy engine ui desktop
+	$(VENV)/bin/lint-imports
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/python -m pytest -q -m "not slow"
 
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/ingest.py

@@ -209,7 +209,14 @@ def litqa_row(engine: Engine, question: dict[str, Any], names: dict[str, str], m
 def litqa_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = max(1, len(rows))
     sections = sum(r["sections"] for r in rows)
+    written: dict[str, int] = {}  # the judge's verdicts on the sentences of the answers the writer wrote
+    for row in rows:
+        if row["mode"] == "written":
+            for verdict, count in row["verdicts"].items():
+                written[verdict] = written.get(verdict, 0) + count
     return {"questions": len(rows),
+            "written_sentences_by_verdict": written,
+            "written_sentences_supported": round(written.get("supported", 0) / max(1, sum(written.values())), 3),
             "key_passage_cited": round(sum(r["key_passage_cited"] for r in rows) / n, 3),
             "ideal_in_first_400": round(sum(r["ideal_in_first_400"] for r in rows) / n, 3),
             "ideal_anywhere": round(sum(r["ideal_anywhere"] for r in rows) / n, 3),
