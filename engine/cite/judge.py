@@ -163,12 +163,9 @@ class SupportJudge:
         self._cache_lock = threading.Lock()
 
     def gated(self, ranker: Ranker, similarity_floor: float) -> SupportJudge:
-        """This judge's model and thresholds with the similarity gate on (a judge of its own, own cache)."""
+        """This judge's model and thresholds with the similarity gate on (a judge of its own, own cache):
+        how the previous, weaker judge ran, kept so benchmarks/verify.py can measure against it."""
         return SupportJudge(self.model, self.thresholds, self.windows_per_passage, ranker, similarity_floor)
-
-    def ranked(self, ranker: Ranker) -> SupportJudge:
-        """This judge reading the windows ``ranker`` finds most similar to the claim (no gate)."""
-        return SupportJudge(self.model, self.thresholds, self.windows_per_passage, ranker, None)
 
     def judge(self, claim: str, passage: str) -> Judgement:
         """The verdict on ``claim`` against one passage."""

@@ -51,6 +51,24 @@ def test_html_escapes_all_paper_text_and_links_citations() -> None:
     assert 'class="sentence unsupported"' in rendered
 
 
+def test_contradicted_unsupported_and_unchecked_sentences_look_different_and_say_why() -> None:
+    """A source saying the opposite is not the same warning as no source saying it."""
+    base = sample()
+    marked = (replace(base.sentences[2], support="contradicted"),
+              replace(base.sentences[2], text="Dragons read it.", support="unsupported"),
+              replace(base.sentences[2], text="Elves cite it [1].", support="unchecked"))
+    answer = replace(base, sentences=(*base.sentences[:2], *marked))
+    html, markdown = to_html(answer), to_markdown(answer)
+    spans = [line for line in html.split("<span ")[1:] if 'class="sentence ' in line]
+    styles = {span.split('class="sentence ')[1].split('"')[0]: span.split('style="')[1].split('"')[0]
+              for span in spans}
+    assert len({styles["contradicted"], styles["unsupported"], styles["unchecked"]}) == 3
+    assert 'title="Contradicted: a source says the opposite' in html
+    assert 'title="Not supported: no passage found says this' in html and 'title="Not checked:' in html
+    assert "*(contradicted: a source says the opposite)*" in markdown and "*(not supported)*" in markdown
+    assert "*(not checked)*" in markdown
+
+
 def test_markdown_lists_references_with_pages_and_flags_unsupported() -> None:
     rendered = to_markdown(sample())
     assert ("- \\[1\\] Cohan et al. 2020, *SPECTER*. p. 2. "
