@@ -63,6 +63,7 @@ from engine.errors import EngineError  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 GOLD = ("Supports", "Refutes", "Neutral")
+PRECISION_TARGET = 0.9  # held-out share of "supported" verdicts that are right, which fixes the threshold
 OLD_JUDGE = "bfe3cab"  # the last commit with the judge trained on 2,400 pairs, four layers frozen
 VERDICT_CLASS = {"supported": "Supports", "contradicted": "Refutes", "partial": "Neutral", "unsupported": "Neutral"}
 
@@ -190,30 +191,39 @@ def held_out_pairs(data: Path) -> list[dict[str, Any]]:
 def fit(model_dir: Path, data: Path) -> dict[str, Any]:
     """Choose the thresholds on held-out training-side pairs only; write them into judge.json.
 
-    One threshold each for "supports" and "refutes", maximising the mean over the three-way sources
-    of their balanced accuracy (each source weighs the same: the Wikipedia sets are large, the
-    scientific ones small). FEVER is left out: its two-way pairs say nothing about "refutes"."""
+    ``supported`` is the lowest P(supports) at which "supported" is right at least
+    ``PRECISION_TARGET`` of the time, averaged over the three-way sources (each source weighs the
+    same: the Wikipedia sets are large, the scientific ones small): a kept citation must be right,
+    and a dropped one costs less than a wrong one. ``contradicted`` then maximises their mean
+    balanced accuracy. FEVER is left out: its two-way pairs say nothing about "refutes"."""
     rows = [r for r in held_out_pairs(data) if r["source"] != "fever"]
     probs = PairModel(model_dir).probabilities([(r["claim"], r["evidence"]) for r in rows])
     labels = np.array([("supports", "refutes", "neutral").index(r["label"]) for r in rows])
     sources = np.array([r["source"] for r in rows])
+    names = sorted(set(sources))
     candidates = np.round(np.arange(0.2, 0.96, 0.025), 3)
-    best: tuple[float, float, float] = (-1.0, 0.5, 0.5)
-    for t_support in candidates:
-        for t_refute in candidates:
-            score = float(np.mean([_balanced(probs[sources == s], labels[sources == s], t_support, t_refute)
-                                   for s in sorted(set(sources))]))
-            if score > best[0]:
-                best = (score, float(t_support), float(t_refute))
-    thresholds = {"supported": best[1], "contradicted": best[2]}
+
+    def precision(t_support: float) -> float:
+        shares = []
+        for name in names:
+            kept = (sources == name) & (probs[:, 0] >= t_support) & (probs[:, 0] >= probs[:, 1])
+            shares.append(float((labels[kept] == SUPPORTS).mean()) if kept.any() else 1.0)
+        return float(np.mean(shares))
+
+    t_support = float(next((t for t in candidates if precision(t) >= PRECISION_TARGET), candidates[-1]))
+    scores = {float(t): float(np.mean([_balanced(probs[sources == s], labels[sources == s], t_support, t)
+                                       for s in names])) for t in candidates}
+    t_refute = max(scores, key=lambda t: scores[t])
+    thresholds = {"supported": t_support, "contradicted": t_refute}
     meta_file = model_dir / "judge.json"
     meta = json.loads(meta_file.read_text(encoding="utf-8"))
     meta["thresholds"] = thresholds
     meta["thresholds_fitted_on"] = dict(sorted(Counter(str(s) for s in sources).items()))
-    meta["thresholds_held_out_balanced_accuracy"] = round(best[0], 3)
+    meta["thresholds_held_out_precision_of_supported"] = round(precision(t_support), 3)
+    meta["thresholds_held_out_balanced_accuracy"] = round(scores[t_refute], 3)
     meta_file.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    return {"thresholds": thresholds, "mean_balanced_accuracy": round(best[0], 3),
-            "pairs": meta["thresholds_fitted_on"]}
+    return {"thresholds": thresholds, "precision_of_supported": round(precision(t_support), 3),
+            "mean_balanced_accuracy": round(scores[t_refute], 3), "pairs": meta["thresholds_fitted_on"]}
 
 
 def _auc(positive: list[float], negative: list[float]) -> float:

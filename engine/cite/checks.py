@@ -14,7 +14,10 @@ the window disagree, else None:
 - a direction word in the claim (increase, higher, improves, outperforms, ...) whose opposite the
   window uses, while the window never uses the claim's word, is a direction clash;
 - a clause the claim adds after its main one (", which shows ...", "; moreover ...") must be in the
-  window too: when most of its content words are not, the window supports at most the main clause.
+  window too: when most of its content words are not, the window supports at most the main clause;
+- every item of a list the claim gives ("fever, cough, shortness of breath, and fatigue") must be
+  named in the window: a passage on the topic that names none of the items does not support the
+  list (a small model reads such a claim as supported by any passage about its subject).
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ ADDED_CLAUSE_COVERAGE = 0.5
 
 @dataclass(frozen=True)
 class CheckResult:
-    """Why a window cannot support a claim: ``kind`` is "number", "negation", "direction" or "added"."""
+    """Why a window cannot support a claim: ``kind`` is "number", "negation", "direction", "added" or "list"."""
 
     kind: str
     reason: str
@@ -233,6 +236,28 @@ def unstated_addition(claim: str, window: str) -> bool:
     return len(added & content_words(window)) < ADDED_CLAUSE_COVERAGE * len(added)
 
 
+# A list of three or more short items: "A, B, C(,) and/or D" (items of one to four words).
+_ITEM = r"[^\W\d_][\w+\-/']*(?:\s+[\w+\-/']+){0,3}"
+_LIST = re.compile(rf"(?P<items>{_ITEM}(?:,\s*{_ITEM}){{1,}},?\s+(?:and|or)\s+{_ITEM})", re.UNICODE)
+
+
+def list_items(claim: str) -> list[str]:
+    """The items of the first list of three or more in ``claim`` (empty when it has none)."""
+    match = _LIST.search(strip_markers(claim))
+    if match is None:
+        return []
+    parts = re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", match.group("items"))
+    return [part.strip() for part in parts if part.strip()]
+
+
+def unnamed_items(claim: str, window: str) -> list[str]:
+    """Items of the claim's list with none of their content words in the window. The first item is
+    left out: the list pattern cannot tell where it starts ("include fever" takes "include" along)."""
+    items = list_items(claim)[1:]
+    window_words = content_words(window)
+    return [item for item in items if content_words(item) and not content_words(item) & window_words]
+
+
 def check(claim: str, window: str) -> CheckResult | None:
     """The first disagreement between a claim and a window, or None when the checks find none."""
     missing = missing_numbers(claim, window)
@@ -253,4 +278,7 @@ def check(claim: str, window: str) -> CheckResult | None:
     if unstated_addition(claim, window):
         return CheckResult("added", "the passage does not state what the claim adds after its first clause",
                            contradicts=False)
+    unnamed = unnamed_items(claim, window)
+    if unnamed:
+        return CheckResult("list", f"the passage does not name {', '.join(unnamed[:3])}", contradicts=False)
     return None

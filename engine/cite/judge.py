@@ -36,6 +36,7 @@ VERDICTS = ("supported", "partial", "unsupported", "contradicted")
 _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
 WINDOWS_PER_PASSAGE = 3  # judged windows of a passage, chosen by word overlap (the rest rarely win)
 WHOLE_EVIDENCE_CHARS = 700  # evidence this short is also judged as a whole
+MIN_WINDOW_WORDS = 3  # content words a window needs before the model is asked about it
 CACHE_SIZE = 4096
 VETO = 0.5  # P(refutes) at which the model vetoes a window the similarity gate lets through
 
@@ -224,12 +225,16 @@ class SupportJudge:
 
     def _windows(self, claim: str, passage: str, whole: bool) -> list[_Window]:
         """The passage's sentence windows that share most words with the claim (and the whole when asked)."""
-        candidates = [_Window(0, w.start, w.end, w.text) for w in quote_windows(passage)]
+        # A window too short to state anything (a figure label "A", a heading) supports nothing.
+        candidates = [_Window(0, w.start, w.end, w.text) for w in quote_windows(passage)
+                      if len(content_words(w.text)) >= MIN_WINDOW_WORDS]
         stripped = passage.strip()
-        if whole and stripped and len(stripped) <= WHOLE_EVIDENCE_CHARS:
+        if len(content_words(stripped)) < MIN_WINDOW_WORDS:
+            return []  # nothing here can state a claim: judged unsupported without asking the model
+        if whole and len(stripped) <= WHOLE_EVIDENCE_CHARS:
             start = passage.index(stripped)
             candidates.append(_Window(0, start, start + len(stripped), stripped))
-        if not candidates and stripped:  # a passage with no prose-like sentence: judge its start
+        if not candidates:  # a passage with no prose-like sentence: judge its start
             start = passage.index(stripped)
             end = start + min(len(stripped), WHOLE_EVIDENCE_CHARS)
             candidates.append(_Window(0, start, end, passage[start:end]))

@@ -7,6 +7,7 @@ import pytest
 from engine.cite.checks import (
     check,
     direction_clash,
+    list_items,
     main_clause,
     misplaced_numbers,
     missing_numbers,
@@ -83,6 +84,20 @@ def test_direction_words_must_agree() -> None:
     assert direction_clash("Pruning reduces latency.", "Pruning increases latency on GPUs.")
     assert not direction_clash("Pruning reduces latency.", "Pruning reduced the latency on GPUs.")
     assert not direction_clash("A gives higher recall.", "A gives higher recall but lower precision.")
+
+
+def test_every_item_of_a_listed_claim_must_be_named() -> None:
+    """A writer's invented list on the passage's topic: the passage names none of the symptoms."""
+    claim = ("The symptoms of COVID-19 associated with the highest levels of KIR+ CD8+ T cells include fever, "
+             "cough, shortness of breath, and fatigue [1].")
+    window = ("Elevated levels of KIR+CD8+ T cells were observed in COVID-19 patients and correlated with "
+              "vasculitis.")
+    assert list_items(claim)[1:] == ["cough", "shortness of breath", "fatigue"]
+    result = check(claim, window)
+    assert result is not None and result.kind == "list" and "cough" in result.reason
+    stated = "The models compared were BERT, RoBERTa and SciBERT."
+    assert check(stated, "We compare three encoders: BERT, RoBERTa and SciBERT, on SciDocs.") is None
+    assert list_items("SPECTER is pretrained on the citation graph.") == []
 
 
 def test_main_clause_splits_an_added_clause() -> None:
