@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -29,6 +29,7 @@ import numpy as np
 
 from engine.cite.checks import check, main_clause
 from engine.cite.markers import strip_markers
+from engine.cite.readings import abbreviations, second_reading
 from engine.cite.support import content_words, overlap, quote_windows
 from engine.errors import ModelFileError, ModelNotFoundError
 
@@ -158,9 +159,9 @@ class SupportJudge:
         self.windows_per_passage = windows_per_passage
         self.ranker = ranker
         self.similarity_floor = similarity_floor
-        # Verdicts by (claim, passage, whole): verification judges a text's sentences in one batch first,
+        # Verdicts by (claim, passage, whole, aliases): verification judges a text's sentences in one batch first,
         # then asks sentence by sentence. Bounded: cleared when it grows past CACHE_SIZE.
-        self._cache: dict[tuple[str, str, bool], Judgement] = {}
+        self._cache: dict[tuple[str, str, bool, int], Judgement] = {}
         self._cache_lock = threading.Lock()
 
     def gated(self, ranker: Ranker, similarity_floor: float) -> SupportJudge:
@@ -180,14 +181,18 @@ class SupportJudge:
         """The verdict on ``claim`` against each passage, all windows judged in one batch."""
         return self.judge_many([(claim, passage) for passage in passages], whole)
 
-    def judge_many(self, items: Sequence[tuple[str, str]], whole: bool = False) -> list[Judgement]:
-        """Verdicts for many (claim, passage) items; every window of every item goes in one batch."""
-        keys = [(claim, passage, whole) for claim, passage in items]
+    def judge_many(self, items: Sequence[tuple[str, str]], whole: bool = False,
+                   aliases: Mapping[str, str] | None = None) -> list[Judgement]:
+        """Verdicts for many (claim, passage) items; every window of every item goes in one batch.
+        ``aliases`` ({long form: abbreviation}, e.g. from all of an answer's sources) let a claim be
+        read in its sources' words; without them each passage's own definitions are used."""
+        signature = hash(tuple(sorted(aliases.items()))) if aliases else 0
+        keys = [(claim, passage, whole, signature) for claim, passage in items]
         with self._cache_lock:
             known = {key: self._cache[key] for key in keys if key in self._cache}
         missing = list(dict.fromkeys(key for key in keys if key not in known))
         if missing:
-            fresh = self._judge_uncached([(claim, passage) for claim, passage, _ in missing], whole)
+            fresh = self._judge_uncached([(claim, passage) for claim, passage, _, _ in missing], whole, aliases)
             with self._cache_lock:
                 if len(self._cache) > CACHE_SIZE:
                     self._cache.clear()
@@ -195,9 +200,13 @@ class SupportJudge:
             known.update(zip(missing, fresh, strict=True))
         return [known[key] for key in keys]
 
-    def _judge_uncached(self, items: Sequence[tuple[str, str]], whole: bool) -> list[Judgement]:
+    def _judge_uncached(self, items: Sequence[tuple[str, str]], whole: bool,
+                        aliases: Mapping[str, str] | None = None) -> list[Judgement]:
         claims = [" ".join(strip_markers(claim).split()) for claim, _ in items]
         heads = [main_clause(claim) for claim in claims]
+        # The claim in its sources' words (engine/cite/readings.py); not behind the similarity gate.
+        readings = [second_reading(claim, aliases if aliases is not None else abbreviations([passage]))
+                    if self.similarity_floor is None else "" for claim, (_, passage) in zip(claims, items, strict=True)]
         windows = [self._windows(claim, passage, whole) for claim, (_, passage) in zip(claims, items, strict=True)]
         if self.ranker is not None and self.similarity_floor is not None:
             for head, item_windows, (_, passage) in zip(heads, windows, items, strict=True):
@@ -207,20 +216,23 @@ class SupportJudge:
                         window.head_similarity = scores.get((window.start, window.end),
                                                             max(scores.values(), default=0.0))
         pairs: list[tuple[str, str]] = []
-        for claim, head, item_windows in zip(claims, heads, windows, strict=True):
-            pairs.extend((claim, w.text) for w in item_windows)
-            if head:
-                pairs.extend((head, w.text) for w in item_windows)
+        for claim, head, reading, item_windows in zip(claims, heads, readings, windows, strict=True):
+            for text in (claim, head, reading):
+                if text:
+                    pairs.extend((text, w.text) for w in item_windows)
         probabilities = self.model.probabilities(pairs)
         row = 0
         results = []
-        for claim, head, item_windows in zip(claims, heads, windows, strict=True):
+        for claim, head, reading, item_windows in zip(claims, heads, readings, windows, strict=True):
             count = len(item_windows)
+            blocks = {}
+            for name, text in (("claim", claim), ("head", head), ("reading", reading)):
+                if text:
+                    blocks[name] = probabilities[row:row + count]
+                    row += count
             for offset, window in enumerate(item_windows):
-                window.probs = probabilities[row + offset]
-            head_probs = probabilities[row + count: row + 2 * count] if head else None
-            row += 2 * count if head else count
-            results.append(self._decide(claim, head, item_windows, head_probs))
+                window.probs = blocks["claim"][offset]
+            results.append(self._decide(claim, head, item_windows, blocks.get("head"), reading, blocks.get("reading")))
         return results
 
     def _windows(self, claim: str, passage: str, whole: bool) -> list[_Window]:
@@ -257,12 +269,17 @@ class SupportJudge:
                 break
         return chosen
 
-    def _decide(self, claim: str, head: str, windows: list[_Window], head_probs: np.ndarray | None) -> Judgement:
+    def _decide(self, claim: str, head: str, windows: list[_Window], head_probs: np.ndarray | None,
+                reading: str = "", reading_probs: np.ndarray | None = None) -> Judgement:
         if not windows:
             return Judgement("unsupported", 0.0, 0.0, 0, 0, "", "the passage has no text to judge")
         best: Judgement | None = None
         for index, window in enumerate(windows):
             verdict = self._window_verdict(claim, window.text, window.probs, window.similarity)
+            if verdict[0] != "supported" and reading_probs is not None:
+                read = self._window_verdict(reading, window.text, reading_probs[index])
+                if read[0] == "supported":
+                    verdict = read
             if verdict[0] == "unsupported" and head_probs is not None:
                 head_verdict = self._window_verdict(head, window.text, head_probs[index], window.head_similarity)
                 if head_verdict[0] == "supported":

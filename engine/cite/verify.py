@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from engine.cite.judge import Judgement, SupportJudge
 from engine.cite.markers import cited_numbers, format_marker, strip_markers
+from engine.cite.readings import abbreviations
 from engine.cite.sentences import Span, split_spans
 from engine.cite.support import SupportScorer, content_words
 from engine.progress import CancelToken
@@ -118,7 +119,8 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
             report.invented += 1
         else:
             cited.append(reference)
-    judged = judge.judge_passages(claim, [r.text for r in cited])
+    aliases = abbreviations(r.text for r in sources.values())  # "cA4" for "cyclic tetra-adenylate"
+    judged = judge.judge_many([(claim, r.text) for r in cited], aliases=aliases)
     citations: list[Citation] = []
     contradictions: list[Citation] = []
     for reference, judgement in zip(cited, judged, strict=True):
@@ -132,7 +134,8 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
     if not any(c.verdict == "supported" for c in citations) and insert and sources:
         others = [r for r in sources.values() if r.passage_id not in {c.passage_id for c in citations}]
         best: tuple[Judgement, Reference] | None = None
-        for reference, judgement in zip(others, judge.judge_passages(claim, [r.text for r in others]), strict=True):
+        others_judged = judge.judge_many([(claim, r.text) for r in others], aliases=aliases)
+        for reference, judgement in zip(others, others_judged, strict=True):
             if judgement.verdict == "supported" and (best is None or judgement.score > best[0].score):
                 best = (judgement, reference)
             elif judgement.verdict == "contradicted" and reference.passage_id not in {
@@ -214,16 +217,17 @@ def _prefetch(text: str, spans: list[Span], sources: Mapping[int, Reference], ju
     the other passages), so that the sentence-by-sentence pass below finds every verdict cached."""
     claims = [strip_markers(text[span.start:span.end]) for span in spans]
     cited = [[sources[n] for n in cited_numbers(text[span.start:span.end]) if n in sources] for span in spans]
+    aliases = abbreviations(r.text for r in sources.values())
     first = [(claim, ref.text) for claim, refs in zip(claims, cited, strict=True) if needs_citation(claim)
              for ref in refs]
-    verdicts = dict(zip(first, judge.judge_many(first), strict=True))
+    verdicts = dict(zip(first, judge.judge_many(first, aliases=aliases), strict=True))
     if not insert or stopped():
         return
     second: list[tuple[str, str]] = []
     for claim, refs in zip(claims, cited, strict=True):
         if needs_citation(claim) and not any(verdicts[(claim, ref.text)].supports for ref in refs):
             second.extend((claim, ref.text) for ref in sources.values() if ref not in refs)
-    judge.judge_many(second)
+    judge.judge_many(second, aliases=aliases)
 
 
 def _with_marker(claim: str, numbers: list[int]) -> str:

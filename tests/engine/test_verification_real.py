@@ -51,7 +51,7 @@ def test_a_stated_sentence_keeps_a_citation_to_its_passage_and_an_invented_one_d
     if not pdf.is_file():
         pytest.skip(f"the LitQA2 dev papers are not here ({pdf.parent})")
     with Engine(home=tmp_path / "home") as engine:
-        engine.add_documents([pdf])
+        list(engine.add_documents([pdf]))  # a generator of per-file outcomes
         hits = engine.search(paper[1], k=8, source="library", rewrite=False)
     sources = {n: Reference(n, h.passage_id, h.doc_id, h.source, h.title, h.text, page=h.page)
                for n, h in enumerate(hits, start=1)}
