@@ -376,8 +376,11 @@ def _title(info: dict[str, str], xmp: XmpFields, page_dict: dict[str, Any], page
         title = ""
     title = " ".join(title.split())[:MAX_TITLE_CHARS]
     if title and printed.mostly_capitals(title):
-        acronyms = {word for word in re.findall(r"\b[A-Z][A-Z0-9]{1,7}s?\b", page_text) if not word.isdigit()}
-        acronyms -= {word for word in title.split() if page_text.count(word) <= 1}
+        # A word is an acronym when the page prints it in capitals outside the title too.
+        in_title = re.findall(r"\b[A-Z][A-Z0-9]{1,7}s?\b", title)
+        on_page = re.findall(r"\b[A-Z][A-Z0-9]{1,7}s?\b", page_text)
+        acronyms = {word for word in set(on_page) if not word.isdigit()
+                    and on_page.count(word) > in_title.count(word) * max(1, page_text.count(title) or 1)}
         title = printed.titlecase_caps(title, acronyms)
     if title:
         origins["title"] = origin

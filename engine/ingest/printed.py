@@ -144,10 +144,10 @@ def titlecase_caps(title: str, acronyms: set[str]) -> str:
         cased = []
         for part in parts:
             core = part.strip(".,:;()")
-            if core in acronyms or any(ch.isdigit() for ch in core):
-                cased.append(part)
-            elif position and part.lower() in small:
+            if position and part.lower() in small:  # "AS", "IN" in a capitals title are words, not acronyms
                 cased.append(part.lower())
+            elif core in acronyms or any(ch.isdigit() for ch in core):
+                cased.append(part)
             else:
                 cased.append(part[:1] + part[1:].lower())
         out.append("".join(cased))
