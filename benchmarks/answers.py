@@ -198,7 +198,7 @@ def litqa_row(engine: Engine, question: dict[str, Any], names: dict[str, str], m
             sections.setdefault(sentence.section, set()).add(names.get(answer.passage(citation.passage_id).doc_id, ""))
     off_topic = sum(question["pdf"] not in files for files in sections.values())
     return {"index": question["index"], "question": question["question"], "ideal": question["ideal"],
-            "mode": answer.mode.value, "key_passage_cited": key_cited,
+            "mode": answer.mode.value, "notice": answer.notice, "key_passage_cited": key_cited,
             "ideal_in_first_400": stated(question["ideal"], answer.text[:400]),
             "ideal_anywhere": stated(question["ideal"], answer.text), "sections": len(sections),
             "sections_not_addressing": off_topic, "seconds": round(seconds, 1), "verdicts": verdicts(answer),
