@@ -65,12 +65,15 @@ def quote_citation(reference: Reference, start: int, end: int, score: float, rec
 
 def verify_sentence(sentence: str, sources: Mapping[int, Reference], scorer: SupportScorer,
                     rects_for: RectsFor = no_rects, insert: bool = True, section: int = 0,
-                    report: VerifyReport | None = None) -> AnswerSentence:
-    """Check one sentence's citations; return it with only supported, verified citations."""
+                    report: VerifyReport | None = None, aliases: Mapping[str, str] | None = None) -> AnswerSentence:
+    """Check one sentence's citations; return it with only supported, verified citations. ``aliases``
+    are the abbreviations the sources define (computed from ``sources`` when not given)."""
     report = report if report is not None else VerifyReport()
     judge = scorer.support_judge()
     if judge is not None:
-        return _judged_sentence(sentence, sources, judge, rects_for, insert, section, report)
+        if aliases is None:
+            aliases = abbreviations(r.text for r in sources.values())
+        return _judged_sentence(sentence, sources, judge, rects_for, insert, section, report, aliases)
     if scorer.judge_problem:
         return _unchecked_sentence(sentence, sources, scorer, rects_for, section, report)
     claim = strip_markers(sentence)
@@ -104,14 +107,8 @@ def verify_sentence(sentence: str, sources: Mapping[int, Reference], scorer: Sup
                           needs_citation=worthy, support="supported" if supported else "unsupported")
 
 
-def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: SupportJudge, rects_for: RectsFor,
-                     insert: bool, section: int, report: VerifyReport) -> AnswerSentence:
-    """verify_sentence with the support judge deciding (see the module docstring)."""
-    claim = strip_markers(sentence)
-    worthy = needs_citation(claim)
-    if not worthy:
-        return AnswerSentence(text=claim.strip(), supported=True, section=section, needs_citation=False,
-                              support="supported")
+def _cited(sentence: str, sources: Mapping[int, Reference], report: VerifyReport) -> list[Reference]:
+    """The passages the sentence's markers name; a number naming no passage given counts as invented."""
     cited: list[Reference] = []
     for n in cited_numbers(sentence):
         reference = sources.get(n)
@@ -119,7 +116,22 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
             report.invented += 1
         else:
             cited.append(reference)
-    aliases = abbreviations(r.text for r in sources.values())  # "cA4" for "cyclic tetra-adenylate"
+    return cited
+
+
+def _needs_no_citation(claim: str, section: int) -> AnswerSentence:
+    return AnswerSentence(text=claim.strip(), supported=True, section=section, needs_citation=False,
+                          support="supported")
+
+
+def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: SupportJudge, rects_for: RectsFor,
+                     insert: bool, section: int, report: VerifyReport,
+                     aliases: Mapping[str, str]) -> AnswerSentence:
+    """verify_sentence with the support judge deciding (see the module docstring)."""
+    claim = strip_markers(sentence)
+    if not needs_citation(claim):
+        return _needs_no_citation(claim, section)
+    cited = _cited(sentence, sources, report)
     judged = judge.judge_many([(claim, r.text) for r in cited], aliases=aliases)
     citations: list[Citation] = []
     contradictions: list[Citation] = []
@@ -163,16 +175,10 @@ def _unchecked_sentence(sentence: str, sources: Mapping[int, Reference], scorer:
     checked": without the judge nothing is called supported. The quote is the passage's window most
     similar to the sentence, so a click still lands near the cited text."""
     claim = strip_markers(sentence)
-    worthy = needs_citation(claim)
-    if not worthy:
-        return AnswerSentence(text=claim.strip(), supported=True, section=section, needs_citation=False,
-                              support="supported")
+    if not needs_citation(claim):
+        return _needs_no_citation(claim, section)
     citations: list[Citation] = []
-    for n in cited_numbers(sentence):
-        reference = sources.get(n)
-        if reference is None:
-            report.invented += 1
-            continue
+    for reference in _cited(sentence, sources, report):
         match = scorer.best(claim, reference.text)
         start, end = (match.start, match.end) if match is not None else (0, min(len(reference.text), 300))
         citations.append(quote_citation(reference, start, end, 0.0, rects_for, verdict=UNCHECKED))
@@ -200,24 +206,24 @@ def verify_text(text: str, sources: Mapping[int, Reference], scorer: SupportScor
     def stopped() -> bool:
         return cancel is not None and cancel.cancelled
 
+    aliases = abbreviations(r.text for r in sources.values()) if judge is not None else {}
     if judge is not None and not stopped():
-        _prefetch(text, spans, sources, judge, insert, stopped)
+        _prefetch(text, spans, sources, judge, insert, stopped, aliases)
     verified: list[AnswerSentence] = []
     for span in spans:
         if stopped():
             break
         verified.append(verify_sentence(text[span.start:span.end], sources, scorer, rects_for, insert, section,
-                                        report))
+                                        report, aliases))
     return verified
 
 
 def _prefetch(text: str, spans: list[Span], sources: Mapping[int, Reference], judge: SupportJudge,
-              insert: bool, stopped: Callable[[], bool]) -> None:
+              insert: bool, stopped: Callable[[], bool], aliases: Mapping[str, str]) -> None:
     """Judge the whole text in two batches (cited passages; then, for sentences none of them supports,
     the other passages), so that the sentence-by-sentence pass below finds every verdict cached."""
     claims = [strip_markers(text[span.start:span.end]) for span in spans]
     cited = [[sources[n] for n in cited_numbers(text[span.start:span.end]) if n in sources] for span in spans]
-    aliases = abbreviations(r.text for r in sources.values())
     first = [(claim, ref.text) for claim, refs in zip(claims, cited, strict=True) if needs_citation(claim)
              for ref in refs]
     verdicts = dict(zip(first, judge.judge_many(first, aliases=aliases), strict=True))
