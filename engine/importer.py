@@ -293,7 +293,7 @@ class Importer:
         meta = parse.meta
         draft = Document(id=plan.record.doc_id, content_hash=plan.digest, path=plan.key, title=meta.title,
                          authors=meta.authors, year=meta.year, doi=meta.doi, arxiv_id=meta.arxiv_id,
-                         abstract=meta.abstract, file_size=parse.file_size)
+                         abstract=meta.abstract, venue=meta.venue, file_size=parse.file_size)
         warnings: list[str] = []
 
         def final_status() -> tuple[DocumentStatus, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import platform
 import sqlite3
 import threading
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,7 +88,21 @@ class Engine:
 
         options = IngestOptions(passage_words=ingest.passage_words, password=password, ocr=ingest.ocr,
                                 ocr_language=ingest.ocr_language)
-        return Importer(self.library, options).add(paths, progress, cancel)
+        return self._filled(Importer(self.library, options).add(paths, progress, cancel))
+
+    def _filled(self, results: Iterator[IngestResult]) -> Iterator[IngestResult]:
+        """Pass each result on once a datastore record of the same paper has filled what its PDF lacked."""
+        from engine.datastore.fill import fill_from_datastores
+        from engine.importer import Outcome
+
+        try:
+            for result in results:
+                if result.doc_id and result.outcome in (Outcome.ADDED, Outcome.UPDATED):
+                    fill_from_datastores(self.library, self.datastore_registry, [result.doc_id])
+                yield result
+        finally:
+            if isinstance(results, Generator):
+                results.close()  # a consumer that stops early stops the parse workers now, not at collection
 
     def documents(self) -> list[Document]:
         return self.library.documents()
@@ -109,12 +123,13 @@ class Engine:
         return self.library.remove_document(self.library.document(doc_id).id)
 
     def update_metadata(self, doc_id: str, *, title: str | None = None, authors: Sequence[str] | None = None,
-                        year: int | str | None = None, doi: str | None = None) -> Document:
-        """Correct a paper's title, authors, year or DOI (None leaves a field as it is); references,
-        exports and search use the corrected values, and re-reading the PDF keeps them."""
+                        year: int | str | None = None, doi: str | None = None,
+                        venue: str | None = None) -> Document:
+        """Correct a paper's title, authors, year, DOI or venue (None leaves a field as it is); references,
+        exports and search use the corrected values, and re-reading the PDF or importing again keeps them."""
         from engine.store.edits import update_metadata
 
-        return update_metadata(self.library, doc_id, title=title, authors=authors, year=year, doi=doi)
+        return update_metadata(self.library, doc_id, title=title, authors=authors, year=year, doi=doi, venue=venue)
 
     def collections(self, doc_id: str) -> list[str]:
         """The collections a paper is filed in (from a Zotero import), sorted."""

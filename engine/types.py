@@ -164,6 +164,7 @@ class Document:
     error: str = ""  # why it failed, or which pages need OCR
     file_size: int = 0
     added_at: float = 0.0
+    venue: str = ""  # the journal or proceedings it appeared in, where known
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ class ZoteroItem:
     collections: tuple[str, ...]
     pdf: Path | None  # None when Zotero has no local file for it
     problem: str = ""  # why there is no file to read
+    venue: str = ""  # the journal, proceedings or conference
 
 
 @dataclass
@@ -168,7 +169,15 @@ def _items(conn: sqlite3.Connection, data_folder: Path) -> Iterator[ZoteroItem]:
             title=" ".join((data.get("title") or fields.get(item_id, {}).get("title") or "").split()),
             authors=tuple(creators.get(source, ())), year=_year(data.get("date", "")),
             doi=(data.get("DOI") or "").strip(), collections=tuple(sorted(collections.get(source, ()))),
-            pdf=pdf, problem=problem)
+            pdf=pdf, problem=problem, venue=_venue(data))
+
+
+# Zotero's fields for where a paper appeared, by item type, most specific first.
+_VENUE_FIELDS = ("publicationTitle", "proceedingsTitle", "conferenceName", "bookTitle")
+
+
+def _venue(data: dict[str, str]) -> str:
+    return next((" ".join(data[name].split()) for name in _VENUE_FIELDS if (data.get(name) or "").strip()), "")
 
 
 def _has(conn: sqlite3.Connection, table: str) -> bool:
@@ -181,7 +190,8 @@ def _fields(conn: sqlite3.Connection) -> dict[int, dict[str, str]]:
     for item_id, name, value in conn.execute(
             "SELECT d.itemID, f.fieldName, v.value FROM itemData d JOIN fields f ON f.fieldID = d.fieldID "
             "JOIN itemDataValues v ON v.valueID = d.valueID "
-            "WHERE f.fieldName IN ('title', 'date', 'DOI', 'url')"):
+            "WHERE f.fieldName IN ('title', 'date', 'DOI', 'url', 'publicationTitle', 'proceedingsTitle', "
+            "'conferenceName', 'bookTitle')"):
         found.setdefault(item_id, {})[name] = str(value)
     return found
 
@@ -251,7 +261,7 @@ def _year(date: str) -> int | None:
 def import_zotero(library: Library, add_documents: Callable[[list[Path]], Iterable[IngestResult]], folder: Path,
                   progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> ZoteroReport:
     """Add every PDF of the Zotero library at ``folder`` with its Zotero metadata and collections."""
-    from engine.store.edits import set_collections, update_metadata
+    from engine.store.edits import import_metadata, set_collections
 
     database = zotero_database(folder)
     items = read_zotero(folder)
@@ -276,7 +286,8 @@ def import_zotero(library: Library, add_documents: Callable[[list[Path]], Iterab
             report.unchanged += 1
             continue
         metadata, problems = _usable_metadata(item)
-        update_metadata(library, result.doc_id, **metadata)
+        # Kept apart from the user's corrections: an edit made in Quire outlives importing again.
+        import_metadata(library, result.doc_id, COLLECTION_SOURCE, metadata)
         report.notes.extend((name, problem) for problem in problems)
         set_collections(library, result.doc_id, item.collections, COLLECTION_SOURCE)
         with library.transaction() as conn:
@@ -299,7 +310,7 @@ def _usable_metadata(item: ZoteroItem) -> tuple[dict[str, object], list[str]]:
     from engine.store.edits import MetadataError, clean_metadata
 
     fields: dict[str, object] = {"title": item.title or None, "authors": item.authors or None, "year": item.year,
-                                 "doi": item.doi or None}
+                                 "doi": item.doi or None, "venue": item.venue or None}
     usable: dict[str, object] = {}
     problems: list[str] = []
     for name, value in fields.items():

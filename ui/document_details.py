@@ -40,6 +40,8 @@ def details_html(documents: Sequence[Document], status: Callable[[Document], str
             _row("Status", status(document) if status else _STATUS.get(document.status, document.status.value))]
     if document.error:
         rows.append(_row("Why", document.error))
+    if document.venue:
+        rows.append(_row("Venue", document.venue))
     if document.doi:
         rows.append(_row("DOI", document.doi))
     if document.arxiv_id:
@@ -49,7 +51,7 @@ def details_html(documents: Sequence[Document], status: Callable[[Document], str
         rows.append(_row("Collections", "; ".join(collections)))
     abstract = (f'<p style="margin-top:8px;line-height:135%">{html.escape(document.abstract)}</p>'
                 if document.abstract else "")
-    edit = f'<p><a href="{EDIT_URL}">Edit details…</a> (title, authors, year, DOI)</p>'
+    edit = f'<p><a href="{EDIT_URL}">Edit details…</a> (title, authors, year, venue, DOI)</p>'
     return (f'<p style="font-size:large;font-weight:600;margin-bottom:6px">{html.escape(display_title(document))}</p>'
             f'<table cellspacing="0" cellpadding="1">{"".join(rows)}</table>{edit}{abstract}')
 

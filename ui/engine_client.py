@@ -259,10 +259,10 @@ class EngineClient(QObject):
 
     def update_metadata(self, doc_id: str, on_saved: Callable[[Document], None] | None = None, *,
                         title: str | None = None, authors: Sequence[str] | None = None,
-                        year: int | str | None = None, doi: str | None = None) -> None:
-        """Correct a paper's title, authors, year or DOI (None leaves a field as it is)."""
+                        year: int | str | None = None, doi: str | None = None, venue: str | None = None) -> None:
+        """Correct a paper's title, authors, year, DOI or venue (None leaves a field as it is)."""
         self.call(EDIT, lambda engine: engine.update_metadata(doc_id, title=title, authors=authors, year=year,
-                                                              doi=doi), on_saved)
+                                                              doi=doi, venue=venue), on_saved)
 
     def import_zotero(self, folder: str, on_done: Callable[[ZoteroReport], None] | None = None) -> None:
         """Add the PDFs of a Zotero data folder with Zotero's metadata (read-only)."""

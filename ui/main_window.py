@@ -152,7 +152,8 @@ class MainWindow(QMainWindow):
         self.demo_action = self._action(
             "Add the &Demo Papers", "Add four sample papers (CC BY 4.0); the sample datastore if its box is ticked",
             None, self._add_demo)
-        self.edit_action = self._action("&Edit Details…", "Correct the selected paper's title, authors, year or DOI",
+        self.edit_action = self._action("&Edit Details…",
+                                        "Correct the selected paper's title, authors, year, venue or DOI",
                                         None, lambda: self._edit_document(""))
         self.zotero_action = self._action("Import from &Zotero…",
                                           "Add the PDFs of your Zotero library with their Zotero details and "

@@ -1,4 +1,4 @@
-"""Edit a paper's title, authors, year and DOI (what references and exports use)."""
+"""Edit a paper's title, authors, year, venue and DOI (what references and exports use)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class MetadataChanges(TypedDict):
     title: str
     authors: list[str]
     year: str
+    venue: str
     doi: str
 
 
@@ -45,17 +46,21 @@ class MetadataDialog(QDialog):
         self.year_edit = QLineEdit(str(document.year or ""), self)
         self.year_edit.setAccessibleName("Year")
         self.year_edit.setPlaceholderText("e.g. 2020")
+        self.venue_edit = QLineEdit(document.venue, self)
+        self.venue_edit.setAccessibleName("Venue")
+        self.venue_edit.setPlaceholderText("Journal or proceedings, e.g. Nucleic Acids Research")
         self.doi_edit = QLineEdit(document.doi, self)
         self.doi_edit.setAccessibleName("DOI")
         self.doi_edit.setPlaceholderText("10.1234/…")
-        note = QLabel("Used in answers' references and in Markdown and BibTeX exports. Re-reading the PDF keeps "
-                      "your corrections.", self)
+        note = QLabel("Used in answers' references and in Markdown, BibTeX, RIS and CSL-JSON exports. Re-reading "
+                      "the PDF or importing from Zotero again keeps your corrections.", self)
         note.setWordWrap(True)
         note.setTextFormat(Qt.TextFormat.PlainText)
         form = QFormLayout()
         form.addRow("Title", self.title_edit)
         form.addRow("Authors", self.authors_edit)
         form.addRow("Year", self.year_edit)
+        form.addRow("Venue", self.venue_edit)
         form.addRow("DOI", self.doi_edit)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self)
         buttons.accepted.connect(self.accept)
@@ -70,4 +75,4 @@ class MetadataDialog(QDialog):
         """Keyword arguments for ``Engine.update_metadata`` (the engine validates them)."""
         authors = [line.strip() for line in self.authors_edit.toPlainText().splitlines() if line.strip()]
         return {"title": self.title_edit.text().strip(), "authors": authors, "year": self.year_edit.text().strip(),
-                "doi": self.doi_edit.text().strip()}
+                "venue": self.venue_edit.text().strip(), "doi": self.doi_edit.text().strip()}

@@ -1,5 +1,5 @@
 """`quire zotero import FOLDER`: add a Zotero library's PDFs with their Zotero metadata and collections,
-and `quire library edit ID` to correct a paper's title, authors, year or DOI."""
+and `quire library edit ID` to correct a paper's title, authors, year, DOI or venue."""
 
 from __future__ import annotations
 
@@ -22,12 +22,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     importing.add_argument("--json", action="store_true", help="print the report as JSON")
     importing.set_defaults(handler=_import)
 
-    edit = commands.add_parser("edit", help="correct a paper's title, authors, year or DOI")
+    edit = commands.add_parser("edit", help="correct a paper's title, authors, year, DOI or venue")
     edit.add_argument("doc_id", metavar="ID", help="a document id or a unique prefix (see `quire library list`)")
     edit.add_argument("--title")
     edit.add_argument("--authors", help='authors separated by ";", e.g. "Arman Cohan; Sergey Feldman"')
     edit.add_argument("--year", help="four digits; an empty string clears it")
     edit.add_argument("--doi")
+    edit.add_argument("--venue", help="the journal or proceedings; an empty string clears it")
     edit.set_defaults(handler=_edit)
 
 
@@ -56,7 +57,9 @@ def _import(engine: Engine, args: argparse.Namespace) -> int:
 
 def _edit(engine: Engine, args: argparse.Namespace) -> int:
     authors = [name.strip() for name in args.authors.split(";")] if args.authors is not None else None
-    document = engine.update_metadata(args.doc_id, title=args.title, authors=authors, year=args.year, doi=args.doi)
+    document = engine.update_metadata(args.doc_id, title=args.title, authors=authors, year=args.year, doi=args.doi,
+                                      venue=args.venue)
     print(f"{document.id[:12]}  {terminal_safe(document.title)} — {terminal_safe(', '.join(document.authors))} "
-          f"({document.year or 'no year'}){'  doi:' + document.doi if document.doi else ''}")
+          f"({document.year or 'no year'}){'  ' + terminal_safe(document.venue) if document.venue else ''}"
+          f"{'  doi:' + document.doi if document.doi else ''}")
     return 0

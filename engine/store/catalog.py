@@ -130,15 +130,15 @@ class Library:
             stored = replace(document, passage_count=count, page_count=len(pages), added_at=now,
                              status=status, error=note)
             conn.execute(
-                "UPDATE documents SET title=?, authors=?, year=?, doi=?, arxiv_id=?, abstract=?, page_count=?, "
-                "passage_count=?, status=?, error=?, file_size=? WHERE id=?",
+                "UPDATE documents SET title=?, authors=?, year=?, doi=?, arxiv_id=?, abstract=?, venue=?, "
+                "page_count=?, passage_count=?, status=?, error=?, file_size=? WHERE id=?",
                 (stored.title, json.dumps(list(stored.authors)), stored.year, stored.doi, stored.arxiv_id,
-                 stored.abstract, stored.page_count, stored.passage_count, stored.status.value, stored.error,
-                 stored.file_size, stored.id))
+                 stored.abstract, stored.venue, stored.page_count, stored.passage_count, stored.status.value,
+                 stored.error, stored.file_size, stored.id))
             conn.execute("INSERT OR REPLACE INTO files(path, doc_id, size, mtime) VALUES (?,?,?,?)",
                          (file.path, stored.id, file.size, file.mtime))
-            apply_edits(conn, stored.id)  # the user's corrections outlive a re-read of the PDF
-        return stored
+            apply_edits(conn, stored.id)  # imports and the user's corrections outlive a re-read of the PDF
+        return self.document(stored.id)
 
     def write_failure(self, document: Document, file: FileRecord) -> None:
         """Remember a file that could not be read, with the reason, so the UI can show it."""
@@ -289,12 +289,12 @@ class Library:
 
 
 _DOC_COLUMNS = ("id, content_hash, path, title, authors, year, doi, arxiv_id, abstract, page_count, "
-                "passage_count, status, error, file_size, added_at")
+                "passage_count, status, error, file_size, added_at, venue")
 
 
 def _document(row: tuple[Any, ...]) -> Document:
     return Document(id=row[0], content_hash=row[1], path=row[2], title=row[3], authors=tuple(json.loads(row[4])),
                     year=row[5], doi=row[6], arxiv_id=row[7], abstract=row[8], page_count=row[9],
                     passage_count=row[10], status=DocumentStatus(row[11]), error=row[12], file_size=row[13],
-                    added_at=row[14])
+                    added_at=row[14], venue=row[15])
 

@@ -1,8 +1,16 @@
-"""Metadata the user corrects (title, authors, year, DOI) and the collections a paper is filed in.
+"""Metadata the user corrects (title, authors, year, DOI, venue), metadata other sources supply, and
+the collections a paper is filed in.
 
-Corrections are stored apart from what ingest extracted (table ``document_edits``) and applied over
-it, so re-reading a PDF never undoes them; the document row and the search index's title column
-are updated too, so references, exports and search all use the corrected values at once.
+Each layer is stored apart from what ingest extracted and laid over it in a fixed order, so
+re-reading a PDF or importing again never undoes a correction:
+
+1. what the PDF gave (the document row as ingest wrote it);
+2. a datastore record of the same paper, only in fields the PDF left empty (``fill_only``);
+3. an import such as Zotero's, over the extracted values (table ``document_imported``);
+4. the user's own corrections, over everything (table ``document_edits``).
+
+The document row and the search index's title column are updated too, so references, exports and
+search all use the resulting values at once.
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ if TYPE_CHECKING:
     from engine.types import Document
 
 _DOI = re.compile(r"^10\.\d{4,9}/\S+$")
+FIELDS = ("title", "authors", "year", "doi", "venue")
+MAX_VENUE_CHARS = 300  # the longest proceedings names run to about 150
 
 
 class MetadataError(EngineError):
@@ -28,7 +38,7 @@ class MetadataError(EngineError):
 
 
 def clean_metadata(title: str | None = None, authors: Sequence[str] | None = None, year: int | str | None = None,
-                   doi: str | None = None) -> dict[str, object]:
+                   doi: str | None = None, venue: str | None = None) -> dict[str, object]:
     """Validated fields to change (None = leave as is); raises :class:`MetadataError` naming the field."""
     fields: dict[str, object] = {}
     if title is not None:
@@ -45,11 +55,17 @@ def clean_metadata(title: str | None = None, authors: Sequence[str] | None = Non
         if text and not _DOI.match(text):
             raise MetadataError(f"DOI: {doi.strip()!r} does not look like a DOI (10.1234/…); fix it or leave it empty.")
         fields["doi"] = text
+    if venue is not None:
+        text = " ".join(venue.split())
+        if len(text) > MAX_VENUE_CHARS:
+            raise MetadataError(f"Venue: {len(text)} characters is too long for a journal or proceedings name; "
+                                f"shorten it to {MAX_VENUE_CHARS} or fewer.")
+        fields["venue"] = text
     return fields
 
 
 def update_metadata(library: Library, doc_id: str, **changes: object) -> Document:
-    """Correct a paper's title, authors, year and/or DOI; returns the paper as now stored."""
+    """Correct a paper's title, authors, year, DOI and/or venue; returns the paper as now stored."""
     document = library.document(doc_id)
     fields = clean_metadata(**changes)  # type: ignore[arg-type]
     if not fields:
@@ -63,20 +79,57 @@ def update_metadata(library: Library, doc_id: str, **changes: object) -> Documen
     return library.document(document.id)
 
 
+def import_metadata(library: Library, doc_id: str, source: str, fields: dict[str, object], *,
+                    fill_only: bool = False) -> Document:
+    """Store what ``source`` says about a paper (replacing what it said before) and apply it.
+
+    ``fill_only``: use these values only where the PDF gave none (a datastore record). Otherwise they
+    go over the extracted values (a Zotero item). The user's corrections stay on top either way.
+    """
+    document = library.document(doc_id)
+    cleaned = clean_metadata(**fields)  # type: ignore[arg-type]
+    with library.transaction() as conn:
+        conn.execute("INSERT OR REPLACE INTO document_imported(doc_id, source, fields, fill_only, imported_at) "
+                     "VALUES (?,?,?,?,?)", (document.id, source, json.dumps(cleaned), int(fill_only), time.time()))
+        apply_edits(conn, document.id)
+    return library.document(document.id)
+
+
+def _is_empty(value: object) -> bool:
+    return value is None or value == "" or value == "[]"
+
+
 def apply_edits(conn: sqlite3.Connection, doc_id: str) -> None:
-    """Lay the saved corrections of ``doc_id`` over its document row and its passages' search titles."""
+    """Lay imported metadata, then the user's corrections, over ``doc_id``'s row and its search titles."""
+    layers: list[tuple[dict[str, object], bool]] = [
+        (json.loads(fields), bool(fill_only)) for fields, fill_only in conn.execute(
+            # Fills first (they look only at the PDF's values), then imports in a stable order.
+            "SELECT fields, fill_only FROM document_imported WHERE doc_id=? ORDER BY fill_only DESC, source",
+            (doc_id,))]
     row = conn.execute("SELECT edits FROM document_edits WHERE doc_id=?", (doc_id,)).fetchone()
-    if row is None:
+    if row is not None:
+        layers.append((json.loads(row[0]), False))
+    if not layers:
         return
-    edits = json.loads(row[0])
-    values = {name: json.dumps(value) if name == "authors" else value for name, value in edits.items()
-              if name in ("title", "authors", "year", "doi")}
+    current = conn.execute("SELECT title, authors, year, doi, venue FROM documents WHERE id=?", (doc_id,)).fetchone()
+    if current is None:
+        return
+    values: dict[str, object] = {}
+    for layer, fill_only in layers:
+        for name, value in layer.items():
+            if name not in FIELDS:
+                continue
+            stored = json.dumps(value) if name == "authors" else value
+            if fill_only and (_is_empty(stored) or not _is_empty(current[FIELDS.index(name)])):
+                continue
+            values[name] = stored
+    values = {name: value for name, value in values.items() if value != current[FIELDS.index(name)]}
     if values:
-        assignments = ", ".join(f"{name}=?" for name in values)  # names from the fixed list above
+        assignments = ", ".join(f"{name}=?" for name in values)  # names from the fixed list FIELDS
         conn.execute(f"UPDATE documents SET {assignments} WHERE id=?", (*values.values(), doc_id))
-    if "title" in edits:
+    if "title" in values:
         conn.execute("UPDATE passages_fts SET title=? WHERE rowid IN (SELECT rowid FROM passages WHERE doc_id=?)",
-                     (edits["title"], doc_id))
+                     (values["title"], doc_id))
 
 
 def set_collections(library: Library, doc_id: str, collections: Iterable[str], source: str) -> None:

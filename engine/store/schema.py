@@ -12,7 +12,7 @@ from collections.abc import Callable
 from engine.errors import StoreError
 from engine.sqlite import transaction
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -109,8 +109,24 @@ def _v4_edits_and_collections(conn: sqlite3.Connection) -> None:
                  "modified TEXT NOT NULL, file_path TEXT NOT NULL)")
 
 
+def _v5_venue_and_imported(conn: sqlite3.Connection) -> None:
+    """Version 5: each paper's venue (journal or proceedings), and metadata from other sources (a Zotero
+    import, a datastore record) kept apart from the user's own corrections, so a re-import cannot undo an edit.
+
+    Zotero values an older catalog stored as corrections stay corrections: they cannot be told apart any
+    more, and keeping them where they are loses nothing.
+    """
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
+    if "venue" not in columns:
+        conn.execute("ALTER TABLE documents ADD COLUMN venue TEXT NOT NULL DEFAULT ''")
+    conn.execute("CREATE TABLE IF NOT EXISTS document_imported (doc_id TEXT NOT NULL, source TEXT NOT NULL, "
+                 "fields TEXT NOT NULL, fill_only INTEGER NOT NULL, imported_at REAL NOT NULL, "
+                 "PRIMARY KEY (doc_id, source))")
+
+
 # MIGRATIONS[n] upgrades a catalog from version n to n + 1.
-MIGRATIONS: dict[int, Migration] = {1: _v2_answers, 2: _v3_passage_kinds, 3: _v4_edits_and_collections}
+MIGRATIONS: dict[int, Migration] = {1: _v2_answers, 2: _v3_passage_kinds, 3: _v4_edits_and_collections,
+                                    4: _v5_venue_and_imported}
 
 
 def current_version(conn: sqlite3.Connection) -> int:
