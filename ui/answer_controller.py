@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
 from engine.types import Answer, AnswerMode, Citation
+from ui import reference_export
 from ui.ask_pane import EVERYTHING, LIBRARY, SELECTED, AskPane
 from ui.claim_check import as_reference, check_html
 from ui.engine_client import EngineClient
@@ -23,7 +24,7 @@ from ui.pdf_viewer import PdfViewer
 _MESSAGE_MS = 8000
 _EXPORTS = {"csv": ("Export the table as CSV", "CSV (*.csv)", ".csv"),
             "markdown": ("Export as Markdown", "Markdown (*.md)", ".md"),
-            "bibtex": ("Export as BibTeX", "BibTeX (*.bib)", ".bib")}
+            "bibtex": ("Export the cited papers' references", "", ".bib")}  # BibTeX, RIS or CSL-JSON
 
 
 def export_file_name(question: str, suffix: str, words: int = 8) -> str:
@@ -240,9 +241,15 @@ class AnswerController(QObject):
             return
         caption, file_filter, suffix = _EXPORTS[kind]
         suggested = Path(self._export_folder) / export_file_name(answer.question, suffix)
-        path, _ = QFileDialog.getSaveFileName(self._window, caption, str(suggested), file_filter)
-        if not path:
-            return
+        if kind == "bibtex":  # references: the user picks the reference manager's format in the dialog
+            chosen = reference_export.ask_where(self._window, caption, suggested)
+            if chosen is None:
+                return
+            kind, path = chosen
+        else:
+            path, _ = QFileDialog.getSaveFileName(self._window, caption, str(suggested), file_filter)
+            if not path:
+                return
 
         self._export_folder = str(Path(path).parent)
 

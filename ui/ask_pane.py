@@ -130,7 +130,7 @@ class AskPane(QWidget):
                                                  lambda: self.export_requested.emit("markdown"))
         self.csv_button = self._tool_button("CSV…", "Export the table (a row per paper) as CSV",
                                             lambda: self.export_requested.emit("csv"))
-        self.bibtex_button = self._tool_button("BibTeX…", "Export the cited papers as BibTeX",
+        self.bibtex_button = self._tool_button("References…", "Export the cited papers as BibTeX, RIS or CSL-JSON",
                                                lambda: self.export_requested.emit("bibtex"))
         # Export buttons under the answer, not in the tab bar's corner: there they squeezed the tab
         # titles ("Past que…") in a narrow pane.

@@ -257,6 +257,15 @@ class EngineClient(QObject):
         """Delete a past question and its answer from the history."""
         self.call(LOOKUP, lambda engine: engine.delete_answer(answer_id), on_deleted)
 
+    def export_documents(self, doc_ids: Sequence[str], format_name: str, on_result: Callable[[str], None]) -> None:
+        """The references of these papers (all papers when empty) as ``format_name`` text."""
+        from engine.render.exports import export_documents
+
+        def export(engine: Engine) -> str:
+            documents = [engine.document(doc_id) for doc_id in doc_ids] if doc_ids else engine.documents()
+            return export_documents(documents, format_name)
+        self.call(LOOKUP, export, on_result)
+
     def update_metadata(self, doc_id: str, on_saved: Callable[[Document], None] | None = None, *,
                         title: str | None = None, authors: Sequence[str] | None = None,
                         year: int | str | None = None, doi: str | None = None, venue: str | None = None) -> None:

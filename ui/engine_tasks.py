@@ -124,9 +124,12 @@ def datastore_counts(engine: Engine) -> list[tuple[str, int]]:
 
 
 def render_answer(answer: Answer, kind: str) -> str:
-    """Markdown with its references, BibTeX for the cited papers, or a table answer's rows as CSV."""
-    from engine.render.bibtex import to_bibtex
+    """Markdown with its references, the cited papers as BibTeX, RIS or CSL-JSON, or a table answer's
+    rows as CSV."""
+    from engine.render.exports import FORMATS, export_answer
     from engine.render.markdown import to_markdown
     from engine.render.table import to_csv
 
-    return {"markdown": to_markdown, "bibtex": to_bibtex, "csv": to_csv}[kind](answer)
+    if kind in FORMATS:
+        return export_answer(answer, kind)
+    return {"markdown": to_markdown, "csv": to_csv}[kind](answer)

@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent,
 from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QLabel, QMainWindow, QSplitter, QWidget
 
 from engine.types import Answer, IngestResult, Outcome
-from ui import errors
+from ui import errors, reference_export
 from ui.answer_controller import AnswerController
 from ui.ask_pane import AskPane
 from ui.engine_client import EngineClient
@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
         self._outcomes: Counter[str] = Counter()
         self._embedding_docs: set[str] = set()
         self._was_cancelled = False
+        self._export_folder = Path.home()
         self.setWindowTitle("Quire")
         self.setAcceptDrops(True)
 
@@ -155,6 +156,9 @@ class MainWindow(QMainWindow):
         self.edit_action = self._action("&Edit Details…",
                                         "Correct the selected paper's title, authors, year, venue or DOI",
                                         None, lambda: self._edit_document(""))
+        self.export_action = self._action("E&xport References…", "Save the selected papers' references (all papers "
+                                          "when none is selected) as BibTeX, RIS or CSL-JSON", None,
+                                          self._export_references)
         self.zotero_action = self._action("Import from &Zotero…",
                                           "Add the PDFs of your Zotero library with their Zotero details and "
                                           "collections (Zotero's database is only read)", None, self._import_zotero)
@@ -189,6 +193,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.quit_action)
         library_menu = self.menuBar().addMenu("&Library")
         library_menu.addAction(self.edit_action)
+        library_menu.addAction(self.export_action)
         library_menu.addAction(self.remove_action)
         self.table.insertAction(self.remove_action, self.edit_action)  # the table's right-click menu
         ask_menu = self.menuBar().addMenu("&Question")
@@ -332,6 +337,13 @@ class MainWindow(QMainWindow):
                                          _MESSAGE_MS)
             self._client.refresh()
         self._client.update_metadata(doc_id, saved, **changes)
+
+    def _export_references(self) -> None:
+        doc_ids = self.selected_doc_ids()
+        count = len(doc_ids) or self.model.rowCount()
+        folder = reference_export.export_library(self, self._client, doc_ids, count, self._export_folder,
+                                                 lambda text: self.statusBar().showMessage(text, _MESSAGE_MS))
+        self._export_folder = folder or self._export_folder
 
     def _import_zotero(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Choose your Zotero data folder (it holds zotero.sqlite)",

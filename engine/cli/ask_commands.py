@@ -12,6 +12,7 @@ from typing import Any
 from engine.progress import CancelToken
 from engine.render.bibtex import to_bibtex
 from engine.render.common import reference_line
+from engine.render.exports import export_answer
 from engine.render.html import to_html
 from engine.render.markdown import to_markdown
 from engine.render.table import to_csv, to_markdown_table
@@ -41,6 +42,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     output.add_argument("--markdown", action="store_true", help="print the answer as Markdown")
     output.add_argument("--html", action="store_true", help="print the answer as HTML")
     output.add_argument("--bibtex", action="store_true", help="print BibTeX for the cited works")
+    output.add_argument("--ris", action="store_true", help="print RIS for the cited works (EndNote, Zotero)")
+    output.add_argument("--csl-json", action="store_true", help="print CSL-JSON for the cited works (Zotero, Pandoc)")
     output.add_argument("--csv", action="store_true", help="with --table: print the table as CSV")
     ask.add_argument("--table", action="store_true",
                      help="one row per paper: its answer in one verified sentence and its quote")
@@ -59,7 +62,8 @@ def _ask(engine: Engine, args: argparse.Namespace) -> int:
         print("quire ask: --csv needs --table (a CSV has a row per paper)", file=sys.stderr)
         return 2
     doc_ids = [engine.document(d).id for d in args.doc] if args.doc else None
-    streaming = not (args.json or args.markdown or args.html or args.bibtex or args.csv or args.table)
+    streaming = not (args.json or args.markdown or args.html or args.bibtex or args.ris or args.csl_json
+                     or args.csv or args.table)
     cancel = CancelToken()
     state: dict[str, Any] = {"streamed": False}
 
@@ -103,7 +107,7 @@ def _ask(engine: Engine, args: argparse.Namespace) -> int:
         print(json.dumps(answer_to_dict(answer), indent=2, ensure_ascii=False))
     elif args.csv:
         print(to_csv(answer), end="")
-    elif args.table and not (args.html or args.bibtex):
+    elif args.table and not (args.html or args.bibtex or args.ris or args.csl_json):
         print(to_markdown_table(answer), end="")
     elif args.markdown:
         print(to_markdown(answer), end="")
@@ -111,6 +115,8 @@ def _ask(engine: Engine, args: argparse.Namespace) -> int:
         print(to_html(answer))
     elif args.bibtex:
         print(to_bibtex(answer), end="")
+    elif args.ris or args.csl_json:
+        print(export_answer(answer, "ris" if args.ris else "csl-json"), end="")
     else:
         if state["streamed"]:
             print("\n\n" + "─" * 60)

@@ -1,4 +1,4 @@
-"""The library commands: `ingest`, `library list|show|remove`, `doctor`, `demo`."""
+"""The library commands: `ingest`, `library list|show|remove|export`, `doctor`, `demo`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from engine.cli import export_commands
 from engine.cli.progress_bar import ProgressBar, terminal_safe
 from engine.progress import CancelToken
 from engine.service import Engine
@@ -24,7 +25,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="skip embedding for dense search now (BM25 works at once; `quire index` embeds later)")
     ingest.set_defaults(handler=_ingest_then_embed)
 
-    library = commands.add_parser("library", help="list, show or remove documents")
+    library = commands.add_parser("library", help="list, show, remove or export documents")
     library_commands = library.add_subparsers(dest="library_command", required=True, metavar="ACTION")
     listing = library_commands.add_parser("list", help="list the documents")
     listing.add_argument("--json", action="store_true")
@@ -38,6 +39,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     remove.add_argument("doc_id", metavar="ID")
     remove.add_argument("--json", action="store_true")
     remove.set_defaults(handler=lambda engine, args: _remove(engine, args.doc_id, args.json))
+    export_commands.register(library_commands)
 
     doctor = commands.add_parser("doctor", help="versions, data folder, models found, counts, integrity")
     doctor.add_argument("--json", action="store_true")
