@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.ris import read_ris
 from test_cli import quire
 
 pytestmark = pytest.mark.slow
@@ -58,3 +59,15 @@ def test_table_csv_has_a_row_per_cited_paper(home: Path) -> None:
 def test_csv_without_table_is_refused_clearly(home: Path) -> None:
     done = quire(home, "ask", QUESTION, "--csv")
     assert done.returncode == 2 and "--table" in done.stderr
+
+
+def test_ris_and_csl_json_name_the_cited_papers(home: Path) -> None:
+    ris = quire(home, "ask", QUESTION, "--digest", "--ris", "--no-save")
+    assert ris.returncode == 0, ris.stderr
+    records = read_ris(ris.stdout)
+    assert records and any(record["TI"][0].startswith("SPECTER") for record in records)
+    assert all(record["TY"][0] in ("JOUR", "CPAPER", "GEN") for record in records)
+    csl = quire(home, "ask", QUESTION, "--digest", "--csl-json", "--no-save")
+    assert csl.returncode == 0, csl.stderr
+    items = json.loads(csl.stdout)
+    assert [item["title"] for item in items] == [record["TI"][0] for record in records]

@@ -1,48 +1,23 @@
 """`quire library export` and `quire ask --ris/--csl-json`: real files written by the CLI, read back by
-a RIS reader written here from the RIS specification's tag layout, by json, and by pybtex and
+a RIS reader written from the RIS specification's tag layout, by json, and by pybtex and
 bibtexparser, field by field, with the values the user corrected (venue included)."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 
 import bibtexparser
 import pytest
 from fixtures.pdfs import paper_text, text_pdf
+from fixtures.ris import read_ris
 from pybtex.database import parse_string
 
 from engine.cli.main import main
 from engine.errors import EngineError
 from engine.render.exports import FORMATS, export_documents
 from engine.service import Engine
-
-_RIS_LINE = re.compile(r"^([A-Z][A-Z0-9])  - ?(.*)$")
-
-
-def read_ris(text: str) -> list[dict[str, list[str]]]:
-    """RIS records as {tag: [values]}; every line must be a tag line, every record must end with ER."""
-    records: list[dict[str, list[str]]] = []
-    current: dict[str, list[str]] | None = None
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        match = _RIS_LINE.match(line)
-        assert match, f"not a RIS line: {line!r}"
-        tag, value = match.groups()
-        if tag == "TY":
-            assert current is None, "TY before the previous record's ER"
-            current = {}
-        assert current is not None, f"{tag} outside a record"
-        if tag == "ER":
-            records.append(current)
-            current = None
-            continue
-        current.setdefault(tag, []).append(value)
-    assert current is None, "the last record has no ER"
-    return records
 
 
 @pytest.fixture
