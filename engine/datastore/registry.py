@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.datastore.files import DATABASE_FILE, INDEX_FILE
+from engine.datastore.leftovers import recover_interrupted_installs
 from engine.datastore.lock import datastore_lock
 from engine.errors import EngineError
 
@@ -51,6 +52,10 @@ class DatastoreRegistry:
         self._embedder = embedder
         self._sources: dict[str, DatastoreSource] = {}
         self._lock = threading.RLock()
+        try:
+            recover_interrupted_installs(root)
+        except OSError as exc:  # a read-only folder: searching must still work, the repair waits
+            log.warning("could not tidy the datastores folder %s: %s", root, exc)
 
     def folder(self, name: str) -> Path:
         return self.root / check_name(name)
