@@ -32,6 +32,7 @@ from engine.embed.base import normalize_rows
 log = logging.getLogger(__name__)
 
 MODEL_FILE = "model.int8.onnx"
+FP32_MODEL_FILE = "model.fp32.onnx"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 # Texts -> the model's inputs by name (input_ids, attention_mask, maybe token_type_ids), padded to
@@ -67,9 +68,11 @@ def onnx_int8_supported(folder: Path) -> bool:
         value for key, value in modes.items() if key != "pooling_mode_mean_tokens")
 
 
-def export_int8(model: Any, folder: Path) -> Path:
-    """The int8 ONNX file of a loaded (fp32) SentenceTransformer, exported into ``folder`` unless already there."""
-    target = folder / MODEL_FILE
+def export_onnx(model: Any, folder: Path, *, quantize: bool) -> Path:
+    """The ONNX file of a loaded (fp32) SentenceTransformer, int8 (``quantize``) or fp32, exported into
+    ``folder`` unless already there. The fp32 file lets citation support be judged at full precision
+    without importing torch."""
+    target = folder / (MODEL_FILE if quantize else FP32_MODEL_FILE)
     if target.is_file():
         return target
     import torch
@@ -94,19 +97,22 @@ def export_int8(model: Any, folder: Path) -> Path:
                               dynamo=False, input_names=list(_INPUTS), output_names=["last_hidden_state"],
                               opset_version=17, dynamic_axes={**{name: axes for name in _INPUTS},
                                                               "last_hidden_state": axes})
-            logging.disable(logging.WARNING)  # the quantiser advises "pre-processing" on the root logger
-            try:
-                quantize_dynamic(str(plain), str(staging / MODEL_FILE), per_channel=True, reduce_range=False,
-                                 weight_type=QuantType.QInt8,
-                                 extra_options={"WeightSymmetric": True, "ActivationSymmetric": False,
-                                                "DefaultTensorType": TensorProto.FLOAT})
-            finally:
-                logging.disable(logging.NOTSET)
+            if quantize:
+                logging.disable(logging.WARNING)  # the quantiser advises "pre-processing" on the root logger
+                try:
+                    quantize_dynamic(str(plain), str(staging / MODEL_FILE), per_channel=True, reduce_range=False,
+                                     weight_type=QuantType.QInt8,
+                                     extra_options={"WeightSymmetric": True, "ActivationSymmetric": False,
+                                                    "DefaultTensorType": TensorProto.FLOAT})
+                finally:
+                    logging.disable(logging.NOTSET)
         folder.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / MODEL_FILE, target)
+        if quantize and not (folder / FP32_MODEL_FILE).exists():
+            os.replace(plain, folder / FP32_MODEL_FILE)  # made on the way: kept for full-precision support checks
+        os.replace(staging / MODEL_FILE if quantize else plain, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    log.info("exported an int8 ONNX copy of the embedder to %s", target)
+    log.info("exported an %s ONNX copy of the embedder to %s", "int8" if quantize else "fp32", target)
     return target
 
 

@@ -22,9 +22,10 @@ import platformdirs
 from engine.embed.base import length_order, normalize_rows
 from engine.embed.onnx_cached import open_cached_encoder
 from engine.embed.onnx_int8 import (
+    FP32_MODEL_FILE,
     MODEL_FILE,
     OnnxInt8Encoder,
-    export_int8,
+    export_onnx,
     hf_tokenize,
     onnx_int8_supported,
     onnx_runtime_available,
@@ -110,8 +111,11 @@ class SentenceTransformerEmbedder:
     """
 
     def __init__(self, model: str | Path | None = None, *, allow_download: bool = False, device: str = "cpu",
-                 max_seq_length: int | None = None, quantize: bool = False, onnx_folder: Path | None = None) -> None:
+                 max_seq_length: int | None = None, quantize: bool = False, onnx_folder: Path | None = None,
+                 fp32_onnx_file: Path | None = None) -> None:
         self._device = device
+        # Where an fp32 ONNX copy of the model is (or will be) kept: runs it without torch, at full precision.
+        self._fp32_onnx_file = fp32_onnx_file if not quantize else None
         # Dynamic int8 quantisation is a CPU technique; on a GPU the fp32 model is already fast.
         self._quantize = quantize and device == "cpu"
         self._onnx_folder = onnx_folder
@@ -141,8 +145,8 @@ class SentenceTransformerEmbedder:
         if max_seq_length is not None:
             self._model_id += f"/max{max_seq_length}"
         # int8 through ONNX Runtime where the model allows it (closer to fp32), else torch's.
-        self._use_onnx = self._quantize and self._local and onnx_runtime_available() and onnx_int8_supported(
-            Path(self._source))
+        self._use_onnx = (self._quantize or self._fp32_onnx_file is not None) and self._local and \
+            onnx_runtime_available() and onnx_int8_supported(Path(self._source))
         if self._quantize:
             # Other vectors: the cache and indexes must not mix them with fp32 (or each other's) ones.
             self._model_id += "+onnx-int8" if self._use_onnx else "+int8"
@@ -156,8 +160,11 @@ class SentenceTransformerEmbedder:
         if not self._quantize:
             return self
         model: str | Path = Path(self._source) if self._local else self._source
+        # The fp32 ONNX file beside the int8 one (the int8 export makes both): a question's support
+        # checks then run without importing torch, as its search does.
         return SentenceTransformerEmbedder(model, allow_download=not self._local, device=self._device,
-                                           max_seq_length=self._max_seq_length)
+                                           max_seq_length=self._max_seq_length,
+                                           fp32_onnx_file=self._onnx_path().with_name(FP32_MODEL_FILE))
 
     @property
     def backend(self) -> str:
@@ -211,8 +218,13 @@ class SentenceTransformerEmbedder:
                                          f"{_HOW_TO_FIX}.") from None
             if self._max_seq_length is not None:
                 model.max_seq_length = self._max_seq_length
-            if self._use_onnx:
+            if self._use_onnx and self._quantize:
                 self._onnx = self._onnx_encoder(model)
+            elif self._use_onnx:
+                try:  # the fp32 copy only saves the next start from torch: this run has the model already
+                    self._onnx = self._onnx_encoder(model)
+                except ModelNotFoundError as exc:
+                    log.warning("%s; judging support with the model as loaded", exc)
             elif self._quantize:
                 model = _quantized(model)
             dimension = model.get_embedding_dimension()
@@ -248,13 +260,15 @@ class SentenceTransformerEmbedder:
         return normalize_rows(vectors)
 
     def _onnx_path(self) -> Path:
-        """Where the int8 ONNX copy of this model is (or will be) kept."""
+        """Where the ONNX copy of this model (int8, or fp32 where one was asked for) is or will be kept."""
+        if self._fp32_onnx_file is not None:
+            return self._fp32_onnx_file
         folder = (self._onnx_folder or Path(platformdirs.user_cache_dir("quire", appauthor=False)) / "onnx") / \
             hashlib.sha256(self._model_id.encode()).hexdigest()[:16]
         return folder / MODEL_FILE
 
     def _onnx_encoder(self, model: Any) -> OnnxInt8Encoder:
-        """The ONNX int8 copy of ``model`` (fp32, loaded), exported on first use into the ONNX folder."""
+        """The ONNX copy of ``model`` (fp32, loaded), int8 unless this embedder is fp32, exported on first use."""
         cached = self._onnx_path()
         folder = cached.parent
         tokenize = hf_tokenize(model.tokenizer, model.max_seq_length)
@@ -263,11 +277,11 @@ class SentenceTransformerEmbedder:
                 try:
                     return OnnxInt8Encoder(cached, tokenize)
                 except Exception:
-                    log.warning("the cached int8 ONNX embedder in %s is damaged; exporting it again", folder)
+                    log.warning("the cached ONNX embedder %s is damaged; exporting it again", cached)
                     cached.unlink()
-            return OnnxInt8Encoder(export_int8(model, folder), tokenize)
+            return OnnxInt8Encoder(export_onnx(model, folder, quantize=self._quantize), tokenize)
         except Exception as exc:  # torch's exporter, onnx and ONNX Runtime each raise their own types
-            raise ModelNotFoundError(f"Could not make or load the int8 ONNX copy of the embedding model in {folder} "
+            raise ModelNotFoundError(f"Could not make or load the ONNX copy of the embedding model in {folder} "
                                      f"({exc}); free some disk space, or switch int8 embedding off "
                                      "(retrieval.embedder_int8 = false).") from None
 

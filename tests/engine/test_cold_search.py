@@ -113,3 +113,36 @@ def test_quire_search_never_imports_torch_once_the_int8_model_is_exported(export
     assert searched["code"] == 0
     assert searched["onnxruntime"] is True  # the question was embedded: a dense search ran
     assert searched["loaded"] == [], searched["loaded"]
+
+
+@pytest.mark.slow
+def test_quire_ask_never_imports_torch_and_judges_support_at_full_precision(
+        exported: SentenceTransformerEmbedder, tmp_path: Path) -> None:
+    from engine.embed.onnx_int8 import FP32_MODEL_FILE
+
+    cache = tmp_path / "cache"
+    onnx_file = _onnx_file(exported)
+    assert (onnx_file.parent / FP32_MODEL_FILE).is_file()  # the int8 export keeps its fp32 graph
+    target = cache / "quire" / "onnx" / onnx_file.parent.name
+    shutil.copytree(onnx_file.parent, target)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(cache)}
+    home = tmp_path / "home"
+    paper = text_pdf(tmp_path / "paper.pdf", [paper_text("cold questions")])
+
+    def quire(*args: str) -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-c", PROBE, "--home", str(home), *args], env=env, cwd=REPO,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+    assert quire("ingest", str(paper))["code"] == 0
+    asked = quire("ask", "How do retrieval systems cite their sources?", "--digest", "--no-save", "--json")
+    assert asked["code"] == 0
+    assert asked["loaded"] == [], asked["loaded"]
+
+    # The support embedder's ONNX fp32 vectors are the torch fp32 model's: the fitted thresholds hold.
+    support = exported.full_precision()
+    assert support.model_id == SentenceTransformerEmbedder(Path(exported.source)).model_id
+    fp32 = SentenceTransformerEmbedder(Path(exported.source))
+    assert np.allclose(support.embed(TEXTS), fp32.embed(TEXTS), atol=1e-5)
+    assert support._onnx is not None  # it ran through ONNX Runtime, not torch
