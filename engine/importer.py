@@ -141,6 +141,7 @@ class Importer:
     def add(self, paths: Iterable[str | Path], progress: ProgressCallback = no_progress,
             cancel: CancelToken | None = None) -> Iterator[IngestResult]:
         """Ingest every PDF under ``paths``, yielding each file's result as soon as it is stored."""
+        self.library.check_writable()  # a read-only library is refused once, before any parsing
         problems: list[IngestResult] = []
         files = discover_pdfs(paths, problems)
         yield from problems

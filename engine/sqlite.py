@@ -6,6 +6,7 @@ may be shared by threads under the owner's lock, and wait up to 30 s for another
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -16,6 +17,33 @@ def connect(path: Path) -> sqlite3.Connection:
     """A connection to the database at ``path`` (created, with its folder, when missing)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes, to a database on a read-only disk or in a read-only folder.
+
+    ``mode=ro`` reads a WAL database whose ``-wal`` and ``-shm`` files exist. Without them (a database
+    closed cleanly) SQLite cannot create its shared-memory index there, and ``immutable=1`` reads the
+    file as it stands: safe exactly then, as no write-ahead log holds newer pages.
+    """
+    uri = path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, check_same_thread=False, timeout=30)
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise
+    conn = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+    conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    return conn
+
+
+def writable_place(path: Path) -> bool:
+    """Whether ``path`` (a file, or the folder it would be made in) can be written: a read-only mount
+    says no even to root, whose permission bits say yes to everything."""
+    return all(os.access(where, os.W_OK) for where in (path, path.parent) if where.exists())
 
 
 def use_wal(conn: sqlite3.Connection) -> None:

@@ -25,7 +25,7 @@ from engine.datastore.reader import LineProblem, Record
 from engine.disk import OPEN_ROOM, disk_full_message, is_disk_full
 from engine.errors import StoreError
 from engine.retrieve.dedupe import normalize_title
-from engine.sqlite import connect, transaction, use_wal
+from engine.sqlite import connect, connect_read_only, transaction, use_wal, writable_place
 
 SCHEMA_VERSION = 1
 # Problems kept per import (the count is always exact): enough to fix a file, bounded for a bad one.
@@ -168,16 +168,22 @@ class DatastoreStore:
             raise StoreError(f"No datastore database at {path}.")
         self._deadline: float | None = None  # see bounded()
         self._timed_out = False
+        self.read_only = not create and not writable_place(path)
         try:
-            conn = connect(path)
+            # A datastore on a read-only disk is searched as it is (it cannot be upgraded or added to).
+            conn = connect_read_only(path) if self.read_only else connect(path)
             # A datastore may come from a pack someone else made: its schema must not run code
             # (views, triggers, functions in defaults) on Quire's behalf.
             conn.execute("PRAGMA trusted_schema=OFF")
             conn.set_progress_handler(self._keep_going, _PROGRESS_STEPS)
             check_schema(conn, path)
-            use_wal(conn)
-            self._ensure_schema(conn)
-            check_schema(conn, path)
+            if not self.read_only:
+                use_wal(conn)
+                self._ensure_schema(conn)
+                check_schema(conn, path)
+            elif conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                raise StoreError(f"The datastore {path.parent.name} was written by another version of Quire and "
+                                 "must be upgraded, which needs write access; its folder is read-only.")
         except sqlite3.DatabaseError as exc:
             if is_disk_full(exc, path.parent):
                 raise StoreError(disk_full_message(f"the datastore database {path.parent.name}/{path.name}",

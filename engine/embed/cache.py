@@ -16,7 +16,7 @@ import numpy as np
 
 from engine.disk import OPEN_ROOM, disk_full_message, is_disk_full
 from engine.errors import StoreError
-from engine.sqlite import connect, transaction, use_wal
+from engine.sqlite import connect, connect_read_only, transaction, use_wal, writable_place
 
 SCHEMA_VERSION = 1
 # SQLite's default limit on bound parameters is 32766 on modern builds but 999 on old ones.
@@ -38,6 +38,13 @@ class EmbeddingCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.read_only = False
+        self._lock = threading.RLock()
+        if not writable_place(path):
+            # A library on a read-only disk: search with the vectors it has; new ones are not kept.
+            self._conn = self._open_read_only(path)
+            self.read_only = True
+            return
         try:
             conn = connect(path)
             use_wal(conn)
@@ -54,7 +61,18 @@ class EmbeddingCache:
             raise StoreError(f"The embedding cache {path} cannot be opened ({exc}); delete it and the vectors "
                              "will be recomputed.") from None
         self._conn = conn
-        self._lock = threading.RLock()
+
+    @staticmethod
+    def _open_read_only(path: Path) -> sqlite3.Connection:
+        try:
+            if path.is_file():
+                return connect_read_only(path)
+            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            conn.executescript(_SCHEMA)  # no cache there yet: every vector is a miss
+            return conn
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"The embedding cache {path} cannot be read ({exc}), and its folder is read-only. "
+                             "Make the folder writable so Quire can rebuild it.") from None
 
     def close(self) -> None:
         with self._lock:
@@ -89,6 +107,8 @@ class EmbeddingCache:
         if matrix.ndim != 2 or matrix.shape[0] != len(content_hashes):
             raise ValueError(f"{len(content_hashes)} hashes but vectors of shape {matrix.shape}")
         dimension = matrix.shape[1]
+        if self.read_only:
+            return  # a cache: what cannot be kept is recomputed when needed
         rows = [(model_id, content_hash, dimension, matrix[row].tobytes())
                 for row, content_hash in enumerate(content_hashes)]
         try:

@@ -29,6 +29,7 @@ from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.retrieve.embedding import EMBED_STEP, embed_into_index
 from engine.retrieve.fts import STEM_RANGE_SQL, CommonTerms, bm25_expression, vocabulary_table_sql
 from engine.retrieve.source import ScoredId
+from engine.sqlite import connect_read_only, writable_place
 from engine.types import LIBRARY_SOURCE, Passage, SearchHit
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,8 @@ class LibrarySource:
         self.cache = cache
         self.embedder = embedder
         try:
-            conn = sqlite3.connect(str(catalog_path), check_same_thread=False, timeout=30, isolation_level=None)
+            conn = (sqlite3.connect(str(catalog_path), check_same_thread=False, timeout=30, isolation_level=None)
+                    if writable_place(catalog_path) else connect_read_only(catalog_path))  # a read-only library
             conn.execute(vocabulary_table_sql())
             conn.execute("PRAGMA query_only=ON")
         except sqlite3.DatabaseError as exc:

@@ -8,7 +8,6 @@ next run simply adds what is missing.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -21,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from engine.disk import OPEN_ROOM, disk_full_message, is_disk_full
 from engine.errors import DocumentNotFoundError, StoreError
-from engine.sqlite import connect, transaction, use_wal
+from engine.sqlite import connect, connect_read_only, transaction, use_wal, writable_place
 from engine.store.codec import decode_words, encode_words
 from engine.store.edits import apply_edits
-from engine.store.schema import ensure_schema
+from engine.store.schema import SCHEMA_VERSION, current_version, ensure_schema
 from engine.types import Document, DocumentStatus, Page, PageRect, Passage, Rect
 
 if TYPE_CHECKING:
@@ -45,8 +44,7 @@ def _cannot_open(path: Path, exc: sqlite3.DatabaseError) -> str:
     """Why the catalog cannot be opened, with the advice that fits: permissions and a full disk are not damage."""
     if is_disk_full(exc, path.parent):
         return disk_full_message(f"the library database {path.name}", path.parent, OPEN_ROOM)
-    writable = all(os.access(where, os.W_OK) for where in (path, path.parent) if where.exists())
-    if not writable or "readonly" in str(exc) or "unable to open" in str(exc):
+    if not writable_place(path) or "readonly" in str(exc) or "unable to open" in str(exc):
         return (f"The library database {path} cannot be opened for writing ({exc}): its folder or file is "
                 "read-only, or you lack permission. Make them writable (check the owner and the mount), "
                 "or use another library folder with --home; the file itself is not damaged.")
@@ -59,15 +57,33 @@ class Library:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.read_only = False
         try:
             conn = connect(path)
             use_wal(conn)
             conn.execute("PRAGMA foreign_keys=ON")
             ensure_schema(conn)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(_cannot_open(path, exc)) from None
+            if not (path.is_file() and not writable_place(path)):
+                raise StoreError(_cannot_open(path, exc)) from None
+            # A library on a read-only disk or folder: everything that only reads still works.
+            conn = self._open_read_only(path, exc)
+            self.read_only = True
         self._conn = conn
         self._lock = threading.RLock()
+
+    @staticmethod
+    def _open_read_only(path: Path, why: sqlite3.DatabaseError) -> sqlite3.Connection:
+        try:
+            conn = connect_read_only(path)
+            if current_version(conn) != SCHEMA_VERSION:
+                conn.close()
+                raise StoreError(f"The library database {path} was written by another version of Quire and must be "
+                                 "upgraded, which needs write access; its folder is read-only. Open it once where it "
+                                 "can be written, or use another library folder with --home.")
+            return conn
+        except sqlite3.DatabaseError:
+            raise StoreError(_cannot_open(path, why)) from None
 
     @cached_property
     def db(self) -> sqlite_utils.Database:
@@ -83,8 +99,16 @@ class Library:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; rolled back on any error, including cancellation."""
+        self.check_writable()
         with transaction(self._conn, self._lock) as conn:
             yield conn
+
+    def check_writable(self) -> None:
+        """Raise :class:`StoreError`, saying why and what to do, when this library cannot be changed."""
+        if self.read_only:
+            raise StoreError(f"The library {self.path.parent} is read-only (its folder or disk cannot be written), "
+                             "so it can be searched and read but not changed (it is not damaged). Make it writable, or "
+                             "copy it somewhere that is and use that folder with --home.")
 
     # --- files ---------------------------------------------------------------------------
 

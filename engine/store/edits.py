@@ -141,7 +141,5 @@ def set_collections(library: Library, doc_id: str, collections: Iterable[str], s
 
 
 def collections_of(library: Library, doc_id: str) -> list[str]:
-    with library.transaction() as conn:
-        rows = conn.execute("SELECT collection FROM document_collections WHERE doc_id=? ORDER BY collection",
-                            (doc_id,)).fetchall()
+    rows = library.query("SELECT collection FROM document_collections WHERE doc_id=? ORDER BY collection", (doc_id,))
     return [row[0] for row in rows]
