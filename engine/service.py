@@ -20,6 +20,7 @@ from engine.datastore.registry import DatastoreRegistry
 from engine.ingest.ocr import tesseract_available
 from engine.models import default_embedder_path, default_lm_path, installed_version
 from engine.progress import CancelToken, ProgressCallback, no_progress
+from engine.request import AskRequest
 from engine.retrieve.source import PassageSource
 from engine.store import Library
 from engine.types import Answer, Document, Page, Passage, SearchHit
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from engine.manager.installed import InstalledModel
     from engine.manager.setup import ModelChoice
     from engine.retrieve.library_source import LibrarySource
+    from engine.service_ask import AnswerTools
+    from engine.service_search import SearchTools
     from engine.store.answers import AnswerSummary
     from engine.zotero import ZoteroReport
 
@@ -177,8 +180,17 @@ class Engine:
         list is not capped: pass ``settings.retrieval.per_paper`` when choosing an answer's passages)."""
         from engine.service_search import build_retriever
 
-        return build_retriever(self, source, rewrite, rerank, spelling, per_paper).search(
+        return build_retriever(self.search_tools(), source, rewrite, rerank, spelling, per_paper).search(
             query, k, doc_ids, progress, cancel)
+
+    def search_tools(self) -> SearchTools:
+        """What search uses from this engine (models stay unloaded until a search needs them)."""
+        from engine.service_search import SearchTools
+
+        # Looked up at call time, so a model swapped in later (use_model, a test's fake) is the one used.
+        return SearchTools(settings=self.settings, models_dir=self.paths.models, library=self.library_source,
+                           datastores=self.datastore_sources, embedder=lambda: self.embedder,
+                           language_model=lambda: self.language_model())
 
     def embed_pending(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> int:
         """Embed the library passages not yet in the vector index (resumable, cancellable); returns how many."""
@@ -243,24 +255,36 @@ class Engine:
 
     # --- answers ---------------------------------------------------------------------------
 
-    def ask(self, question: str, *, top_n: int | None = None, model: str | Path | None = None,
-            feedback: bool | None = None, rewrite: bool | None = None, digest: bool | None = None,
-            mode: str | None = None, doc_ids: Collection[str] | None = None, source: str = "all",
-            on_token: Callable[[str], None] | None = None, on_stage: Callable[[str], None] | None = None,
-            cancel: CancelToken | None = None, save: bool = True, table: bool = False) -> Answer:
-        """Answer a question from the library (and datastores) with verified citations, and save it.
+    def ask(self, request: AskRequest | str, *, on_token: Callable[[str], None] | None = None,
+            on_stage: Callable[[str], None] | None = None, cancel: CancelToken | None = None) -> Answer:
+        """Answer a question (an :class:`AskRequest`, or just its text) from the library and datastores with
+        verified citations, and save it in the history unless the request says not to.
 
-        ``on_stage`` hears "retrieving", "reranking", "judging", "drafting", "revising", "verifying" (and "also
-        searching for ..." when a misspelled question word was corrected); ``on_token``
-        gets the draft as it streams; ``cancel`` stops between tokens (the partial answer is kept and
-        marked cancelled). ``mode``: "auto" (default), "write" or "digest" (same as ``digest=True``).
-        ``table``: one row per cited paper (section i = row i) with its answer in one verified sentence.
+        A request that cannot be answered as asked raises AskRequestError before any work. ``on_stage``
+        hears "retrieving", "reranking", "judging", "drafting", "revising", "verifying" (and "also
+        searching for ..." when a misspelled question word was corrected); ``on_token`` gets the draft
+        as it streams; ``cancel`` stops between tokens (the partial answer is kept and marked cancelled).
         """
-        from engine.service_ask import engine_ask
+        from engine.service_ask import answer_request
 
-        return engine_ask(self, question, top_n=top_n, model=model, feedback=feedback, rewrite=rewrite,
-                          digest=digest, mode=mode, doc_ids=doc_ids, source=source, on_token=on_token,
-                          on_stage=on_stage, cancel=cancel, save=save, table=table)
+        asked = AskRequest(request) if isinstance(request, str) else request
+        return answer_request(asked, self._answer_tools(), on_token=on_token, on_stage=on_stage, cancel=cancel)
+
+    def _answer_tools(self) -> AnswerTools:
+        from engine.service_ask import AnswerTools
+        from engine.store.answers import save_answer
+
+        def search(query: str, *, k: int, source: str, doc_ids: Collection[str] | None, rewrite: bool | None,
+                   progress: ProgressCallback, cancel: CancelToken | None) -> list[SearchHit]:
+            return self.search(query, k=k, source=source, doc_ids=doc_ids, rewrite=rewrite, progress=progress,
+                               cancel=cancel)
+
+        return AnswerTools(settings=self.settings, search=search, document=self.library.document,
+                           passage=self.library.passage,
+                           datastore_names=self.datastore_registry.names,
+                           language_model=lambda path: self.language_model(path),
+                           support_embedder=lambda: self.support_embedder,
+                           save=lambda answer: save_answer(self.library, answer))
 
     def answers(self, limit: int = 200) -> list[AnswerSummary]:
         """Past answers, newest first."""
@@ -278,12 +302,6 @@ class Engine:
         from engine.store.answers import delete_answer
 
         delete_answer(self.library, answer_id)
-
-    def save_answer(self, answer: Answer) -> None:
-        """Keep ``answer`` in the history (replacing a saved answer with the same id)."""
-        from engine.store.answers import save_answer
-
-        save_answer(self.library, answer)
 
     # --- checking claims --------------------------------------------------------------------
 

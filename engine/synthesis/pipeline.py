@@ -29,6 +29,7 @@ from engine.cite.verify import RectsFor, VerifyReport, no_rects, verify_text
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
+from engine.request import MODES
 from engine.retrieve.fts import readable_text
 from engine.synthesis.answer_judge import (
     answers_as_well,
@@ -66,7 +67,6 @@ Retrieve = Callable[[str, int], list[SearchHit]]  # (query, k) -> ranked hits
 HitText = Callable[[SearchHit], str]  # the passage text quotes are cut from (library: as stored)
 
 MAX_QUESTION_CHARS = 1000
-MODES = ("auto", "write", "digest")
 
 
 @dataclass(frozen=True)
