@@ -98,3 +98,14 @@ def test_a_plain_string_is_a_request_with_the_defaults(offline_engine: Engine, p
     answer = offline_engine.ask("How do proteins adsorb on lipid nanoparticles?")
     assert answer.mode in (AnswerMode.DIGEST, AnswerMode.NO_EVIDENCE)
     assert dict(answer.settings)["mode"] == "digest"
+
+
+def test_the_cli_reports_a_bad_scope_in_the_requests_own_words(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.cli.main import main
+
+    home = str(tmp_path / "cli-home")
+    assert main(["--home", home, "ask", "How do protein coronas form?", "--digest", "--doc", "deadbeef"]) == 1
+    assert "'deadbeef' is not in the library" in capsys.readouterr().err
+    assert main(["--home", home, "ask", "How do protein coronas form?", "--digest", "--source", "pes2o"]) == 1
+    assert "Unknown search source 'pes2o'" in capsys.readouterr().err
