@@ -29,6 +29,7 @@ from engine.cite.verify import RectsFor, no_rects
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
+from engine.protocols import ScoresReplies
 from engine.request import MODES
 from engine.retrieve.fts import readable_text
 from engine.synthesis.answer_judge import can_judge
@@ -49,6 +50,7 @@ from engine.synthesis.steps import (
     write_draft,
     written_notice,
 )
+from engine.synthesis.support_reader import SupportReader
 from engine.synthesis.table import by_paper, table_rows
 from engine.synthesis.textjoin import answer_text
 from engine.synthesis.write import ContextTooSmall, StageCallback
@@ -200,8 +202,10 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     given.update({e.reference.n: e.reference for e in outcome.extra})
     # Text written before a Stop is verified in full (it is short and the user keeps it); a Stop that
     # comes while verifying ends verification early.
+    # A model able to judge also reads the sentences the cross-encoder leaves unsupported (support_reader).
+    reader = SupportReader(lm) if options.judge_answers and isinstance(lm, ScoresReplies) else None
     sentences, headings, report = verify_draft(outcome, scorer, given, rects_for,
-                                               None if outcome.cancelled else cancel)
+                                               None if outcome.cancelled else cancel, reader)
     clock.lap("verifying")
     if outcome.cancelled:
         return answers.cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),
