@@ -271,17 +271,12 @@ class Engine:
         return answer_request(asked, self._answer_tools(), on_token=on_token, on_stage=on_stage, cancel=cancel)
 
     def _answer_tools(self) -> AnswerTools:
+        """What answering uses from this engine; the models load only when the answer needs them."""
         from engine.service_ask import AnswerTools
         from engine.store.answers import save_answer
 
-        def search(query: str, *, k: int, source: str, doc_ids: Collection[str] | None, rewrite: bool | None,
-                   progress: ProgressCallback, cancel: CancelToken | None) -> list[SearchHit]:
-            return self.search(query, k=k, source=source, doc_ids=doc_ids, rewrite=rewrite, progress=progress,
-                               cancel=cancel)
-
-        return AnswerTools(settings=self.settings, search=search, document=self.library.document,
-                           passage=self.library.passage,
-                           datastore_names=self.datastore_registry.names,
+        return AnswerTools(settings=self.settings, search=self.search, document=self.library.document,
+                           passage=self.library.passage, datastore_names=self.datastore_registry.names,
                            language_model=lambda path: self.language_model(path),
                            support_embedder=lambda: self.support_embedder,
                            save=lambda answer: save_answer(self.library, answer))
