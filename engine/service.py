@@ -277,7 +277,7 @@ class Engine:
 
         return AnswerTools(settings=self.settings, search=self.search, document=self.library.document,
                            passage=self.library.passage, datastore_names=self.datastore_registry.names,
-                           language_model=lambda path: self.language_model(path),
+                           language_model=self.language_model,
                            support_embedder=lambda: self.support_embedder,
                            save=lambda answer: save_answer(self.library, answer))
 
