@@ -18,7 +18,7 @@ import engine
 from engine.config import Paths, Settings, ensure_home, load_settings, resolve_paths, save_settings
 from engine.datastore.registry import DatastoreRegistry
 from engine.ingest.ocr import tesseract_available
-from engine.models import default_embedder_path, default_lm_path, installed_version
+from engine.models import default_embedder_path, default_lm_path, installed_version, is_small_model
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.request import AskRequest
 from engine.retrieve.source import PassageSource
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from engine.service_ask import AnswerTools
     from engine.service_search import SearchTools
     from engine.store.answers import AnswerSummary
+    from engine.synthesis.support_reader import SupportReader
     from engine.zotero import ZoteroReport
 
 
@@ -321,17 +322,35 @@ class Engine:
 
         return check_claim(claim, search, self.support_judge, k=k, progress=progress, cancel=cancel)
 
-    def check_evidence(self, claim: str, evidence: str) -> PairVerdict:
-        """Judge ``claim`` against the given evidence text: verdict, score, the deciding quote, and notes."""
+    def check_evidence(self, claim: str, evidence: str, reader: SupportReader | None = None) -> PairVerdict:
+        """Judge ``claim`` against the given evidence text: verdict, score, the deciding quote, and notes.
+        ``reader``: a language model that reads again what the judge's model found unsupported."""
         from engine.cite.claims import judge_pair
 
-        return judge_pair(self.support_judge, claim, evidence)
+        return judge_pair(self.support_judge, claim, evidence, reader)
 
-    def check_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[PairVerdict]:
+    def check_pairs(self, pairs: Sequence[tuple[str, str]], reader: SupportReader | None = None,
+                    ) -> list[PairVerdict]:
         """Judge many (claim, evidence) pairs in one batch (ClaimError on an unusable pair)."""
         from engine.cite.claims import judge_pairs
 
-        return judge_pairs(self.support_judge, pairs)
+        return judge_pairs(self.support_judge, pairs, reader)
+
+    def support_reader(self, model: str | Path | None = None) -> SupportReader:
+        """The language model (``model``, else settings, else the bundled one) as a second reader of claims
+        (engine/synthesis/support_reader.py). A model too small to write is refused: it cannot read well
+        enough to overrule the judge."""
+        from engine.errors import ClaimError
+        from engine.synthesis.support_reader import SupportReader
+
+        path = model or self.settings.generation.model or default_lm_path()
+        if path is None:
+            raise ClaimError("No language model is set up; choose one that can write (Settings, `quire models`, or "
+                             "--model) to use --read.")
+        if is_small_model(path):
+            raise ClaimError(f"The language model {Path(path).name} is too small to read claims against evidence; "
+                             "choose a model that can write (Settings, `quire models`, or --model) to use --read.")
+        return SupportReader(self.language_model(path))
 
     # --- models and hardware ---------------------------------------------------------------
 
