@@ -1,35 +1,28 @@
 """Metadata the user corrects (title, authors, year, DOI, venue), metadata other sources supply, and
 the collections a paper is filed in.
 
-Each layer is stored apart from what ingest extracted and laid over it in a fixed order, so
-re-reading a PDF or importing again never undoes a correction:
-
-1. what the PDF gave (the document row as ingest wrote it);
-2. a datastore record of the same paper, only in fields the PDF left empty (``fill_only``);
-3. an import such as Zotero's, over the extracted values (table ``document_imported``);
-4. the user's own corrections, over everything (table ``document_edits``).
-
-The document row and the search index's title column are updated too, so references, exports and
-search all use the resulting values at once.
+Each is stored apart from what ingest extracted and laid over it in a fixed order
+(:mod:`engine.store.overlay`), so re-reading a PDF or importing again never undoes a correction. The
+document row and the search index's title column are updated too, so references, exports and search
+all use the resulting values at once.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from engine.errors import EngineError
+from engine.store.catalog import Library
+from engine.store.overlay import apply_edits
 
 if TYPE_CHECKING:
-    from engine.store.catalog import Library
     from engine.types import Document
 
 _DOI = re.compile(r"^10\.\d{4,9}/\S+$")
-FIELDS = ("title", "authors", "year", "doi", "venue")
 MAX_VENUE_CHARS = 300  # the longest proceedings names run to about 150
 
 
@@ -93,43 +86,6 @@ def import_metadata(library: Library, doc_id: str, source: str, fields: dict[str
                      "VALUES (?,?,?,?,?)", (document.id, source, json.dumps(cleaned), int(fill_only), time.time()))
         apply_edits(conn, document.id)
     return library.document(document.id)
-
-
-def _is_empty(value: object) -> bool:
-    return value is None or value == "" or value == "[]"
-
-
-def apply_edits(conn: sqlite3.Connection, doc_id: str) -> None:
-    """Lay imported metadata, then the user's corrections, over ``doc_id``'s row and its search titles."""
-    layers: list[tuple[dict[str, object], bool]] = [
-        (json.loads(fields), bool(fill_only)) for fields, fill_only in conn.execute(
-            # Fills first (they look only at the PDF's values), then imports in a stable order.
-            "SELECT fields, fill_only FROM document_imported WHERE doc_id=? ORDER BY fill_only DESC, source",
-            (doc_id,))]
-    row = conn.execute("SELECT edits FROM document_edits WHERE doc_id=?", (doc_id,)).fetchone()
-    if row is not None:
-        layers.append((json.loads(row[0]), False))
-    if not layers:
-        return
-    current = conn.execute("SELECT title, authors, year, doi, venue FROM documents WHERE id=?", (doc_id,)).fetchone()
-    if current is None:
-        return
-    values: dict[str, object] = {}
-    for layer, fill_only in layers:
-        for name, value in layer.items():
-            if name not in FIELDS:
-                continue
-            stored = json.dumps(value) if name == "authors" else value
-            if fill_only and (_is_empty(stored) or not _is_empty(current[FIELDS.index(name)])):
-                continue
-            values[name] = stored
-    values = {name: value for name, value in values.items() if value != current[FIELDS.index(name)]}
-    if values:
-        assignments = ", ".join(f"{name}=?" for name in values)  # names from the fixed list FIELDS
-        conn.execute(f"UPDATE documents SET {assignments} WHERE id=?", (*values.values(), doc_id))
-    if "title" in values:
-        conn.execute("UPDATE passages_fts SET title=? WHERE rowid IN (SELECT rowid FROM passages WHERE doc_id=?)",
-                     (values["title"], doc_id))
 
 
 def set_collections(library: Library, doc_id: str, collections: Iterable[str], source: str) -> None:
