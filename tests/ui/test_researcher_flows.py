@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.ris import read_ris
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QDialog, QFileDialog
 from pytestqt.qtbot import QtBot
@@ -17,6 +18,7 @@ from engine.service import Engine
 from engine.store.answers import save_answer
 from engine.types import Answer, AnswerMode, AnswerSentence, Citation, Reference
 from ui import main_window as main_window_module
+from ui import reference_export
 from ui.answer_controller import EMPTY_LIBRARY, nothing_relevant_text
 from ui.ask_pane import LIBRARY, SELECTED
 from ui.engine_client import EngineClient
@@ -119,12 +121,36 @@ def test_details_are_edited_from_the_details_pane(qtbot: QtBot, window: MainWind
             self.title_edit.setText("MapReduce: Simplified Data Processing on Large Clusters")
             self.authors_edit.setPlainText("Jeffrey Dean\nSanjay Ghemawat")
             self.year_edit.setText("2004")
+            self.venue_edit.setText("OSDI")
             return QDialog.DialogCode.Accepted
     monkeypatch.setattr(main_window_module, "MetadataDialog", Filled)
     window.library.details.edit_requested.emit(window.selected_doc_ids()[0])  # the "Edit details…" link
     qtbot.waitUntil(lambda: window.model.document(0).year == 2004, timeout=TIMEOUT_MS)
     document = window.model.document(0)
     assert document.title.startswith("MapReduce") and document.authors == ("Jeffrey Dean", "Sanjay Ghemawat")
+    assert document.venue == "OSDI"
+
+
+def test_the_library_exports_its_references_in_the_chosen_format(qtbot: QtBot, window: MainWindow,
+                                                                  client: EngineClient, tmp_path: Path,
+                                                                  titled_pdf: Callable[[str], Path],
+                                                                  monkeypatch: Any) -> None:
+    window.add_paths([titled_pdf("End User C")])
+    qtbot.waitUntil(lambda: window.model.rowCount() == 1 and not client.ingesting, timeout=TIMEOUT_MS)
+    doc_id = window.model.document(0).id
+    saved: list[object] = []
+    client.update_metadata(doc_id, saved.append, title="MapReduce", authors=["Jeffrey Dean"], year=2004,
+                           venue="OSDI")
+    qtbot.waitUntil(lambda: bool(saved), timeout=TIMEOUT_MS)
+    target = tmp_path / "mine"  # no suffix typed: the chosen filter decides the format and adds its suffix
+    ris_filter = next(name for name in reference_export.FILTERS if name.startswith("RIS"))
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(target), ris_filter))
+    window.export_action.trigger()
+    written = tmp_path / "mine.ris"
+    qtbot.waitUntil(written.exists, timeout=TIMEOUT_MS)
+    (record,) = read_ris(written.read_text(encoding="utf-8"))
+    assert record["TY"] == ["CPAPER"] and record["T2"] == ["OSDI"]  # a conference: its proceedings
+    assert record["TI"] == ["MapReduce"] and record["AU"] == ["Dean, Jeffrey"]
 
 
 def test_cancel_frees_the_pane_at_once_and_a_new_question_can_be_asked(
