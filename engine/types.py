@@ -238,6 +238,7 @@ class SearchHit:
     url: str = ""
     is_reference: bool = False
     ranks: tuple[tuple[str, int], ...] = ()
+    venue: str = ""  # the journal or proceedings, where known (library papers)
 
     @property
     def search_text(self) -> str:

@@ -95,7 +95,7 @@ class SearchReads:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT p.id, p.doc_id, d.title, p.text, p.page_start, p.page_end, d.authors, d.year, d.doi, "
-                "d.arxiv_id, p.is_reference FROM passages p JOIN documents d ON d.id = p.doc_id "
+                "d.arxiv_id, p.is_reference, d.venue FROM passages p JOIN documents d ON d.id = p.doc_id "
                 "WHERE p.id IN (SELECT value FROM json_each(?))", (json.dumps(list(passage_ids)),)).fetchall()
         by_id = {row[0]: row for row in rows}
         found: list[SearchHit] = []
@@ -105,7 +105,8 @@ class SearchReads:
                 continue
             found.append(SearchHit(passage_id=row[0], doc_id=row[1], source=LIBRARY_SOURCE, title=row[2], text=row[3],
                                    page=row[4], page_end=row[5], authors=tuple(json.loads(row[6] or "[]")),
-                                   year=row[7], doi=row[8] or "", arxiv_id=row[9] or "", is_reference=bool(row[10])))
+                                   year=row[7], doi=row[8] or "", arxiv_id=row[9] or "", is_reference=bool(row[10]),
+                                   venue=row[11] or ""))
         return found
 
     def papers(self) -> list[SearchHit]:

@@ -103,3 +103,18 @@ def test_a_write_that_fails_leaves_the_old_file(home: Path, tmp_path: Path,
     assert main(["--home", str(home), "library", "export", "-o", str(out)]) == 1
     assert "Could not write" in capsys.readouterr().err
     assert out.read_text(encoding="utf-8") == "previous export\n"
+
+
+def test_an_answers_references_carry_the_papers_venue(home: Path) -> None:
+    from engine.embed.hashing import HashingEmbedder
+    from engine.render.exports import export_answer
+    from engine.request import AskRequest, RequestOptions
+
+    with Engine(home=home) as engine:
+        engine.embedder = HashingEmbedder()
+        answer = engine.ask(AskRequest("How do retrieval systems cite their sources about crispr arrays?",
+                                       mode="digest", options=RequestOptions(save=False)))
+        venues = {paper.title: paper.venue for paper in answer.papers}
+        assert venues.get("CRISPR arrays in {DNA} repair") == "Nucleic Acids Research", venues
+        records = {record["TI"][0]: record for record in read_ris(export_answer(answer, "ris"))}
+        assert records["CRISPR arrays in {DNA} repair"]["JO"] == ["Nucleic Acids Research"]

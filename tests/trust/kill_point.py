@@ -16,6 +16,7 @@ from pathlib import Path
 
 from engine.embed.hashing import HashingEmbedder
 from engine.progress import Progress
+from engine.request import AskRequest
 from engine.service import Engine
 
 
@@ -58,7 +59,7 @@ def install(engine: Engine, kill: KillAt, args: list[str]) -> None:
 
 
 def ask(engine: Engine, kill: KillAt, args: list[str]) -> None:
-    answer = engine.ask(args[0], mode="digest", on_stage=kill)
+    answer = engine.ask(AskRequest(args[0], mode="digest"), on_stage=kill)
     print(f"answered {answer.id}", flush=True)
 
 

@@ -20,6 +20,7 @@ from fixtures.pdfs import paper_text, text_pdf
 from engine.datastore.files import DATABASE_FILE
 from engine.embed.hashing import HashingEmbedder
 from engine.index.storage import load_index
+from engine.request import AskRequest
 from engine.service import Engine
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
@@ -169,7 +170,7 @@ def test_kill_mid_ask_leaves_no_half_answer_and_the_library_whole(tmp_path: Path
     list(engine.add_documents(papers(tmp_path / "inbox", 2)))
     engine.embed_pending()
     before = {d.id: d.passage_count for d in engine.documents()}
-    kept = engine.ask("How do retrieval systems cite their sources?", mode="digest")
+    kept = engine.ask(AskRequest("How do retrieval systems cite their sources?", mode="digest"))
     engine.close()
     # Digest answers report one stage, "retrieving": the kill lands before any passage is found.
     killed_at("ask", tmp_path / "home", "retrieving", 1, "What does topic 1 discuss?")
@@ -177,7 +178,7 @@ def test_kill_mid_ask_leaves_no_half_answer_and_the_library_whole(tmp_path: Path
     assert_consistent(engine)
     assert {d.id: d.passage_count for d in engine.documents()} == before
     assert [summary.id for summary in engine.answers()] == [kept.id]  # the saved answer kept, no half record
-    assert engine.ask("What does topic 1 discuss?", mode="digest").question == "What does topic 1 discuss?"
+    assert engine.ask(AskRequest("What does topic 1 discuss?", mode="digest")).question == "What does topic 1 discuss?"
 
 
 def test_kill_mid_edit_keeps_every_finished_edit_and_none_half_done(tmp_path: Path, engine_at: Opener) -> None:
