@@ -1,5 +1,5 @@
 """`quire zotero import FOLDER`: add a Zotero library's PDFs with their Zotero metadata and collections,
-and `quire library edit ID` to correct a paper's title, authors, year, DOI or venue."""
+and `quire edit ID` to correct a paper's title, authors, year, DOI or venue."""
 
 from __future__ import annotations
 

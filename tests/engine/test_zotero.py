@@ -225,11 +225,13 @@ def test_cli_imports_and_edits(zotero: Zotero, tmp_path: Path, capsys: pytest.Ca
     with Engine(home) as engine:
         loose = next(d for d in engine.documents() if d.title == "A standalone PDF")
     assert main(["--home", home, "edit", loose.id[:8], "--title", "Loose notes on retrieval", "--authors",
-                 "Ada Lovelace; Alan Turing", "--year", "1950", "--doi", "https://doi.org/10.1000/xyz"]) == 0
+                 "Ada Lovelace; Alan Turing", "--year", "1950", "--doi", "https://doi.org/10.1000/xyz",
+                 "--venue", " Mind "]) == 0
+    assert "Mind" in capsys.readouterr().out
     with Engine(home) as engine:
         edited = engine.document(loose.id)
-    assert (edited.title, edited.authors, edited.year, edited.doi) == (
-        "Loose notes on retrieval", ("Ada Lovelace", "Alan Turing"), 1950, "10.1000/xyz")
+    assert (edited.title, edited.authors, edited.year, edited.doi, edited.venue) == (
+        "Loose notes on retrieval", ("Ada Lovelace", "Alan Turing"), 1950, "10.1000/xyz", "Mind")
     assert main(["--home", home, "edit", loose.id[:8], "--year", "soon"]) == 1
     assert "Year" in capsys.readouterr().err
 
