@@ -40,6 +40,7 @@ from rapidfuzz import fuzz
 from engine.cite.markers import cited_numbers
 from engine.cite.support import SupportScorer
 from engine.embed import SentenceTransformerEmbedder
+from engine.process import prepare_process
 from engine.service import Engine
 from engine.synthesis import evidence as evidence_module
 from engine.synthesis.evidence import diverse, extract_evidence, relevant, to_reference
@@ -433,6 +434,7 @@ def report_command(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
+    prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("pairs").set_defaults(run=pairs_command)

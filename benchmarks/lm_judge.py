@@ -33,6 +33,7 @@ from verify import DEFAULT_DATA, SHARED, _auc, healthver, held_out_pairs  # noqa
 
 from engine.cite.judge import SupportJudge, default_judge  # noqa: E402
 from engine.generate.llama import LlamaModel  # noqa: E402
+from engine.process import prepare_process  # noqa: E402
 from engine.protocols import ChatMessage  # noqa: E402
 from engine.synthesis import prompts  # noqa: E402
 
@@ -74,6 +75,7 @@ def aucs(values: np.ndarray, gold: list[str]) -> dict[str, float]:
 
 
 def main() -> None:
+    prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="the writer's GGUF file")
     parser.add_argument("--per-label", type=int, default=30)
