@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from engine.errors import QueryError
 from engine.text.stopwords import QUESTION_WORDS, STOP_WORDS
 from engine.text.tokens import WORD
+from engine.tuning import RETRIEVAL
 
 # What unicode61 treats as token characters: Unicode letters and digits (``_`` separates).
 
@@ -85,11 +86,9 @@ def check_query(text: str) -> str:
     return readable_text(text).strip()
 
 
-# BM25 column weights for (title, text). Each passage's FTS row holds its paper's title, so a
-# query naming the paper's subject finds all of its passages; weighting the title above the
-# text was measured on the scholarly dev set (benchmarks/retrieval_quality.py).
-TITLE_WEIGHT = 1.0
-TEXT_WEIGHT = 1.0
+# BM25 column weights for (title, text), measured: engine/tuning.py.
+TITLE_WEIGHT = RETRIEVAL.title_weight
+TEXT_WEIGHT = RETRIEVAL.text_weight
 
 
 def bm25_expression(table: str, title_weight: float = TITLE_WEIGHT, text_weight: float = TEXT_WEIGHT) -> str:
@@ -105,12 +104,10 @@ def bm25_expression(table: str, title_weight: float = TITLE_WEIGHT, text_weight:
 # --- common words --------------------------------------------------------------------------
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # what every passages_fts table is built with
-# A query word found in more than this share of a source's passages is left out of its BM25
-# query. FTS5 scores every row that matches any OR'd word, so a word like "model" that a third of
-# a large collection holds made a BM25 query cost ~120 ms at 100k passages (45 ms without such
-# words), while its low IDF barely moves the ranking: on the dev set BM25 nDCG@10 was 0.546 whole,
-# 0.545 pruned at 30 %, but 0.531 at 15 % and 0.493 at 5 % (benchmarks/retrieval_quality.py).
-COMMON_TERM_SHARE = 0.3
+# A query word found in more than this share of a source's passages is left out of its BM25 query:
+# FTS5 scores every row that matches any OR'd word, and such a word's low IDF barely moves the
+# ranking (measured: engine/tuning.py).
+COMMON_TERM_SHARE = RETRIEVAL.common_term_share
 # Document frequencies are cached this long; ingest changes them slowly and pruning is a heuristic.
 _TERM_CACHE_SECONDS = 60.0
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
