@@ -5,7 +5,7 @@ the cosine similarity of sentence embeddings (a small sentence-transformers mode
 share of the claim's content words found in the window (numbers count: "3.5" must be there).
 The best window becomes the citation's quote. The mixing weight and the thresholds were fitted
 on hand-labelled (sentence, passage) pairs from the real corpus (tests/data/support_pairs.jsonl,
-fitted by benchmarks/answers.py --fit); see README "## Answers" for precision and recall.
+fitted by benchmarks/answers.py pairs); precision and recall are in docs/numbers.md.
 """
 
 from __future__ import annotations
