@@ -25,10 +25,11 @@ from typing import Any
 
 from engine.cite.markers import strip_markers
 from engine.cite.support import SupportScorer
-from engine.cite.verify import RectsFor, VerifyReport, no_rects, verify_text
+from engine.cite.verify import Reader, RectsFor, VerifyReport, no_rects, verify_text
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
+from engine.protocols import ScoresReplies
 from engine.retrieve.fts import readable_text
 from engine.synthesis.answer_judge import (
     answers_as_well,
@@ -55,6 +56,7 @@ from engine.synthesis.evidence import (
 )
 from engine.synthesis.numbering import number_by_paper
 from engine.synthesis.plan import Theme, plan_themes
+from engine.synthesis.support_reader import SupportReader
 from engine.synthesis.table import by_paper, table_rows
 from engine.synthesis.textjoin import answer_text
 from engine.synthesis.write import ContextTooSmall, StageCallback, WriteOutcome, Writer, WriterOptions
@@ -221,7 +223,10 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     given.update({e.reference.n: e.reference for e in outcome.extra})
     # Text written before a Stop is verified in full (it is short and the user keeps it); a Stop that
     # comes while verifying ends verification early.
-    sentences, headings, report = _verify(outcome, scorer, given, rects_for, None if outcome.cancelled else cancel)
+    # A model able to judge also reads the sentences the cross-encoder leaves unsupported (support_reader).
+    reader = SupportReader(lm) if options.judge_answers and isinstance(lm, ScoresReplies) else None
+    sentences, headings, report = _verify(outcome, scorer, given, rects_for, None if outcome.cancelled else cancel,
+                                          reader)
     clock.lap("verifying")
     if outcome.cancelled:
         return cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),
@@ -285,20 +290,21 @@ def _nothing(found: Sequence[Evidence], datastores: bool) -> dict[str, Any]:
 
 
 def _verify(outcome: WriteOutcome, scorer: SupportScorer, given: dict[int, Reference], rects_for: RectsFor,
-            cancel: CancelToken | None = None) -> tuple[list[AnswerSentence], tuple[str, ...], VerifyReport]:
+            cancel: CancelToken | None = None, reader: Reader | None = None,
+            ) -> tuple[list[AnswerSentence], tuple[str, ...], VerifyReport]:
     """Every written sentence verified; section 0 is the direct answer, then the model's headed sections.
 
     Cancelling stops between judge batches; what was verified by then is kept and the outcome is
     marked cancelled (unverified text is never shown as if it had been checked)."""
     report = VerifyReport()
     written = outcome.written
-    sentences = (verify_text(written.direct, given, scorer, rects_for, True, 0, report, cancel)
+    sentences = (verify_text(written.direct, given, scorer, rects_for, True, 0, report, cancel, reader)
                  if written.direct else [])
     headings = [ANSWER_HEADING]
     for title, text in written.sections:
         if cancel is not None and cancel.cancelled:
             break
-        verified = verify_text(text, given, scorer, rects_for, True, len(headings), report, cancel)
+        verified = verify_text(text, given, scorer, rects_for, True, len(headings), report, cancel, reader)
         if verified:
             sentences.extend(verified)
             headings.append(title or "Details")
