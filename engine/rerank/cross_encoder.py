@@ -7,7 +7,6 @@ the reranker). A user who has one (e.g. ms-marco-MiniLM-L-6-v2 saved with
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,7 +37,6 @@ class CrossEncoderReranker:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 try:
                     from sentence_transformers import CrossEncoder
 

@@ -52,7 +52,7 @@ def test_tokens_keep_decimals_whole_only_where_asked() -> None:
 
 
 def test_abbreviations_and_initials_are_not_sentence_ends() -> None:
-    assert is_abbreviation("e.g.") and is_abbreviation("Figs.") and is_abbreviation("J.")
+    assert is_abbreviation("e.g.") and is_abbreviation("(e.g.") and is_abbreviation("Figs.") and is_abbreviation("J.")
     assert not is_abbreviation("results.")
     assert split_sentences("Smith et al. showed it. See Fig. 2 for J. Doe's result. Done.") == [
         "Smith et al. showed it.", "See Fig. 2 for J. Doe's result.", "Done."]
