@@ -41,6 +41,7 @@ from engine.cite.markers import cited_numbers
 from engine.cite.support import SupportScorer
 from engine.embed import SentenceTransformerEmbedder
 from engine.process import prepare_process
+from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
 from engine.synthesis import evidence as evidence_module
 from engine.synthesis.evidence import diverse, extract_evidence, relevant, to_reference
@@ -53,6 +54,7 @@ PAIRS = ROOT / "tests" / "data" / "support_pairs.jsonl"
 GOLDEN = ROOT / "tests" / "golden" / "questions.json"
 RESULTS = ROOT / "benchmarks" / "results"
 LITQA = SHARED / "eval" / "litqa2-dev"
+NOT_SAVED = RequestOptions(save=False)  # benchmark answers stay out of the history
 
 
 def save(name: str, data: Any) -> None:
@@ -187,7 +189,7 @@ def litqa_questions(half: str) -> list[dict[str, Any]]:
 def litqa_row(engine: Engine, question: dict[str, Any], names: dict[str, str], mode: str,
               model: str | None) -> dict[str, Any]:
     started = time.perf_counter()
-    answer = engine.ask(question["question"], mode=mode, model=model, save=False)
+    answer = engine.ask(AskRequest(question["question"], mode=mode, model=model, options=NOT_SAVED))
     seconds = time.perf_counter() - started
     key = words(question["key_passage"])
     cited_passages = [answer.passage(c.passage_id) for s in answer.sentences for c in s.citations]
@@ -305,8 +307,9 @@ def golden_command(args: argparse.Namespace) -> None:
                  if q["source"] in wanted and (args.datastore or q["source"] == "library")][: args.limit]
     for question in questions:
         started = time.perf_counter()
-        answer = engine.ask(question["question"], mode=args.mode, feedback=False if args.no_feedback else None,
-                            source="library" if question["source"] == "library" else "all", save=False)
+        answer = engine.ask(AskRequest(
+            question["question"], scope=Scope(source="library" if question["source"] == "library" else "all"),
+            mode=args.mode, options=RequestOptions(feedback=False if args.no_feedback else None, save=False)))
         cited = {names.get(r.doc_id, r.doc_id) for r in answer.references}
         row = {"id": question["id"], "mode": answer.mode.value, "notice": answer.notice,
                "expected_cited": bool(cited & set(question["expected"])), "cited": sorted(cited),
@@ -372,7 +375,8 @@ def run_scholarqa(engine: Engine, data: list[dict[str, Any]], mode: str, model: 
     for item in data:
         expert_cited = {f"{item['id']}:{n}" for n in map(int, re.findall(r"\[(\d+)\]", item["output"]))}
         started = time.perf_counter()
-        answer = engine.ask(item["input"], mode=mode, model=model, source="scholarqa", save=False)
+        answer = engine.ask(AskRequest(item["input"], scope=Scope(source="scholarqa"), mode=mode, model=model,
+                                       options=NOT_SAVED))
         ours = {r.doc_id for r in answer.references}
         count = len(re.sub(r"\[\d+\]", "", answer.text).split())
         expert_words = len(re.sub(r"\[\d+\]", "", item["output"]).split())

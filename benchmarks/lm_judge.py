@@ -35,8 +35,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy as np  # noqa: E402
 from verify import DEFAULT_DATA, SHARED, _auc, healthver, held_out_pairs  # noqa: E402
 
-from engine.cite.checks import check  # noqa: E402
-from engine.cite.judge import NOT_STATED, SAYS_OTHERWISE, Judgement, default_judge  # noqa: E402
+from engine.cite.judge import Judgement, default_judge, revisable  # noqa: E402
 from engine.generate.llama import LlamaModel  # noqa: E402
 from engine.process import prepare_process  # noqa: E402
 from engine.synthesis.support_reader import SUPPORTED, support_score  # noqa: E402
@@ -46,8 +45,7 @@ PRECISION_TARGET = 0.9
 
 def readable(claim: str, evidence: str, judgement: Judgement) -> bool:
     """Whether the reader would be asked about this pair in an answer (engine/cite/verify.py:_second_look)."""
-    return judgement.verdict in ("unsupported", "contradicted") and judgement.reason in (NOT_STATED, SAYS_OTHERWISE) \
-        and check(claim, evidence) is None
+    return revisable(claim, evidence, judgement)
 
 
 def fit_threshold(scores: list[float], positive: list[bool], target: float = PRECISION_TARGET) -> float | None:

@@ -325,6 +325,20 @@ class SupportJudge:
 
 
 
+# (claim, passage text) -> a capable reader's support score when it reads the passage as supporting the
+# claim, else None (engine/synthesis/support_reader.py)
+Reader = Callable[[str, str], float | None]
+READ_SUPPORTED = "the language model reads the passage as supporting this"  # a verdict a reader revised
+
+
+def revisable(claim: str, passage: str, judgement: Judgement) -> bool:
+    """Whether a better reader may revise this verdict: the judge's model alone found the passage silent
+    or opposed (a small model misreads loose paraphrase both ways), and no check finds a clash anywhere in
+    the passage (a number or a "not" it does not share: those verdicts stand, whoever reads)."""
+    return judgement.verdict in ("unsupported", "contradicted") and judgement.reason in (NOT_STATED, SAYS_OTHERWISE) \
+        and check(claim, passage) is None
+
+
 _default_lock = threading.Lock()
 _default: SupportJudge | None = None
 

@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from engine.cite.checks import check
-from engine.cite.judge import NOT_STATED, SAYS_OTHERWISE, Judgement, SupportJudge
+from engine.cite.judge import Judgement, Reader, SupportJudge, revisable
 from engine.cite.markers import cited_numbers, format_marker, strip_markers
 from engine.cite.readings import abbreviations
 from engine.cite.sentences import Span, split_spans
@@ -33,8 +32,6 @@ from engine.types import AnswerSentence, Citation, PageRect, Reference
 
 UNCHECKED = "unchecked"  # no judge could be loaded: a citation shown as written, never called supported
 RectsFor = Callable[[str, int, int], tuple[PageRect, ...]]  # (passage id, start, end) -> boxes
-# (claim, passage text) -> the reader's support score when it reads the passage as supporting the claim, else None
-Reader = Callable[[str, str], float | None]
 READER_PASSAGES = 2  # passages a reader is asked about per unsupported sentence: each costs seconds on a CPU
 
 
@@ -197,8 +194,7 @@ def _second_look(claim: str, cited: list[tuple[Reference, Judgement]], others: l
     read (it misreads loose paraphrase as "not stated" and even as "says otherwise"); one where a check
     found a clash anywhere in it (a number or a "not" it does not share) is not."""
     ranked = cited + sorted(others, key=lambda item: -item[1].score)
-    readable = [(reference, judgement) for reference, judgement in ranked
-                if judgement.reason in (NOT_STATED, SAYS_OTHERWISE) and check(claim, reference.text) is None]
+    readable = [(ref, judgement) for ref, judgement in ranked if revisable(claim, ref.text, judgement)]
     for reference, judgement in readable[:READER_PASSAGES]:
         score = reader(claim, reference.text)
         if score is not None:

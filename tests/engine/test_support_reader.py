@@ -146,3 +146,14 @@ def test_the_prompt_holds_the_examples_the_passage_and_the_claim_with_markers_de
     assert system.role == "system" and "Fully" in user.content and "Partially" in user.content
     assert "A claim" in user.content and "[12]" not in user.content
     assert len(user.content) < 4000  # a long passage is cut to fit the context
+
+
+def test_checked_pairs_are_read_again_only_where_the_judges_model_alone_decided() -> None:
+    from engine.cite.claims import judge_pairs
+    from engine.cite.judge import READ_SUPPORTED, default_judge
+
+    reader = Reader({"We introduce": 0.9})
+    loose, changed = judge_pairs(default_judge(), [(LOOSE, S2ORC), ("S2ORC holds 18.1M papers.", S2ORC)], reader)
+    assert loose.judgement.verdict == "supported" and loose.judgement.reason == READ_SUPPORTED
+    assert loose.judgement.quote == S2ORC[loose.judgement.start:loose.judgement.end]
+    assert changed.judgement.verdict != "supported" and len(reader.asked) == 1  # the number check stands
