@@ -28,6 +28,9 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +43,7 @@ from rapidfuzz import fuzz
 from engine.cite.markers import cited_numbers
 from engine.cite.support import SupportScorer
 from engine.embed import SentenceTransformerEmbedder
+from engine.process import prepare_process
 from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
 from engine.synthesis import evidence as evidence_module
@@ -208,6 +212,21 @@ def litqa_row(engine: Engine, question: dict[str, Any], names: dict[str, str], m
             "answer": answer.text[:1200]}
 
 
+FALLBACKS = {"did not hold up": "draft not supported", "did not answer the question as well": "answers less well "
+             "than the best quote", "judged that none answers": "nothing answers", "could not write": "model failed",
+             "cannot be checked": "judge missing"}
+
+
+def fallback_reasons(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Why written answers fell back to the digest, counted from their notices."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        if row["mode"] == "digest":
+            reason = next((name for phrase, name in FALLBACKS.items() if phrase in row.get("notice", "")), "other")
+            counts[reason] = counts.get(reason, 0) + 1
+    return counts
+
+
 def litqa_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = max(1, len(rows))
     sections = sum(r["sections"] for r in rows)
@@ -226,6 +245,7 @@ def litqa_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                                                    3),
             "seconds_p50": round(float(np.median([r["seconds"] for r in rows])), 1) if rows else 0.0,
             "modes": {m: sum(r["mode"] == m for r in rows) for m in sorted({r["mode"] for r in rows})},
+            "fallbacks": fallback_reasons(rows),
             "dangling_total": sum(r["dangling"] for r in rows),
             "not_verbatim_total": sum(r["not_verbatim"] for r in rows)}
 
@@ -397,6 +417,7 @@ def run_scholarqa(engine: Engine, data: list[dict[str, Any]], mode: str, model: 
                                                              for r in rows])), 3),
                "seconds_p50": round(float(np.median([r["seconds"] for r in rows])), 1),
                "modes": {m: sum(r["mode"] == m for r in rows) for m in sorted({r["mode"] for r in rows})},
+            "fallbacks": fallback_reasons(rows),
                "dangling_total": sum(r["dangling"] for r in rows),
                "not_verbatim_total": sum(r["not_verbatim"] for r in rows)}
     return {"summary": summary, "questions": rows}
@@ -407,6 +428,17 @@ def scholarqa_command(args: argparse.Namespace) -> None:
     result = run_scholarqa(engine, data[: args.limit], args.mode, args.model)
     print(json.dumps(result["summary"], indent=2))
     save(f"scholarqa-{args.mode}", result)
+
+
+@contextmanager
+def reader_off(engine: Engine) -> Iterator[None]:
+    """The engine's settings with generation.read_unsupported off, restored afterwards."""
+    before = engine.settings
+    engine.save_settings(replace(before, generation=replace(before.generation, read_unsupported=False)))
+    try:
+        yield
+    finally:
+        engine.save_settings(before)
 
 
 def report_command(args: argparse.Namespace) -> None:
@@ -424,6 +456,9 @@ def report_command(args: argparse.Namespace) -> None:
     result["litqa_digest_on_writer_subset"] = litqa_summary(
         [r for r in result["litqa_digest"]["questions"] if r["index"] in set(result["writer_questions"])])
     result["litqa_writer"] = run_litqa(litqa_engine, subset, args.writer_mode, args.model)
+    if args.compare_reader:  # the same questions with the writer's second reading of unsupported sentences off
+        with reader_off(litqa_engine):
+            result["litqa_writer_without_reader"] = run_litqa(litqa_engine, subset, args.writer_mode, args.model)
     result["scholarqa_digest"] = run_scholarqa(scholar_engine, data[: args.scholarqa_limit], "digest", None)
     result["scholarqa_writer"] = run_scholarqa(scholar_engine, data[: args.scholarqa_writer_limit],
                                                args.writer_mode, args.model)
@@ -437,6 +472,7 @@ def report_command(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
+    prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("pairs").set_defaults(run=pairs_command)
@@ -456,6 +492,8 @@ def main() -> None:
         command.add_argument("--scholarqa-limit", type=int, default=None)
         command.add_argument("--scholarqa-home", default=None, help="report: the ScholarQA library")
         command.add_argument("--scholarqa-writer-limit", type=int, default=6)
+        command.add_argument("--compare-reader", action="store_true",
+                             help="report: the writer's LitQA2 questions again without the second reading")
         command.set_defaults(run=run)
     args = parser.parse_args()
     args.run(args)

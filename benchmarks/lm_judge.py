@@ -37,6 +37,7 @@ from verify import DEFAULT_DATA, SHARED, _auc, healthver, held_out_pairs  # noqa
 
 from engine.cite.judge import Judgement, default_judge, revisable  # noqa: E402
 from engine.generate.llama import LlamaModel  # noqa: E402
+from engine.process import prepare_process  # noqa: E402
 from engine.synthesis.support_reader import SUPPORTED, support_score  # noqa: E402
 
 PRECISION_TARGET = 0.9
@@ -57,6 +58,7 @@ def fit_threshold(scores: list[float], positive: list[bool], target: float = PRE
 
 
 def main() -> None:
+    prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="the writer's GGUF file")
     parser.add_argument("--per-label", type=int, default=30)

@@ -36,6 +36,7 @@ from answers import RESULTS, litqa_questions, prepare_home, scholarqa_engine, st
 
 from engine.cite.support import SupportScorer
 from engine.generate.llama import LlamaModel
+from engine.process import prepare_process
 from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
 from engine.synthesis import answer_judge
@@ -155,6 +156,7 @@ def save(result: dict[str, Any]) -> None:
 
 
 def main() -> None:
+    prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, command in (("judge", judge_command), ("answers", answers_command)):

@@ -107,7 +107,7 @@ def answer_request(request: AskRequest, tools: AnswerTools, *, on_token: TokenCa
     opts = request.options
     options = AskOptions(top_n=opts.top_n or settings.retrieval.top_n, mode=chosen_mode,
                          feedback=generation.feedback if opts.feedback is None else opts.feedback,
-                         table=opts.table, judge_answers=not small,
+                         table=opts.table, judge_answers=not small, read_unsupported=generation.read_unsupported,
                          writer=WriterOptions(answer_tokens=min(160, max(60, generation.max_answer_tokens))))
 
     language_model: Callable[[], LanguageModel] | None = None

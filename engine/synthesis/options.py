@@ -24,6 +24,9 @@ class AskOptions:
     # The model reads the best candidate sentences and says which answer (engine.synthesis.answer_judge);
     # off for models too small to read well (the service decides).
     judge_answers: bool = True
+    # The same model reads again the written sentences the support judge leaves unsupported (support_reader);
+    # it needs judge_answers (a model able to read).
+    read_unsupported: bool = True
     writer: WriterOptions = field(default_factory=WriterOptions)
 
     def as_pairs(self) -> tuple[tuple[str, str], ...]:
@@ -31,7 +34,8 @@ class AskOptions:
                 ("quotes_per_passage", str(self.quotes_per_passage)), ("max_themes", str(self.max_themes)),
                 ("relevance_threshold", str(self.relevance_threshold)),
                 ("relative_relevance", str(self.relative_relevance)), ("per_paper", str(self.per_paper)),
-                ("min_supported", str(self.min_supported)), ("judge_answers", str(self.judge_answers)))
+                ("min_supported", str(self.min_supported)), ("judge_answers", str(self.judge_answers)),
+                ("read_unsupported", str(self.read_unsupported)))
 
 
 __all__ = ["AskOptions"]

@@ -203,7 +203,8 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     # Text written before a Stop is verified in full (it is short and the user keeps it); a Stop that
     # comes while verifying ends verification early.
     # A model able to judge also reads the sentences the cross-encoder leaves unsupported (support_reader).
-    reader = SupportReader(lm) if options.judge_answers and isinstance(lm, ScoresReplies) else None
+    reader = SupportReader(lm) if options.judge_answers and options.read_unsupported and isinstance(lm, ScoresReplies) \
+        else None
     sentences, headings, report = verify_draft(outcome, scorer, given, rects_for,
                                                None if outcome.cancelled else cancel, reader)
     clock.lap("verifying")
