@@ -58,12 +58,15 @@ class Library:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.read_only = False
+        conn: sqlite3.Connection | None = None
         try:
             conn = connect(path)
             use_wal(conn)
             conn.execute("PRAGMA foreign_keys=ON")
             ensure_schema(conn)
         except sqlite3.DatabaseError as exc:
+            if conn is not None:
+                conn.close()
             if not (path.is_file() and not writable_place(path)):
                 raise StoreError(_cannot_open(path, exc)) from None
             # A library on a read-only disk or folder: everything that only reads still works.
