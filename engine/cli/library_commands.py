@@ -108,7 +108,7 @@ def _ingest(engine: Engine, paths: list[str], password: str | None, as_json: boo
 
 def document_json(document: Document) -> dict[str, Any]:
     return {"id": document.id, "title": document.title, "authors": list(document.authors), "year": document.year,
-            "doi": document.doi, "arxiv_id": document.arxiv_id, "pages": document.page_count,
+            "venue": document.venue, "doi": document.doi, "arxiv_id": document.arxiv_id, "pages": document.page_count,
             "passages": document.passage_count, "path": document.path, "status": document.status.value,
             "error": document.error, "abstract": document.abstract, "file_size": document.file_size}
 

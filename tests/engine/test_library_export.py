@@ -88,6 +88,15 @@ def test_bibtex_export_of_chosen_papers_parses_with_both_parsers(home: Path, tmp
     assert {entry["doi"] for entry in parsed.values() if "doi" in entry} == {"10.1093/nar/gkae_001"}
 
 
+def test_library_show_names_the_venue(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with Engine(home=home) as engine:
+        doc_id = next(d.id for d in engine.documents() if d.venue == "Nucleic Acids Research")
+    assert main(["--home", str(home), "library", "show", doc_id[:8]]) == 0
+    assert "venue: Nucleic Acids Research" in capsys.readouterr().out
+    assert main(["--home", str(home), "library", "show", doc_id[:8], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["venue"] == "Nucleic Acids Research"
+
+
 def test_printed_export_and_an_unknown_format(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--home", str(home), "library", "export", "--format", "ris"]) == 0
     assert len(read_ris(capsys.readouterr().out)) == 3
