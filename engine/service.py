@@ -22,7 +22,7 @@ from engine.models import default_embedder_path, default_lm_path, installed_vers
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.retrieve.source import PassageSource
 from engine.store import Library
-from engine.types import Answer, Document, Page, Passage, SearchHit
+from engine.types import Answer, Document, Page, PaperRow, PaperTable, Passage, SearchHit, TableColumn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -261,6 +261,19 @@ class Engine:
         return engine_ask(self, question, top_n=top_n, model=model, feedback=feedback, rewrite=rewrite,
                           digest=digest, mode=mode, doc_ids=doc_ids, source=source, on_token=on_token,
                           on_stage=on_stage, cancel=cancel, save=save, table=table)
+
+    def table(self, question: str, columns: Sequence[TableColumn] | None = None, *,
+              doc_ids: Collection[str] | None = None, mode: str = "auto", model: str | Path | None = None,
+              on_row: Callable[[PaperRow], None] | None = None, progress: ProgressCallback = no_progress,
+              cancel: CancelToken | None = None) -> PaperTable:
+        """A table of papers: a row per paper in scope (``doc_ids``, else the library) that addresses
+        ``question``, a cell per column (default: answer, method, data, main result), each a sentence
+        backed by a verbatim quote or "not stated". ``mode``: "auto" writes cells with a model able to,
+        "write" always, "quotes" never. ``on_row`` hears each finished row; ``cancel`` keeps them."""
+        from engine.service_table import engine_table
+
+        return engine_table(self, question, columns, doc_ids=doc_ids, mode=mode, model=model, on_row=on_row,
+                            progress=progress, cancel=cancel)
 
     def answers(self, limit: int = 200) -> list[AnswerSummary]:
         """Past answers, newest first."""
