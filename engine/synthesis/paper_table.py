@@ -93,7 +93,8 @@ def normalise_columns(columns: Sequence[TableColumn]) -> tuple[tuple[TableColumn
         notices.append(f"Only the first {MAX_COLUMNS} columns were filled in.")
         kept = kept[:MAX_COLUMNS]
     if not kept:
-        raise QueryError("The table has no columns; add a column with a question, e.g. \u201cWhat method is used?\u201d")
+        raise QueryError("The table has no columns; add a column with a question, e.g. "
+                         "\u201cWhat method is used?\u201d")
     return tuple(kept), " ".join(notices)
 
 
@@ -201,7 +202,8 @@ def _write_row(question: str, columns: Sequence[TableColumn], paper: PaperInScop
     for k, (column, quote) in enumerate(zip(columns, quotes, strict=True), start=1):
         if quote is not None:
             asked = prompts.inert(column.question or question)
-            fields.append(f"[{k}] {prompts.inert(column.name)} \u2014 {asked}\n    \"{prompts.inert(quote[0].text)[:320]}\"")
+            evidence = prompts.inert(quote[0].text)[:320]
+            fields.append(f"[{k}] {prompts.inert(column.name)} \u2014 {asked}\n    \"{evidence}\"")
     if not fields:
         return {}
     user = prompts.prompt("table_row").format(title=prompts.inert(paper.title)[:120] or "(untitled)",

@@ -58,7 +58,8 @@ def test_quire_table_prints_csv_with_a_quote_and_page_per_field(
         engine: Engine, library: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     home = str(engine.paths.home)
     engine.close()
-    code = main(["--home", home, "table", QUESTION, "--quotes", "--csv", "--column", "Data=What training data is used?"])
+    code = main(["--home", home, "table", QUESTION, "--quotes", "--csv",
+                 "--column", "Data=What training data is used?"])
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
     assert code == 0
     assert rows[0] == ["paper", "authors", "year", "Data", "Data quote", "Data page"]
