@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QLabel, QMainW
 from engine.types import Answer, IngestResult, Outcome
 from ui import errors
 from ui.answer_controller import AnswerController
-from ui.ask_pane import AskPane
+from ui.ask_pane import SELECTED, AskPane
 from ui.engine_client import EngineClient
 from ui.help_menu import add_help_menu
 from ui.ingest_progress import IngestProgress
@@ -25,6 +25,7 @@ from ui.metadata_dialog import MetadataDialog
 from ui.models_dialog import ModelsDialog
 from ui.pdf_viewer import PdfViewer
 from ui.settings_dialog import SettingsDialog
+from ui.table_controller import TableController
 
 _GEOMETRY = "main_window/geometry"
 _STATE = "main_window/state"
@@ -103,6 +104,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.ingest_progress)
         self.ingest_progress.hide()
         self.answers = AnswerController(client, self.ask_pane, self.viewer, self.library, self)
+        self.tables = TableController(client, self.viewer, self)
 
         self.library.selection_changed.connect(self._update_actions)
         self.library.open_requested.connect(self._open_document)
@@ -160,9 +162,10 @@ class MainWindow(QMainWindow):
         self.ask_action = self._action("&Ask", "Ask the question (Enter in the question box, or Ctrl+Enter)",
                                        None, lambda: self._ask())
         self.ask_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-        self.table_action = self._action("Ask for a &Table", "Answer with one row per paper: its answer to the "
-                                         "question and the quote behind it (exportable as CSV; Ctrl+Shift+Enter)",
-                                         QKeySequence("Ctrl+Shift+Return"), lambda: self._ask(table=True))
+        self.table_action = self._action("Ask for a &Table…", "A table of papers: a row per paper in scope that "
+                                         "addresses the question, a column per field you choose, each cell backed "
+                                         "by a quote (exportable as CSV; Ctrl+Shift+Enter)",
+                                         QKeySequence("Ctrl+Shift+Return"), self._ask_table)
         self.check_action = self._action("Check a &Claim…", "Find passages that support or contradict the selected "
                                          "text, or a sentence you type (Ctrl+Shift+K)", QKeySequence("Ctrl+Shift+K"),
                                          self._check_claim)
@@ -371,6 +374,12 @@ class MainWindow(QMainWindow):
         self.statusBar().clearMessage()  # the last citation's "[3] … page 6" belongs to the last answer
         if self.answers.ask(table=table):
             self._update_actions()
+
+    def _ask_table(self) -> None:
+        """Open the table of papers for the question in the box, over the chosen scope's papers."""
+        scope = self.ask_pane.scope()
+        doc_ids = self.library.selected_doc_ids() if scope == SELECTED else None
+        self.tables.open(self.ask_pane.question(), doc_ids, self.ask_pane.scope_label())
 
     def _check_claim(self) -> None:
         """Check the text selected in the answer or the question box; else ask for a sentence."""

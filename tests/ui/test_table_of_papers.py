@@ -1,0 +1,110 @@
+"""The table of papers window on a real engine: a row per paper that addresses the question, the chosen
+columns, a click on a cell showing its quote in the PDF, Stop keeping the finished rows, export."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixtures.pdfs import text_pdf
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QFileDialog
+from pytestqt.qtbot import QtBot
+
+from engine.types import TableColumn
+from ui.ask_pane import SELECTED
+from ui.engine_client import EngineClient
+from ui.main_window import MainWindow
+
+TIMEOUT_MS = 300_000
+QUESTION = "How are scientific document embeddings trained?"
+ON_TOPIC = ("{name} trains scientific document embeddings with a contrastive loss over citations between papers.\n"
+            "The training data are {size}K query papers sampled from a corpus of scholarly papers.\n"
+            "Our main result is that {name} outperforms every baseline on the SciDocs benchmark.")
+OFF_TOPIC = ("Sourdough bread rises because wild yeast ferments the flour and water mixture overnight.\n"
+             "A longer proof gives the crumb an open structure and a sour taste that bakers prize.")
+
+
+@pytest.fixture
+def quiet_window(qtbot: QtBot, client: EngineClient, window_settings: QSettings,
+                 shown_errors: list[str]) -> MainWindow:
+    """The main window without background embedding: these tests time the table, not the embedder."""
+    window = MainWindow(client, window_settings, progress_delay_ms=0, background_embedding=False)
+    qtbot.addWidget(window)
+    window.show()
+    return window
+
+
+def add_papers(qtbot: QtBot, window: MainWindow, client: EngineClient, tmp_path: Path, on_topic: int,
+               off_topic: int = 0) -> None:
+    paths = [text_pdf(tmp_path / f"paper{i}.pdf", [ON_TOPIC.format(name=f"Model{i}", size=100 + i)])
+             for i in range(on_topic)]
+    paths += [text_pdf(tmp_path / f"bread{i}.pdf", [OFF_TOPIC + f"\nLoaf number {i}."]) for i in range(off_topic)]
+    window.add_paths(paths)
+    qtbot.waitUntil(lambda: window.model.rowCount() == len(paths) and not client.busy, timeout=TIMEOUT_MS)
+
+
+def build(qtbot: QtBot, window: MainWindow, client: EngineClient, columns: list[TableColumn] | None = None) -> None:
+    window.ask_pane.question_box.setPlainText(QUESTION)
+    if columns is not None:
+        window.tables.window.set_columns(columns)
+    window.table_action.trigger()
+    qtbot.waitUntil(lambda: window.tables.table is not None and not client.busy, timeout=TIMEOUT_MS)
+
+
+def test_the_table_has_one_row_per_addressing_paper_and_the_chosen_columns(
+        qtbot: QtBot, quiet_window: MainWindow, client: EngineClient, tmp_path: Path, monkeypatch: Any) -> None:
+    add_papers(qtbot, quiet_window, client, tmp_path, on_topic=2, off_topic=1)
+    tables = quiet_window.tables
+    tables.window.mode_box.setCurrentIndex(tables.window.mode_box.findData("quotes"))
+    build(qtbot, quiet_window, client, [TableColumn("Answer", ""), TableColumn("Data", "What training data is used?")])
+    model = tables.window.model
+    assert model.rowCount() == 2  # the bread paper does not address the question
+    assert [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())] == \
+        ["Paper", "Answer", "Data"]
+    assert all("training data" in str(model.data(model.index(r, 2))) for r in range(2))
+    assert tables.window.csv_button.isEnabled()
+
+    tables.window.view.clicked.emit(model.index(0, 2))  # a cell opens on its quote, highlighted
+    qtbot.waitUntil(lambda: bool(quiet_window.viewer.quote_rects), timeout=TIMEOUT_MS)
+    assert quiet_window.viewer.current_page == 1
+
+    target = tmp_path / "table.csv"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(target), ""))
+    tables.window.csv_button.click()
+    rows = list(csv.reader(io.StringIO(target.read_text(encoding="utf-8"))))
+    assert rows[0] == ["paper", "authors", "year", "Answer", "Answer quote", "Answer page", "Data", "Data quote",
+                       "Data page"]
+    assert len(rows) == 3
+
+
+def test_stop_keeps_the_finished_rows(qtbot: QtBot, quiet_window: MainWindow, client: EngineClient,
+                                      tmp_path: Path) -> None:
+    add_papers(qtbot, quiet_window, client, tmp_path, on_topic=12)
+    tables = quiet_window.tables
+    tables.window.mode_box.setCurrentIndex(tables.window.mode_box.findData("quotes"))
+    client.table_row.connect(lambda _request, _row: tables.cancel())  # Stop as soon as the first row shows
+    build(qtbot, quiet_window, client)
+    table = tables.table
+    assert table is not None and table.cancelled and 1 <= len(table.rows) < 12
+    assert tables.window.model.rowCount() == len(table.rows)
+    assert "finished rows are kept" in tables.window.notice_label.text()
+
+
+def test_no_paper_in_scope_says_so_without_asking_the_engine(qtbot: QtBot, quiet_window: MainWindow,
+                                                             client: EngineClient, tmp_path: Path) -> None:
+    quiet_window.ask_pane.set_scope(SELECTED)  # and nothing is selected
+    quiet_window.ask_pane.question_box.setPlainText(QUESTION)
+    quiet_window.table_action.trigger()
+    assert "No paper is in scope" in quiet_window.tables.window.notice_label.text()
+    assert not client.asking
+
+
+def test_an_empty_library_gives_an_empty_table_that_says_why(qtbot: QtBot, quiet_window: MainWindow,
+                                                             client: EngineClient) -> None:
+    build(qtbot, quiet_window, client)
+    assert quiet_window.tables.window.model.rowCount() == 0
+    assert "No paper is in scope" in quiet_window.tables.window.notice_label.text()
