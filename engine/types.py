@@ -164,6 +164,7 @@ class Document:
     error: str = ""  # why it failed, or which pages need OCR
     file_size: int = 0
     added_at: float = 0.0
+    collections: tuple[str, ...] = ()  # where it is filed (Zotero's collections, "Parent › Child"), sorted
 
 
 @dataclass(frozen=True)

@@ -282,3 +282,45 @@ def test_every_query_on_a_zotero_database_is_bounded(zotero: Zotero, monkeypatch
     monkeypatch.setattr(zotero_module, "_PROGRESS_STEPS", 1)  # and the clock is looked at every step
     with pytest.raises(ZoteroError, match="took longer than 0 s"):
         read_zotero(zotero.folder)
+
+
+def test_collections_forming_a_cycle_give_each_name_once(engine: Engine, tmp_path: Path) -> None:
+    z = Zotero(tmp_path / "Zotero")
+    paper = z.item("journalArticle", "CYCL0001", {"title": "A paper filed in a loop"})
+    z.attach(paper, "ATTCYCL1", "storage:loop.pdf")
+    make_pdf(z.folder / "storage" / "ATTCYCL1" / "loop.pdf", "loop")
+    first = z.collect("Alpha", [paper])
+    second = z.collect("Beta", [], parent=first)
+    z.db.execute("UPDATE collections SET parentCollectionID=? WHERE collectionID=?", (second, first))  # a loop
+    z.close()
+    (item,) = read_zotero(z.folder)
+    assert item.collections == ("Beta › Alpha",)
+    engine.import_zotero(z.folder)
+    (document,) = engine.documents()
+    assert document.collections == ("Beta › Alpha",)
+
+
+def test_collection_names_holding_html_are_kept_as_text(engine: Engine, tmp_path: Path) -> None:
+    z = Zotero(tmp_path / "Zotero")
+    paper = z.item("journalArticle", "HTML0001", {"title": "A paper"})
+    z.attach(paper, "ATTHTML1", "storage:html.pdf")
+    make_pdf(z.folder / "storage" / "ATTHTML1" / "html.pdf", "html")
+    z.collect("<b>Bold</b> & <script>alert(1)</script>", [paper])
+    z.close()
+    engine.import_zotero(z.folder)
+    (document,) = engine.documents()
+    assert document.collections == ("<b>Bold</b> & <script>alert(1)</script>",)  # escaping is the UI's job
+
+
+def test_a_supplement_pdf_is_titled_apart_from_its_paper(engine: Engine, tmp_path: Path) -> None:
+    z = Zotero(tmp_path / "Zotero")
+    paper = z.item("journalArticle", "SUPP0001", {"title": SPECTER})
+    z.attach(paper, "ATTMAIN1", "storage:specter.pdf")
+    z.attach(paper, "ATTSUPP1", "storage:specter-supplement.pdf", title="Supplementary Material")
+    z.attach(paper, "ATTSUPP2", "storage:slides.pdf", title="Full Text PDF")
+    for key, name in (("ATTMAIN1", "specter.pdf"), ("ATTSUPP1", "specter-supplement.pdf"), ("ATTSUPP2", "slides.pdf")):
+        make_pdf(z.folder / "storage" / key / name, name)
+    z.close()
+    engine.import_zotero(z.folder)
+    titles = sorted(document.title for document in engine.documents())
+    assert titles == [SPECTER, f"{SPECTER} — Supplementary Material", f"{SPECTER} — slides"]
