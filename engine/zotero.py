@@ -226,7 +226,7 @@ def _collections(conn: sqlite3.Connection) -> dict[int, set[str]]:
         names: list[str] = []
         seen: set[int] = set()
         current: int | None = cid
-        while current in by_id and current not in seen:
+        while current is not None and current in by_id and current not in seen:
             seen.add(current)
             name, current = by_id[current]
             names.append(name)

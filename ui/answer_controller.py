@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow
 from engine.types import Answer, AnswerMode, Citation
 from ui.ask_pane import EVERYTHING, LIBRARY, SELECTED, AskPane
 from ui.claim_check import as_reference, check_html
+from ui.collection_scope import COLLECTION
 from ui.engine_client import EngineClient
 from ui.engine_tasks import PassageLocation
 from ui.library_pane import LibraryPane
@@ -105,6 +106,11 @@ class AnswerController(QObject):
         if scope == SELECTED and not doc_ids:
             self._status("Select one or more papers in the library to ask about just those.")
             return False
+        if scope == COLLECTION:
+            doc_ids = self._library.collection_doc_ids(self._pane.collection)
+            if not doc_ids:
+                self._status("No paper is filed in that collection; choose another scope.")
+                return False
         if self._client.asking:
             self._status("Your question starts as soon as the last one has stopped.")
         elif self._client.ingesting:
@@ -116,8 +122,9 @@ class AnswerController(QObject):
         label = self._pane.scope_label() + (f" ({len(doc_ids)})" if doc_ids else "")
         self._scope = (scope, len(doc_ids or ()), datastores)
         self._client.ask(question, lambda answer: self.show(answer, current), doc_ids=doc_ids,
-                         library_only=scope in (LIBRARY, SELECTED), on_failure=lambda: self._failed(current),
-                         mode=self._pane.mode(), scope_label=label, table=table)
+                         library_only=scope in (LIBRARY, SELECTED, COLLECTION),
+                         on_failure=lambda: self._failed(current), mode=self._pane.mode(), scope_label=label,
+                         table=table)
         return True
 
     def _failed(self, asked: int) -> None:

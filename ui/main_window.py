@@ -16,6 +16,7 @@ from engine.types import Answer, IngestResult, Outcome
 from ui import errors
 from ui.answer_controller import AnswerController
 from ui.ask_pane import SELECTED, AskPane
+from ui.collection_scope import COLLECTION
 from ui.engine_client import EngineClient
 from ui.help_menu import add_help_menu
 from ui.ingest_progress import IngestProgress
@@ -105,6 +106,7 @@ class MainWindow(QMainWindow):
         self.ingest_progress.hide()
         self.answers = AnswerController(client, self.ask_pane, self.viewer, self.library, self)
         self.tables = TableController(client, self.viewer, self)
+        self.ask_pane.collection_names = self.library.collection_names
 
         self.library.selection_changed.connect(self._update_actions)
         self.library.open_requested.connect(self._open_document)
@@ -352,7 +354,7 @@ class MainWindow(QMainWindow):
             if report.failed:
                 details = "\n".join(f"{item}: {reason}" for item, reason in report.failed[:8])
                 more = f"\n…and {len(report.failed) - 8} more." if len(report.failed) > 8 else ""
-                self._on_error(f"{len(report.failed)} Zotero items could not be added:\n\n{details}{more}")
+                self._on_error(f"{_plural(len(report.failed), 'Zotero item')} could not be added:\n\n{details}{more}")
             self._client.refresh()
             if self._background_embedding and (report.added or report.updated):
                 self._client.embed_pending()
@@ -378,7 +380,8 @@ class MainWindow(QMainWindow):
     def _ask_table(self) -> None:
         """Open the table of papers for the question in the box, over the chosen scope's papers."""
         scope = self.ask_pane.scope()
-        doc_ids = self.library.selected_doc_ids() if scope == SELECTED else None
+        doc_ids = (self.library.selected_doc_ids() if scope == SELECTED else
+                   self.library.collection_doc_ids(self.ask_pane.collection) if scope == COLLECTION else None)
         self.tables.open(self.ask_pane.question(), doc_ids, self.ask_pane.scope_label())
 
     def _check_claim(self) -> None:
