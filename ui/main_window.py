@@ -398,6 +398,7 @@ class MainWindow(QMainWindow):
     def _cancel(self) -> None:
         if self._client.asking:
             self.answers.cancel()
+            self.tables.cancel()
         if self._client.ingesting:
             self._client.cancel()
             self.ingest_progress.set_cancelling()

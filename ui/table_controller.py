@@ -70,7 +70,7 @@ class TableController(QObject):
             self._status("Type the question each paper's row should answer.")
             return
         if self._client.asking:
-            self._status("Still answering or building a table; stop it first (Stop, or Esc in the main window).")
+            self._status("Still answering a question or building a table; stop it first (Esc).")
             return
         if self._doc_ids is not None and not self._doc_ids:
             self._status("No paper is in scope: select papers, or choose a wider scope, and build again.")

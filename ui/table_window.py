@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -80,6 +81,8 @@ class TableWindow(QWidget):
         self.cancel_button = QPushButton("Stop", self)
         self.cancel_button.setToolTip("Stop reading papers; the rows finished so far are kept")
         self.cancel_button.clicked.connect(self.cancel_requested)
+        stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        stop.activated.connect(self.cancel_requested)
         self.notice_label = QLabel(self)
         self.notice_label.setTextFormat(Qt.TextFormat.PlainText)
         self.notice_label.setWordWrap(True)

@@ -108,3 +108,24 @@ def test_an_empty_library_gives_an_empty_table_that_says_why(qtbot: QtBot, quiet
     build(qtbot, quiet_window, client)
     assert quiet_window.tables.window.model.rowCount() == 0
     assert "No paper is in scope" in quiet_window.tables.window.notice_label.text()
+
+
+def test_columns_are_added_edited_and_removed(qtbot: QtBot) -> None:
+    from engine.synthesis.paper_table import default_columns
+    from ui.table_window import TableWindow
+
+    window = TableWindow()
+    qtbot.addWidget(window)
+    window.set_columns(default_columns())
+    assert [c.name for c in window.columns()] == ["Answer", "Method", "Data / sample", "Main result"]
+    window.add_column_button.click()
+    editor = window.columns_editor
+    editor.item(4, 0).setText("Sample size")
+    editor.item(4, 1).setText("How many participants took part?")
+    editor.setCurrentCell(1, 0)
+    editor.clearSelection()
+    window.remove_column_button.click()  # the current row: Method
+    editor.item(1, 1).setText("Which corpus was used?")  # edit a column's question
+    assert window.columns() == [TableColumn("Answer", ""), TableColumn("Data / sample", "Which corpus was used?"),
+                                TableColumn("Main result", "What is the main result or finding of the study?"),
+                                TableColumn("Sample size", "How many participants took part?")]
