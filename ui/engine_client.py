@@ -197,6 +197,13 @@ class EngineClient(QObject):
         self.cancel_embedding()  # answering comes first; embedding resumes afterwards
         self.call(ASK, work, on_answer, on_failure)
 
+    @staticmethod
+    def default_table_columns() -> tuple[TableColumn, ...]:
+        """The columns a new table starts with: the paper's answer, method, data or sample, main result."""
+        from engine.synthesis.paper_table import default_columns
+
+        return default_columns()
+
     def table(self, question: str, columns: Sequence[TableColumn], on_table: Callable[[PaperTable], None], *,
               doc_ids: Sequence[str] | None = None, mode: str = "auto",
               on_failure: Callable[[], None] | None = None) -> int:

@@ -10,7 +10,6 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
 from engine.render.paper_table import to_csv, to_markdown
-from engine.synthesis.paper_table import default_columns
 from engine.types import LIBRARY_SOURCE, Citation, PaperRow, PaperTable, Reference, TableCell
 from ui.answer_controller import export_file_name
 from ui.engine_client import EngineClient
@@ -36,7 +35,7 @@ class TableController(QObject):
         super().__init__(window)
         self._client, self._viewer, self._main = client, viewer, window
         self.window = TableWindow(window)
-        self.window.set_columns(default_columns())
+        self.window.set_columns(client.default_table_columns())
         self.table: PaperTable | None = None
         self._doc_ids: list[str] | None = None
         self._request = 0  # the table being built; rows of an earlier, stopped one are not shown
