@@ -530,7 +530,8 @@ class PaperTable:
     columns: tuple[TableColumn, ...]
     rows: tuple[PaperRow, ...] = ()
     papers_in_scope: int = 0
-    papers_read: int = 0  # fewer than papers_in_scope when cancelled
+    papers_read: int = 0  # addressing papers whose rows were filled in (fewer when cancelled)
     cancelled: bool = False
     notice: str = ""
     model: str = ""  # the writer's model id; "" when cells are quotes
+    papers_addressing: int = 0  # papers found to address the question (rows, once all are read)

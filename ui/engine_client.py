@@ -74,11 +74,12 @@ class EngineClient(QObject):
     answer_stage = Signal(str)  # "retrieving", "reranking", "drafting", ...
     job_finished = Signal(str)  # the kind of job that just ended, whatever happened
     embedding_finished = Signal(bool)  # True: every passage is embedded; False: paused (it resumes later)
-    # (request, PaperRow): a finished row of a table being built, and (request, done, total) papers
-    # read; ``request`` is what :meth:`table` returned. Emitted from the worker thread; receivers on
+    # (request, PaperRow): a finished row of a table being built, and (request, stage, done, total):
+    # stage "screening" (papers searched for the question) or "table" (rows filled in); ``request``
+    # is what :meth:`table` returned. Emitted from the worker thread; receivers on
     # the UI thread get them queued, in order.
     table_row = Signal(int, object)
-    table_progress = Signal(int, int, int)
+    table_progress = Signal(int, str, int, int)
 
     _submit = Signal(object)
 
@@ -216,7 +217,7 @@ class EngineClient(QObject):
         ids = list(doc_ids) if doc_ids is not None else None
 
         def progress(report: Progress) -> None:
-            self.table_progress.emit(request, report.done, report.total)
+            self.table_progress.emit(request, report.stage, report.done, report.total)
 
         def work(engine: Engine) -> PaperTable:
             return engine.table(question, list(columns), doc_ids=ids, mode=mode,

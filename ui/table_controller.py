@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
-from engine.render.paper_table import to_csv, to_markdown
+from engine.render.paper_table import stopped_note, to_csv, to_markdown
 from engine.types import LIBRARY_SOURCE, Citation, PaperRow, PaperTable, Reference, TableCell
 from ui.answer_controller import export_file_name
 from ui.engine_client import EngineClient
@@ -79,7 +79,7 @@ class TableController(QObject):
         self.window.notice_label.clear()
         self.table = None
         self.window.set_building(True)
-        self.window.set_progress(0, len(self._doc_ids) if self._doc_ids is not None else 0)
+        self.window.set_progress("screening", 0, len(self._doc_ids) if self._doc_ids is not None else 0)
         self._request = self._client.table(question, columns, self._finished, doc_ids=self._doc_ids,
                                            mode=self.window.mode(), on_failure=self._failed)
 
@@ -92,19 +92,16 @@ class TableController(QObject):
         if request == self._request and self.window.building:
             self.window.model.add_row(row)
 
-    def _on_progress(self, request: int, done: int, total: int) -> None:
+    def _on_progress(self, request: int, stage: str, done: int, total: int) -> None:
         if request == self._request:
-            self.window.set_progress(done, total)
+            self.window.set_progress(stage, done, total)
 
     def _finished(self, table: PaperTable) -> None:
         self.table = table
         self.window.model.reset(table.columns, table.rows)  # the engine's order: best-addressing paper first
         self.window.set_building(False)
-        self.window.set_progress(table.papers_read, table.papers_in_scope)
-        parts = [table.notice]
-        if table.cancelled:
-            parts.append(f"Stopped after {table.papers_read} of {table.papers_in_scope} papers; the finished rows "
-                         "are kept.")
+        self.window.set_progress("table", table.papers_read, table.papers_addressing)
+        parts = [table.notice, stopped_note(table) if table.cancelled else ""]
         self.window.notice_label.setText(" ".join(p for p in parts if p))
 
     def _failed(self) -> None:

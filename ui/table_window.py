@@ -198,11 +198,15 @@ class TableWindow(QWidget):
         self.csv_button.setEnabled(has_rows and not building)
         self.markdown_button.setEnabled(has_rows and not building)
 
-    def set_progress(self, done: int, total: int) -> None:
+    def set_progress(self, stage: str, done: int, total: int) -> None:
         self.progress_bar.setRange(0, max(total, 1))
         self.progress_bar.setValue(done)
+        if stage == "screening":
+            self.progress_label.setText(f"Finding the papers that address the question: {done} of {total}")
+            return
         rows = self.model.rowCount()
-        self.progress_label.setText(f"Read {done} of {total} papers \u00b7 {rows} {'row' if rows == 1 else 'rows'}")
+        self.progress_label.setText(f"Reading {total} {'paper' if total == 1 else 'papers'} that address it: "
+                                    f"{done} done \u00b7 {rows} {'row' if rows == 1 else 'rows'}")
 
     def _on_clicked(self, index: QModelIndex) -> None:
         found = self.model.cell(index)

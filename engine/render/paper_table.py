@@ -16,6 +16,15 @@ from engine.render.table import inert_cell
 from engine.types import PaperRow, PaperTable, Reference, TableCell
 
 
+def stopped_note(table: PaperTable) -> str:
+    """What a stopped table holds, in words."""
+    if not table.papers_addressing:
+        return (f"Stopped while finding which of the {table.papers_in_scope} papers in scope address the question; "
+                "no row was finished.")
+    return (f"Stopped after {table.papers_read} of the {table.papers_addressing} papers that address the question; "
+            "the finished rows are kept.")
+
+
 def csv_header(table: PaperTable) -> list[str]:
     header = ["paper", "authors", "year"]
     for column in table.columns:
@@ -54,7 +63,8 @@ def to_markdown(table: PaperTable) -> str:
     if table.notice:
         lines += [f"> {_md(table.notice)}", ""]
     if not table.rows:
-        return "\n".join([*lines, "No paper in scope addresses the question.", ""])
+        empty = stopped_note(table) if table.cancelled else "No paper in scope addresses the question."
+        return "\n".join([*lines, empty, ""])
     lines.append("| Paper | " + " | ".join(_md(c.name) for c in table.columns) + " |")
     lines.append("|---" * (len(table.columns) + 1) + "|")
     for row in table.rows:
@@ -63,9 +73,8 @@ def to_markdown(table: PaperTable) -> str:
         cells = [_md(c.text) + (f" (p. {c.page})" if c.page is not None else "") for c in row.cells]
         lines.append(f"| {_md(paper)} | " + " | ".join(cells) + " |")
     if table.cancelled:
-        lines += ["", f"Stopped after {table.papers_read} of {table.papers_in_scope} papers; the rows above are "
-                      "finished."]
+        lines += ["", stopped_note(table)]
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["csv_header", "to_csv", "to_markdown"]
+__all__ = ["csv_header", "stopped_note", "to_csv", "to_markdown"]

@@ -1,13 +1,13 @@
 """A table of papers: a row per paper in scope that addresses the question, a column per chosen field.
 
 Each paper is read on its own. Its passages are searched for the table's question (retrieval
-within the paper); a paper whose best passage stays under the relevance floor does not address
-the question and gets no row. For each column the paper is searched again with the column's
-question, and the cell is the sentence of the passages found that best answers it, verbatim. With
-a writer, one call per row writes a sentence per column from those quotes; a written sentence is
-kept only when the support judge finds it backed by one of that paper's passages (the cell then
-shows the quote it relies on), otherwise the cell is the quote itself. A column nothing in the
-paper answers says "not stated".
+within the paper); a paper whose best passage stays under the relevance floor, or well below the
+best paper's, does not address the question and gets no row. For each column the paper is
+searched again with the column's question, and the cell is the sentence of the passages found
+that best answers it, verbatim. With a writer, one call per row writes a sentence per column from
+those quotes; a written sentence is kept only when the support judge finds it backed by one of
+that paper's passages (the cell then shows the quote it relies on), otherwise the cell is the
+quote itself. A column nothing in the paper answers says "not stated".
 
 Rows are reported one at a time through ``on_row`` (a caller shows progress per row and the rows
 so far); a Stop between papers, columns or tokens keeps every finished row.
@@ -28,7 +28,7 @@ from engine.generate.base import ChatMessage, LanguageModel
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.retrieve.fts import readable_text
 from engine.synthesis import prompts
-from engine.synthesis.evidence import RELEVANCE_THRESHOLD, Quote, extract_evidence
+from engine.synthesis.evidence import RELEVANCE_THRESHOLD, TABLE_RELATIVE_RELEVANCE, Quote, extract_evidence
 from engine.types import NOT_STATED, PaperRow, PaperTable, Reference, TableCell, TableColumn
 
 log = logging.getLogger(__name__)
@@ -103,47 +103,71 @@ def build_table(question: str, columns: Sequence[TableColumn], papers: Sequence[
                 rects_for: RectsFor = no_rects, on_row: RowCallback | None = None,
                 progress: ProgressCallback = no_progress, cancel: CancelToken | None = None,
                 notice: str = "") -> PaperTable:
-    """The table of ``papers`` for ``question``; see the module docstring. ``question`` is already normalised."""
+    """The table of ``papers`` for ``question``; see the module docstring. ``question`` is already normalised.
+
+    Progress comes in two stages: "screening" (each paper searched once for the question) and
+    "table" (each addressing paper's cells filled in; ``on_row`` hears each finished row).
+    """
     used_columns, column_notice = normalise_columns(columns)
     notices = [n for n in (notice, column_notice) if n]
     if not papers:
         notices.append("No paper is in scope, so the table is empty: add papers, or choose a wider scope.")
     rows: list[PaperRow] = []
+    try:
+        addressing = _addressing(question, papers, search, scorer, progress, cancel)
+    except Cancelled:
+        return PaperTable(question, used_columns, (), len(papers), 0, True, " ".join(notices))
     read = 0
     cancelled = False
-    for paper in papers:
+    for paper, found, relevance in addressing:
         if cancel is not None and cancel.cancelled:
             cancelled = True
             break
-        progress(Progress("table", read, len(papers), paper.title or paper.doc_id))
+        progress(Progress("table", read, len(addressing), paper.title or paper.doc_id))
         try:
-            row = _row(question, used_columns, paper, search, scorer, lm, rects_for, cancel)
+            row = _row(question, used_columns, paper, found, relevance, search, scorer, lm, rects_for, cancel)
         except Cancelled:
             cancelled = True
             break
         read += 1
-        if row is not None:
-            rows.append(row)
-            if on_row is not None:
-                on_row(row)
-    progress(Progress("table", read, len(papers), ""))
-    if papers and not rows and not cancelled:
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+    progress(Progress("table", read, len(addressing), ""))
+    if papers and not addressing:
         notices.append(f"None of the {len(papers)} papers in scope addresses this question; try other words or a "
                        "wider scope.")
-    rows.sort(key=lambda r: -r.relevance)
     return PaperTable(question, used_columns, tuple(rows), len(papers), read, cancelled, " ".join(notices),
-                      lm.model_id if lm is not None else "")
+                      lm.model_id if lm is not None else "", len(addressing))
 
 
-def _row(question: str, columns: Sequence[TableColumn], paper: PaperInScope, search: SearchPaper,
-         scorer: SupportScorer, lm: LanguageModel | None, rects_for: RectsFor,
-         cancel: CancelToken | None) -> PaperRow | None:
-    """The paper's row, or None when it does not address ``question``."""
-    found = search(question, paper, PASSAGES_PER_CELL)
-    evidence = extract_evidence(question, found, scorer)
-    relevance = max((e.relevance for e in evidence), default=0.0)
-    if relevance < RELEVANCE_THRESHOLD:
-        return None
+def _addressing(question: str, papers: Sequence[PaperInScope], search: SearchPaper, scorer: SupportScorer,
+                progress: ProgressCallback,
+                cancel: CancelToken | None) -> list[tuple[PaperInScope, list[Reference], float]]:
+    """The papers that address ``question``, best first, with the passages found for it and their relevance.
+
+    As for an answer, the paper decides: its best passage must clear the absolute floor and come near
+    the best paper's (TABLE_RELATIVE_RELEVANCE), or a library on one field would give every paper a
+    row for any question in it.
+    """
+    scored = []
+    for done, paper in enumerate(papers):
+        if cancel is not None:
+            cancel.check()
+        progress(Progress("screening", done, len(papers), paper.title or paper.doc_id))
+        found = search(question, paper, PASSAGES_PER_CELL)
+        relevance = max((e.relevance for e in extract_evidence(question, found, scorer)), default=0.0)
+        scored.append((paper, found, round(relevance, 4)))
+    progress(Progress("screening", len(papers), len(papers), ""))
+    best = max((relevance for _, _, relevance in scored), default=0.0)
+    floor = max(RELEVANCE_THRESHOLD, TABLE_RELATIVE_RELEVANCE * best)
+    return sorted((item for item in scored if item[2] >= floor), key=lambda item: -item[2])
+
+
+def _row(question: str, columns: Sequence[TableColumn], paper: PaperInScope, found: list[Reference],
+         relevance: float, search: SearchPaper, scorer: SupportScorer, lm: LanguageModel | None,
+         rects_for: RectsFor, cancel: CancelToken | None) -> PaperRow:
+    """The paper's row: a quote (or a judged sentence) per column. ``found``: its passages for ``question``."""
     quotes: list[tuple[Quote, Reference] | None] = []
     used: set[tuple[str, int]] = set()  # one sentence fills one cell of a row, not three
     for column in columns:
@@ -161,7 +185,7 @@ def _row(question: str, columns: Sequence[TableColumn], paper: PaperInScope, sea
     written = _write_row(question, columns, paper, quotes, lm, cancel) if lm is not None else {}
     cells = tuple(_cell(written.get(k + 1, ""), quote, scorer, rects_for)
                   for k, quote in enumerate(quotes))
-    return PaperRow(paper.doc_id, paper.title, cells, paper.authors, paper.year, round(relevance, 4))
+    return PaperRow(paper.doc_id, paper.title, cells, paper.authors, paper.year, relevance)
 
 
 def _best_quote(asked: str, references: Sequence[Reference], scorer: SupportScorer,

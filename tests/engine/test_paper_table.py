@@ -69,7 +69,7 @@ def test_one_row_per_addressing_paper_with_the_chosen_columns(scorer: SupportSco
     table = build_table(QUESTION, columns, papers("specter", "scincl", "bread"), search=search_in(PAPERS),
                         scorer=scorer, on_row=seen.append)
     assert sorted(row.doc_id for row in table.rows) == ["scincl", "specter"]  # bread does not address it
-    assert [row.doc_id for row in seen] == ["specter", "scincl"]  # reported as each row is finished
+    assert [row.doc_id for row in seen] == [row.doc_id for row in table.rows]  # reported as each row is finished
     assert [c.name for c in table.columns] == ["Answer", "Data"]
     for row in table.rows:
         assert len(row.cells) == 2
@@ -77,7 +77,7 @@ def test_one_row_per_addressing_paper_with_the_chosen_columns(scorer: SupportSco
             assert cell.stated and cell.quote in PAPERS[row.doc_id][cell.page - 1]  # type: ignore[operator]
     specter = next(row for row in table.rows if row.doc_id == "specter")
     assert "146K" in specter.cells[1].text
-    assert table.papers_in_scope == table.papers_read == 3 and not table.cancelled
+    assert table.papers_in_scope == 3 and table.papers_addressing == table.papers_read == 2 and not table.cancelled
 
 
 def test_a_column_nothing_in_the_paper_answers_says_not_stated(scorer: SupportScorer) -> None:
@@ -137,9 +137,23 @@ def test_200_papers_report_progress_per_paper_and_cancel_keeps_finished_rows(sco
     table = build_table(QUESTION, default_columns(), papers(*texts), search=search_in(texts), scorer=scorer,
                         on_row=on_row, progress=reports.append, cancel=cancel)
     assert table.cancelled and len(table.rows) == 30 and table.papers_read == 30 and table.papers_in_scope == 200
-    assert [r.done for r in reports[:30]] == list(range(30)) and reports[0].total == 200
+    screening = [r.done for r in reports if r.stage == "screening"]
+    assert screening == list(range(201)) and reports[0].total == 200  # every paper, one report each
+    assert [r.done for r in reports if r.stage == "table"][:30] == list(range(30))
     assert time.perf_counter() - started < 60
-    assert "Stopped after 30 of 200 papers" in to_markdown(table)
+    assert "Stopped after 30 of the 200 papers that address the question" in to_markdown(table)
+
+
+def test_a_stop_while_screening_gives_no_rows_and_says_so(scorer: SupportScorer) -> None:
+    cancel = CancelToken()
+
+    def progress(report: Progress) -> None:
+        if report.stage == "screening" and report.done == 5:
+            cancel.cancel()
+
+    table = build_table(QUESTION, default_columns(), papers(*["specter"] * 20), search=search_in(PAPERS),
+                        scorer=scorer, progress=progress, cancel=cancel)
+    assert table.cancelled and table.rows == () and "no row was finished" in to_markdown(table)
 
 
 def test_written_cells_are_kept_only_when_the_judge_finds_them_backed(scorer: SupportScorer) -> None:
