@@ -21,14 +21,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from engine.cite.markers import strip_markers
-from engine.cite.support import SupportScorer
+from engine.cite.support import SupportScorer, prose_like
 from engine.cite.verify import RectsFor, no_rects, verify_sentence
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import ChatMessage, LanguageModel
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.retrieve.fts import readable_text
 from engine.synthesis import prompts
-from engine.synthesis.evidence import RELEVANCE_THRESHOLD, TABLE_RELATIVE_RELEVANCE, Quote, extract_evidence
+from engine.synthesis.evidence import (
+    RELEVANCE_THRESHOLD,
+    TABLE_RELATIVE_RELEVANCE,
+    Quote,
+    extract_evidence,
+    tabular,
+)
 from engine.types import NOT_STATED, PaperRow, PaperTable, Reference, TableCell, TableColumn
 
 log = logging.getLogger(__name__)
@@ -59,11 +65,17 @@ class PaperInScope:
 
 
 def default_columns() -> tuple[TableColumn, ...]:
-    """The paper's answer to the question (an empty question: the table's own), method, data, main result."""
+    """The paper's answer to the question (an empty question: the table's own), method, data, main result.
+
+    The questions use the words a paper's own sentence would ("proposed", "outperform"): a cell is
+    found by shared words and meaning. They were compared by reading tables of five papers of the
+    test corpus, not measured on a labelled set.
+    """
     return (TableColumn(ANSWER_COLUMN, ""),
-            TableColumn("Method", "What method or approach does the study use?"),
-            TableColumn("Data / sample", "What data, dataset, sample or participants does the study use?"),
-            TableColumn("Main result", "What is the main result or finding of the study?"))
+            TableColumn("Method", "What new method, model or approach is proposed?"),
+            TableColumn("Data / sample", "What dataset, corpus, data or participants are used for training and "
+                                         "evaluation?"),
+            TableColumn("Main result", "What is the main result: what does it outperform or show?"))
 
 
 def normalise_columns(columns: Sequence[TableColumn]) -> tuple[tuple[TableColumn, ...], str]:
@@ -192,9 +204,16 @@ def _best_quote(asked: str, references: Sequence[Reference], scorer: SupportScor
                 used: set[tuple[str, int]]) -> tuple[Quote, Reference] | None:
     """The sentence of ``references`` that best answers ``asked`` (not one another cell shows), if any is close."""
     by_number = {r.n: r for r in references}
+    # Only running prose: a footnote of URLs, a table's numbers or a code listing shares words with
+    # any question without answering it.
     candidates = [(q, by_number[q.n]) for e in extract_evidence(asked, references, scorer, quotes_per_passage=3)
-                  for q in e.quotes if q.score >= CELL_FLOOR and (by_number[q.n].passage_id, q.start) not in used]
+                  for q in e.quotes if q.score >= CELL_FLOOR and _prose(q.text)
+                  and (by_number[q.n].passage_id, q.start) not in used]
     return max(candidates, key=lambda pair: pair[0].answer, default=None)
+
+
+def _prose(text: str) -> bool:
+    return prose_like(text) and not tabular(text) and "://" not in text
 
 
 def _quote_cell(quote: Quote, reference: Reference, rects_for: RectsFor) -> TableCell:
