@@ -126,6 +126,6 @@ def test_columns_are_added_edited_and_removed(qtbot: QtBot) -> None:
     editor.clearSelection()
     window.remove_column_button.click()  # the current row: Method
     editor.item(1, 1).setText("Which corpus was used?")  # edit a column's question
+    result = default_columns()[3]
     assert window.columns() == [TableColumn("Answer", ""), TableColumn("Data / sample", "Which corpus was used?"),
-                                TableColumn("Main result", "What is the main result or finding of the study?"),
-                                TableColumn("Sample size", "How many participants took part?")]
+                                result, TableColumn("Sample size", "How many participants took part?")]
