@@ -382,7 +382,9 @@ class MainWindow(QMainWindow):
         scope = self.ask_pane.scope()
         doc_ids = (self.library.selected_doc_ids() if scope == SELECTED else
                    self.library.collection_doc_ids(self.ask_pane.collection) if scope == COLLECTION else None)
-        self.tables.open(self.ask_pane.question(), doc_ids, self.ask_pane.scope_label())
+        # A table reads the library's papers; datastore records have no PDF to quote from.
+        label = "Library" if scope not in (SELECTED, COLLECTION) else self.ask_pane.scope_label()
+        self.tables.open(self.ask_pane.question(), doc_ids, label)
 
     def _check_claim(self) -> None:
         """Check the text selected in the answer or the question box; else ask for a sentence."""
