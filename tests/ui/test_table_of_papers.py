@@ -159,3 +159,18 @@ def test_200_rows_arrive_without_the_window_slowing_down(qtbot: QtBot) -> None:
     # Measuring every row again on each insertion cost about 0.2 s a row by the 200th.
     assert sum(seconds[-50:]) / 50 < 0.06, f"the last rows took {sum(seconds[-50:]) / 50:.3f} s each"
     assert window.view.rowHeight(199) <= window.fontMetrics().lineSpacing() * 6 + 8
+
+
+def test_an_empty_or_5000_character_column_question_still_builds_and_says_what_changed(
+        qtbot: QtBot, quiet_window: MainWindow, client: EngineClient, tmp_path: Path) -> None:
+    add_papers(qtbot, quiet_window, client, tmp_path, on_topic=1)
+    tables = quiet_window.tables
+    tables.window.mode_box.setCurrentIndex(tables.window.mode_box.findData("quotes"))
+    long_question = ("Which corpus of scholarly papers supplies the training data? " * 90)[:5000]
+    build(qtbot, quiet_window, client, [TableColumn("Training data", ""), TableColumn("Long", long_question)])
+    table = tables.table
+    assert table is not None and len(table.rows) == 1
+    assert table.columns[0].question == "Training data"  # an empty question asks the column's name
+    assert len(table.columns[1].question) <= 300
+    assert "shortened" in tables.window.notice_label.text()
+    assert "training data" in table.rows[0].cells[0].text
