@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -213,6 +213,11 @@ class TableWindow(QWidget):
         rows = self.model.rowCount()
         self.progress_label.setText(f"Reading {total} {'paper' if total == 1 else 'papers'} that address it: "
                                     f"{done} done \u00b7 {rows} {'row' if rows == 1 else 'rows'}")
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.building:  # a closed window's table would go on reading papers nobody sees
+            self.cancel_requested.emit()
+        super().closeEvent(event)
 
     def _fit_rows(self, first: int, last: int) -> None:
         for row in range(first, last + 1):

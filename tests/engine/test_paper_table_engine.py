@@ -64,3 +64,20 @@ def test_quire_table_prints_csv_with_a_quote_and_page_per_field(
     assert code == 0
     assert rows[0] == ["paper", "authors", "year", "Data", "Data quote", "Data page"]
     assert len(rows) == 3 and all(row[5] == "1" for row in rows[1:])
+
+
+@pytest.mark.slow
+def test_cells_written_by_the_bundled_model_are_backed_by_their_quote(engine: Engine,
+                                                                        library: dict[str, str]) -> None:
+    """With a real (tiny) writer, a written cell is kept only with a quote of its own paper behind it."""
+    from engine.models import default_lm_path
+
+    if default_lm_path() is None:
+        pytest.skip("the bundled SmolLM2 is not installed")
+    table = engine.table(QUESTION, [TableColumn("Answer", ""), TableColumn("Data", "What training data is used?")],
+                         doc_ids=[library["specter"]], mode="write")
+    assert table.model and len(table.rows) == 1
+    for cell in table.rows[0].cells:
+        assert cell.stated  # written, or the quote it fell back to
+        assert engine.passage(cell.passage_id).doc_id == library["specter"]
+        assert engine.passage(cell.passage_id).text[cell.quote_start:cell.quote_end] == cell.quote
