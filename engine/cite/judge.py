@@ -30,7 +30,7 @@ import numpy as np
 from engine.cite.checks import check, main_clause
 from engine.cite.markers import strip_markers
 from engine.cite.readings import abbreviations, second_reading
-from engine.cite.support import content_words, overlap, quote_windows
+from engine.cite.windows import content_words, overlap, quote_windows
 from engine.errors import ModelFileError, ModelNotFoundError
 
 VERDICTS = ("supported", "partial", "unsupported", "contradicted")
