@@ -175,10 +175,6 @@ class SupportJudge:
         """The verdict on ``claim`` against one passage."""
         return self.judge_passages(claim, [passage])[0]
 
-    def judge_evidence(self, claim: str, evidence: str) -> Judgement:
-        """The verdict on a claim against a piece of evidence (judged whole when short, and by windows)."""
-        return self.judge_passages(claim, [evidence], whole=True)[0]
-
     def judge_passages(self, claim: str, passages: Sequence[str], whole: bool = False) -> list[Judgement]:
         """The verdict on ``claim`` against each passage, all windows judged in one batch."""
         return self.judge_many([(claim, passage) for passage in passages], whole)
