@@ -21,8 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from engine.cite.markers import strip_markers
-from engine.cite.support import SupportScorer, prose_like
+from engine.cite.support import SupportScorer
 from engine.cite.verify import RectsFor, no_rects, verify_sentence
+from engine.cite.windows import prose_like
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import ChatMessage, LanguageModel
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress

@@ -14,7 +14,8 @@ import time
 import pytest
 from fixtures.scripted_lm import ScriptedLM
 
-from engine.cite.support import SupportScorer, content_words
+from engine.cite.support import SupportScorer
+from engine.cite.windows import content_words
 from engine.embed import HashingEmbedder
 from engine.errors import QueryError
 from engine.progress import CancelToken, Progress
