@@ -231,7 +231,9 @@ def _cell(written: str, quote: tuple[Quote, Reference] | None, scorer: SupportSc
     if written and not written.lower().startswith(NOT_STATED):
         own = {1: replace(reference, n=1)}
         sentence = verify_sentence(f"{written.rstrip('. ')} [1].", own, scorer, rects_for, insert=True)
-        if sentence.supported and sentence.citations and sentence.needs_citation:
+        # Only a fully supported sentence stands in for the quote: a cell is read alone, without the
+        # amber mark an answer gives a partly supported sentence.
+        if sentence.support == "supported" and sentence.citations and sentence.needs_citation:
             citation = max(sentence.citations, key=lambda c: c.support)
             return TableCell(strip_markers(sentence.text).strip(), citation.quote, reference.passage_id,
                              citation.quote_start, citation.quote_end, reference.page, citation.rects, written=True)
