@@ -75,6 +75,10 @@ class MainWindow(QMainWindow):
         self._outcomes: Counter[str] = Counter()
         self._embedding_docs: set[str] = set()
         self._was_cancelled = False
+        # The dialogs a second click must not open twice; None while closed.
+        self.settings_dialog: SettingsDialog | None = None
+        self.models_dialog: ModelsDialog | None = None
+        self._settings_loading = False
         self.setWindowTitle("Quire")
         self.setAcceptDrops(True)
 
@@ -397,16 +401,45 @@ class MainWindow(QMainWindow):
             self.viewer.open_document(document.path, title=display_title(document))
 
     def _open_settings(self) -> None:
+        """One Settings dialog at a time: a second click raises the open one (or waits for the one
+        being loaded), so no older copy of the settings can be saved over a newer one."""
+        if self.settings_dialog is not None:
+            self.settings_dialog.raise_()
+            self.settings_dialog.activateWindow()
+            return
+        if self._settings_loading:
+            return
+        self._settings_loading = True
+
         def edit(current: object) -> None:
-            dialog = SettingsDialog(current, self)
-            if dialog.exec() == QDialog.DialogCode.Accepted:
-                self._client.save_settings(dialog.settings(), lambda _: self.statusBar().showMessage(
-                    "Settings saved; they apply to the next question.", _MESSAGE_MS))
-        self._client.load_settings(edit)
+            self._settings_loading = False
+            dialog = SettingsDialog(current, self, run_check=self._client.run_quick)
+            dialog.accepted.connect(lambda: self._client.save_settings(
+                dialog.settings(), lambda _: self.statusBar().showMessage(
+                    "Settings saved; they apply to the next question.", _MESSAGE_MS)))
+            dialog.finished.connect(lambda _result: self._forget_dialog("settings_dialog"))
+            self.settings_dialog = dialog
+            dialog.open()
+
+        def failed() -> None:
+            self._settings_loading = False
+        self._client.load_settings(edit, on_failure=failed)
 
     def _open_models_dialog(self) -> None:
-        ModelsDialog(self._client, self).exec()
-        self.refresh_datastores()
+        if self.models_dialog is not None:
+            self.models_dialog.raise_()
+            self.models_dialog.activateWindow()
+            return
+        dialog = ModelsDialog(self._client, self)
+        dialog.finished.connect(lambda _result: (self._forget_dialog("models_dialog"), self.refresh_datastores()))
+        self.models_dialog = dialog
+        dialog.open()
+
+    def _forget_dialog(self, name: str) -> None:
+        dialog = getattr(self, name)
+        setattr(self, name, None)
+        if dialog is not None:
+            dialog.deleteLater()
 
     # --- engine reports ----------------------------------------------------------------------
 
