@@ -133,8 +133,7 @@ class AnswerController(QObject):
             return
         self._cancel_requested = True
         self._client.cancel_answer()
-        self._pane.show_failure("Cancelled. Anything already written will appear here; ask again whenever "
-                                "you are ready.")
+        self._pane.show_stopped("Stopped. What was written so far is kept; ask again whenever you are ready.")
 
     def show(self, answer: Answer, asked: int | None = None) -> None:
         if asked is not None and asked != self._asked:

@@ -111,10 +111,11 @@ def answer_html(answer: Answer) -> str:
     papers = papers_of(answer)
     known = {paper.n for paper in papers}
     blocks: list[str] = []
-    if answer.notice:
+    if answer.cancelled:  # one message, whatever the engine's notice says about the stop
+        blocks.append('<p style="color:#8c2a1c"><i>Stopped before the answer was finished; what was written so far '
+                      'is kept.</i></p>')
+    elif answer.notice:
         blocks.append(f'<p style="color:#6b5d00;background-color:#fff8d6">&nbsp;{html.escape(answer.notice)}&nbsp;</p>')
-    if answer.cancelled:
-        blocks.append('<p style="color:#8c2a1c"><i>Stopped before the answer was finished.</i></p>')
     current_section = -1
     paragraph: list[str] = []
     for index, sentence in enumerate(answer.sentences):
@@ -138,7 +139,8 @@ def answer_html(answer: Answer) -> str:
     return '<div style="line-height:150%">' + "".join(blocks) + "</div>"
 
 
-def streaming_html(text: str, stage: str = "") -> str:
+def streaming_html(text: str, stage: str = "", *, cursor: bool = True) -> str:
     """What the answer view shows while the answer is still being written: the raw text, escaped."""
     caption = f'<p style="color:#888"><i>{html.escape(stage.capitalize())}…</i></p>' if stage else ""
-    return caption + '<p style="line-height:150%">' + html.escape(text).replace("\n", "<br>") + "▍</p>"
+    body = html.escape(text).replace("\n", "<br>") + ("▍" if cursor else "")
+    return caption + '<p style="line-height:150%">' + body + "</p>"

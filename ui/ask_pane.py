@@ -258,6 +258,16 @@ class AskPane(QWidget):
                                  f"{html.escape(headline)}</p>")
         self._update_exports()
 
+    def show_stopped(self, message: str) -> None:
+        """Answering was stopped: the text streamed so far stays where it was, under one message."""
+        written = self._stream
+        self.finish()
+        self.answer = None
+        body = streaming_html(written, cursor=False) if written.strip() else ""
+        self.answer_view.setHtml(_question_html(self._question) + f'<p style="color:#8c2a1c">{html.escape(message)}</p>'
+                                 + body)
+        self._update_exports()
+
     def finish(self) -> None:
         """Answering ended (answered, failed or cancelled): hide the stage row, allow asking again."""
         self._refresh_timer.stop()

@@ -431,9 +431,13 @@ class MainWindow(QMainWindow):
             self.models_dialog.activateWindow()
             return
         dialog = ModelsDialog(self._client, self)
-        dialog.finished.connect(lambda _result: (self._forget_dialog("models_dialog"), self.refresh_datastores()))
+        dialog.finished.connect(self._models_dialog_closed)
         self.models_dialog = dialog
         dialog.open()
+
+    def _models_dialog_closed(self) -> None:
+        self._forget_dialog("models_dialog")
+        self.refresh_datastores()
 
     def _forget_dialog(self, name: str) -> None:
         dialog = getattr(self, name)

@@ -21,8 +21,9 @@ Laying out prompts so the prefix is shared (for the synthesis pipeline):
 - Message contents are tokenized as plain text: special-token text inside a passage
   (``<|im_end|>``, ``[INST]``) stays inert data and cannot close a turn.
 
-Cancel is checked between tokens, and between prompt batches (``batch_size`` tokens, about
-2.5 s each at ~200 tokens/s on a 2-core CPU), so a long prompt is cancellable too.
+Cancel is checked between tokens, and between prompt batches of at most ``CANCEL_BATCH`` tokens
+(a 512-token batch took 2.5 s at ~200 tokens/s on a 2-core CPU, longer with a 1.5B model), so a
+long prompt stops within about a second too.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ from engine.progress import CancelToken
 log = logging.getLogger(__name__)
 
 _SENTINEL = "\x00quire-message-{}\x00"  # stands in for message contents while the template renders
+
+
+CANCEL_BATCH = 128  # prompt tokens read between two cancel checks
 
 
 def default_threads() -> int:
@@ -251,7 +255,7 @@ class LlamaModel:
             reused = self._reuse_prefix(tokens)
             # The prompt goes in by batches so cancel is honoured during a long evaluation; the last
             # token is left to generate(), which finds the rest cached and samples from fresh logits.
-            batch = llama.n_batch
+            batch = min(llama.n_batch, CANCEL_BATCH)
             for start in range(reused, len(tokens) - 1, batch):
                 if stopped():
                     return self._completion("", tokens, start - reused, 0, started, None, "cancelled")

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.cite.markers import strip_markers
+from engine.cite.sentences import split_spans
 from engine.cite.support import SupportScorer
-from engine.cite.verify import RectsFor, VerifyReport, no_rects, verify_text
+from engine.cite.verify import UNCHECKED, RectsFor, VerifyReport, no_rects, verify_text
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
@@ -145,7 +146,7 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
 
     def cancelled(sentences: Sequence[AnswerSentence] = (), refs: Sequence[Reference] = (), **extra: object) -> Answer:
         return Answer(**_numbered(sentences, refs), mode=AnswerMode.WRITTEN, cancelled=True,
-                      notice="Cancelled; what was written so far is kept.", timings=clock.done(),
+                      notice="Stopped; what was written so far is kept.", timings=clock.done(),
                       **base, **extra)  # type: ignore[arg-type]
 
     stage("retrieving")
@@ -219,9 +220,14 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     clock.lap("writing")
     stage("verifying")
     given.update({e.reference.n: e.reference for e in outcome.extra})
-    # Text written before a Stop is verified in full (it is short and the user keeps it); a Stop that
-    # comes while verifying ends verification early.
-    sentences, headings, report = _verify(outcome, scorer, given, rects_for, None if outcome.cancelled else cancel)
+    if outcome.cancelled:
+        # Judging the text written before a Stop took as long as writing more of it (the judge may be
+        # the model itself), so it is kept as written, every sentence marked not checked.
+        sentences, headings = _unchecked(outcome)
+        return cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),
+                         sections=headings)
+    # A Stop that comes while verifying ends verification early.
+    sentences, headings, report = _verify(outcome, scorer, given, rects_for, cancel)
     clock.lap("verifying")
     if outcome.cancelled:
         return cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),
@@ -305,6 +311,25 @@ def _verify(outcome: WriteOutcome, scorer: SupportScorer, given: dict[int, Refer
     if cancel is not None and cancel.cancelled:
         outcome.cancelled = True
     return sentences, tuple(headings), report
+
+
+def _unchecked(outcome: WriteOutcome) -> tuple[list[AnswerSentence], tuple[str, ...]]:
+    """The text written so far, sentence by sentence, without its markers and marked not checked."""
+    written = outcome.written
+    sections = [("", written.direct), *written.sections]
+    sentences: list[AnswerSentence] = []
+    headings = [ANSWER_HEADING]
+    for index, (title, text) in enumerate(sections):
+        claims = [strip_markers(text[span.start:span.end]).strip() for span in split_spans(text)]
+        claims = [claim for claim in claims if claim]
+        if not claims:
+            continue
+        if index:
+            headings.append(title or "Details")
+        section = len(headings) - 1
+        sentences.extend(AnswerSentence(claim, supported=False, section=section, support=UNCHECKED)
+                         for claim in claims)
+    return sentences, tuple(headings)
 
 
 def _numbered(sentences: Sequence[AnswerSentence], given: Sequence[Reference], digest: bool = False) -> dict[str, Any]:
