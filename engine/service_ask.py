@@ -60,6 +60,7 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
     language_model: Callable[[], LanguageModel] | None = None
     if chosen_mode != "digest" or model is not None:
         if model is not None or generation.model or default_lm_path() is not None:
+            stage("loading")  # minutes for a large model on a CPU: the user is told what they wait for
             loaded = engine.language_model(model)  # a bad --model fails here, before any work
             language_model = lambda: loaded  # noqa: E731
         else:

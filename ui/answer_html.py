@@ -24,6 +24,7 @@ from engine.render.common import (
     support_level,
 )
 from engine.types import Answer, AnswerMode, AnswerSentence, PaperReference
+from ui.stream_markup import stream_html
 
 CITE_SCHEME = "quire"
 UNSUPPORTED_STYLE = "background-color:#fde7e4; color:#8c2a1c; text-decoration:underline"
@@ -140,7 +141,7 @@ def answer_html(answer: Answer) -> str:
 
 
 def streaming_html(text: str, stage: str = "", *, cursor: bool = True) -> str:
-    """What the answer view shows while the answer is still being written: the raw text, escaped."""
-    caption = f'<p style="color:#888"><i>{html.escape(stage.capitalize())}…</i></p>' if stage else ""
-    body = html.escape(text).replace("\n", "<br>") + ("▍" if cursor else "")
-    return caption + '<p style="line-height:150%">' + body + "</p>"
+    """What the answer view shows while the answer is still being written: headings and emphasis
+    rendered, unfinished citation markers held back, everything the model wrote escaped."""
+    caption = f'<p style="color:#888"><i>{html.escape(stage[:1].upper() + stage[1:])}…</i></p>' if stage else ""
+    return caption + stream_html(text, cursor=cursor)

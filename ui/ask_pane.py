@@ -27,16 +27,14 @@ from PySide6.QtWidgets import (
 
 from engine.types import Answer
 from ui.answer_html import answer_html, parse_cite_url, streaming_html
+from ui.answer_progress import PHASES, READING, WRITING, AnswerProgress
 from ui.claim_check import parse_check_url
 from ui.errors import for_the_app
 from ui.history_list import ANSWER_ID_ROLE, HistoryList
 
 EVERYTHING, LIBRARY, SELECTED = "everything", "library", "selected"
 SCOPES = ((EVERYTHING, "Everything"), (LIBRARY, "Library only"), (SELECTED, "Selected papers"))
-STAGE_NAMES = {"retrieving": "Retrieving passages", "rewriting": "Rewriting the question",
-               "reranking": "Reranking passages", "judging": "Finding the sentences that answer",
-               "drafting": "Drafting the answer", "feedback": "Reviewing the draft",
-               "revising": "Revising", "verifying": "Verifying citations"}
+STAGE_NAMES = PHASES  # the stage names the view's caption shows while streaming
 __all__ = ["ANSWER_ID_ROLE", "SCOPES", "AskPane"]
 _STREAM_REFRESH_MS = 60
 _WELCOME = ('<div style="color:#777;line-height:150%"><p style="font-size:large;color:#444">Ask your papers</p>'
@@ -156,6 +154,11 @@ class AskPane(QWidget):
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(_STREAM_REFRESH_MS)
         self._refresh_timer.timeout.connect(self._show_stream)
+        self.progress = AnswerProgress()
+        # Once a second while answering, so the elapsed time and the estimate move even between tokens.
+        self._tick_timer = QTimer(self)
+        self._tick_timer.setInterval(1000)
+        self._tick_timer.timeout.connect(self._show_progress)
         self._update_exports()
 
     # --- public ----------------------------------------------------------------------------
@@ -195,6 +198,8 @@ class AskPane(QWidget):
         self.answer = None
         self._stream, self._stage, self._question, self._answering = "", "retrieving", question, True
         self.search_notes = []
+        self.progress = AnswerProgress(self.progress.budget)
+        self._tick_timer.start()
         self.tabs.setCurrentWidget(self.answer_view)
         self.set_stage("retrieving")
         self._show_stream()
@@ -206,13 +211,15 @@ class AskPane(QWidget):
         if stage.startswith("also searching") and stage not in self.search_notes:
             self.search_notes.append(stage)  # a spelling correction: the final answer says it too
         self._stage = stage
-        self.stage_label.setText(STAGE_NAMES.get(stage, stage.capitalize()) + "…")
+        self.progress.set_stage(stage)
+        self._show_progress()
         if stage in ("drafting", "revising"):
             self._stream = ""  # each writing pass streams its own text
         self._refresh_timer.start()
 
     def append_token(self, text: str) -> None:
         self._stream += text
+        self.progress.token()
         if not self._refresh_timer.isActive():
             self._refresh_timer.start()
 
@@ -271,6 +278,7 @@ class AskPane(QWidget):
     def finish(self) -> None:
         """Answering ended (answered, failed or cancelled): hide the stage row, allow asking again."""
         self._refresh_timer.stop()
+        self._tick_timer.stop()
         self._answering = False
         self.stage_row.hide()
         self.ask_button.setEnabled(True)
@@ -321,10 +329,16 @@ class AskPane(QWidget):
         is_table = self.answer is not None and ("table", "True") in self.answer.settings
         self.csv_button.setVisible(is_table)  # only a table answer has rows to export
 
+    def _show_progress(self) -> None:
+        self.stage_label.setText(self.progress.text())
+        if self._stage in ("drafting", "revising") and self._stream == "":
+            self._refresh_timer.start()  # the caption says the model is reading
+
     def _show_stream(self) -> None:
         if not self._answering:
             return
-        stage = STAGE_NAMES.get(self._stage, self._stage)
+        reading = self._stage in WRITING and not self._stream
+        stage = READING if reading else STAGE_NAMES.get(self._stage, self._stage)
         bar = self.answer_view.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
         self.answer_view.setHtml(_question_html(self._question) + streaming_html(self._stream, stage))

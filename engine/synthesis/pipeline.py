@@ -146,7 +146,7 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
 
     def cancelled(sentences: Sequence[AnswerSentence] = (), refs: Sequence[Reference] = (), **extra: object) -> Answer:
         return Answer(**_numbered(sentences, refs), mode=AnswerMode.WRITTEN, cancelled=True,
-                      notice="Stopped; what was written so far is kept.", timings=clock.done(),
+                      notice="Cancelled; what was written so far is kept.", timings=clock.done(),
                       **base, **extra)  # type: ignore[arg-type]
 
     stage("retrieving")
