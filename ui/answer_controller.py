@@ -79,6 +79,12 @@ class AnswerController(QObject):
         pane.check_passage_activated.connect(self.open_checked_passage)
         self.checked: list[Any] = []  # the passages of the claim check shown
         pane.export_requested.connect(self.export)
+        client.settings_changed.connect(self.refresh_model_size)
+        self.refresh_model_size()
+
+    def refresh_model_size(self) -> None:
+        """Tell the pane whether the model can write, so ticking "Written answer" warns before the wait."""
+        self._client.model_is_small(self._pane.set_small_model)
 
     def _status(self, message: str) -> None:
         self._window.statusBar().showMessage(message, _MESSAGE_MS)

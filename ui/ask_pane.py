@@ -34,6 +34,8 @@ from ui.history_list import ANSWER_ID_ROLE, HistoryList
 
 EVERYTHING, LIBRARY, SELECTED = "everything", "library", "selected"
 SCOPES = ((EVERYTHING, "Everything"), (LIBRARY, "Library only"), (SELECTED, "Selected papers"))
+SMALL_MODEL_WARNING = ("The language model is too small to write answers that hold up against your papers: "
+                       "a written answer takes minutes and is usually replaced by the evidence digest.")
 STAGE_NAMES = PHASES  # the stage names the view's caption shows while streaming
 __all__ = ["ANSWER_ID_ROLE", "SCOPES", "AskPane"]
 _STREAM_REFRESH_MS = 60
@@ -136,6 +138,17 @@ class AskPane(QWidget):
         self.tabs.tabBar().setUsesScrollButtons(False)
         self.export_row = self._corner()
 
+        # Said when "Written answer" is ticked with a model too small to write, before anyone waits.
+        self._small_model = False
+        self.small_model_note = QLabel(SMALL_MODEL_WARNING + ' <a href="digest">Use the evidence digest</a>', self)
+        self.small_model_note.setTextFormat(Qt.TextFormat.RichText)  # fixed text of ours, with one link
+        self.small_model_note.setWordWrap(True)
+        self.small_model_note.setAccessibleName("Small model warning")
+        self.small_model_note.setStyleSheet("color:#6b5d00")
+        self.small_model_note.linkActivated.connect(lambda _link: self.write_box.setChecked(False))
+        self.small_model_note.hide()
+        self.write_box.toggled.connect(self._update_small_model_note)
+
         question_row = QHBoxLayout()
         question_row.addWidget(self.scope_box, 1)
         question_row.addWidget(self.write_box)
@@ -146,6 +159,7 @@ class AskPane(QWidget):
         layout.setSpacing(6)
         layout.addWidget(self.question_box)
         layout.addLayout(question_row)
+        layout.addWidget(self.small_model_note)
         layout.addWidget(self.stage_row)
         layout.addWidget(self.tabs, 1)
         layout.addWidget(self.export_row)
@@ -176,6 +190,14 @@ class AskPane(QWidget):
 
     def scope_label(self) -> str:
         return self.scope_box.currentText()
+
+    def set_small_model(self, small: bool) -> None:
+        """Whether the language model in use is too small to write answers (the note says so)."""
+        self._small_model = small
+        self._update_small_model_note()
+
+    def _update_small_model_note(self) -> None:
+        self.small_model_note.setVisible(self._small_model and self.write_box.isChecked())
 
     def mode(self) -> str | None:
         """``"write"`` when a written answer was asked for, else None (Quire decides)."""

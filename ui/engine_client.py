@@ -29,6 +29,7 @@ from ui.engine_tasks import (
     PassageLocation,
     ProgressThrottle,
     datastore_counts,
+    is_small_model_file,
     locate_passage,
     render_answer,
 )
@@ -89,6 +90,8 @@ class EngineClient(QObject):
     answer_stage = Signal(str)  # "retrieving", "reranking", "drafting", ...
     job_finished = Signal(str)  # the kind of job that just ended, whatever happened
     embedding_finished = Signal(bool)  # True: every passage is embedded; False: paused (it resumes later)
+
+    settings_changed = Signal()  # saved settings (a new model, say), after the long lane has them queued
 
     _submit = Signal(object)
     _submit_quick = Signal(object)
@@ -327,6 +330,7 @@ class EngineClient(QObject):
         """Validate installed model ``name`` and save it in the settings."""
         def chosen(choice: ModelChoice) -> None:
             self._adopt_settings(choice.settings)
+            self.settings_changed.emit()
             on_result(choice)
         self.call(MODELS, lambda engine: engine.use_model(name), chosen)
 
@@ -354,6 +358,10 @@ class EngineClient(QObject):
     def load_settings(self, on_result: Callable[[Any], None], on_failure: Callable[[], None] | None = None) -> None:
         self.call(SETTINGS, lambda engine: engine.settings, on_result, on_failure)
 
+    def model_is_small(self, on_result: Callable[[bool], None]) -> None:
+        """Whether the language model in the settings is too small to write answers."""
+        self.call(SETTINGS, lambda engine: is_small_model_file(engine.settings.generation.model), on_result)
+
     def save_settings(self, settings: Any, on_saved: Callable[[Any], None] | None = None) -> None:
         def work(engine: Engine) -> Any:
             engine.save_settings(settings)
@@ -361,6 +369,7 @@ class EngineClient(QObject):
 
         def saved(value: Any) -> None:
             self._adopt_settings(value)
+            self.settings_changed.emit()
             if on_saved is not None:
                 on_saved(value)
         self.call(SETTINGS, work, saved)

@@ -3,11 +3,17 @@ streams with its headings and emphasis rendered and its citation markers whole."
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAction
 from pytestqt.qtbot import QtBot
 
 from ui.answer_progress import AnswerProgress
 from ui.ask_pane import AskPane
+from ui.engine_client import EngineClient
+from ui.engine_tasks import is_small_model_file
+from ui.main_window import MainWindow
 from ui.stream_markup import settled_text, stream_html
 
 
@@ -75,3 +81,23 @@ def test_what_the_model_writes_stays_text() -> None:
 def test_a_model_that_writes_only_headings_or_nothing_shows_no_empty_paragraphs() -> None:
     assert stream_html("#\n##\n", cursor=False) == ""
     assert stream_html("", cursor=True) == "<p>▍</p>"
+
+
+def test_a_small_model_is_named_before_the_wait_and_the_digest_offered(qtbot: QtBot, client: EngineClient,
+                                                                       tmp_path: Path,
+                                                                       shown_errors: list[str]) -> None:
+    window = MainWindow(client, QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat),
+                        progress_delay_ms=0, background_embedding=False)
+    qtbot.addWidget(window)
+    window.show()
+    pane = window.ask_pane
+    small = is_small_model_file("")  # the bundled model, which the fresh settings use
+    seen: list[bool] = []  # asked after the window's own question, so it answers after it (one lane, in order)
+    client.model_is_small(seen.append)
+    qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
+    pane.write_box.setChecked(True)
+    assert pane.small_model_note.isVisible() == small
+    if small:
+        assert "too small" in pane.small_model_note.text()
+        pane.small_model_note.linkActivated.emit("digest")
+        assert not pane.write_box.isChecked() and not pane.small_model_note.isVisible()
