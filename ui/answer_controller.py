@@ -33,8 +33,9 @@ def export_file_name(question: str, suffix: str, words: int = 8) -> str:
     return f"{stem or 'answer'}{suffix}"
 
 
-def nothing_relevant_text(scope: str, selected: int, datastores: bool) -> str:
-    """The "nothing relevant" answer, naming where Quire looked."""
+def nothing_relevant_text(scope: str, selected: int, datastores: bool, listed: int = 0) -> str:
+    """The "nothing relevant" answer, naming where Quire looked; the closest passages are mentioned
+    only when ``listed`` says some are shown."""
     if scope == SELECTED:
         where = "the selected paper" if selected == 1 else f"the {selected} selected papers"
     elif scope == LIBRARY or not datastores:
@@ -42,8 +43,9 @@ def nothing_relevant_text(scope: str, selected: int, datastores: bool) -> str:
     else:
         where = "your library or the attached datastores"
     widen = ", choose a wider scope" if scope == SELECTED or (scope == LIBRARY and datastores) else ""
+    closest = "The closest passages are listed below; try" if listed else "Nothing came close either; try"
     return (f"None of the passages found in {where} addresses this question, so there is no answer to give. "
-            f"The closest passages are listed below; try other words{widen}, or add papers on the topic.")
+            f"{closest} other words{widen}, or add papers on the topic.")
 
 
 EMPTY_LIBRARY = ("Your library is empty: add PDFs first (drop them on the window, or File › Add PDFs…), or try "
@@ -150,7 +152,8 @@ class AnswerController(QObject):
             return
         self._cancel_requested = False
         if answer.mode == AnswerMode.NO_EVIDENCE and asked is not None and answer.sentences:
-            text = nothing_relevant_text(*self._scope)  # the engine's words do not know the app's scopes
+            # The engine's words do not know the app's scopes.
+            text = nothing_relevant_text(*self._scope, listed=len(answer.contexts))
             answer = replace(answer, text=text, sentences=(replace(answer.sentences[0], text=text),))
         self._pane.show_answer(answer)
         if answer.id:

@@ -107,6 +107,20 @@ def _legend(answer: Answer) -> str:
             "check them before relying on them.</p>")
 
 
+def closest_html(answer: Answer, limit: int = 5, chars: int = 240) -> str:
+    """The passages closest to a question nothing answered: title, page and the passage's start."""
+    if not answer.contexts:
+        return ""
+    items = []
+    for reference in answer.contexts[:limit]:
+        text = " ".join(reference.text.split())
+        snippet = text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " …"
+        page = f", p. {reference.page}" if reference.page else ""
+        items.append(f"<li><b>{html.escape(reference.title or 'Untitled')}</b>{page}: "
+                     f'<span style="color:#555">{html.escape(snippet)}</span></li>')
+    return '<p style="font-weight:600;margin-top:10px">Closest passages</p><ul>' + "".join(items) + "</ul>"
+
+
 def answer_html(answer: Answer) -> str:
     """The whole answer: notice, paragraphs (grouped by section), legend and references."""
     papers = papers_of(answer)
@@ -137,6 +151,8 @@ def answer_html(answer: Answer) -> str:
     if answer.mode == AnswerMode.DIGEST and not answer.notice:
         blocks.append('<p style="color:#777;font-size:small">Evidence digest: verbatim quotes grouped by theme.</p>')
     blocks.append(references_html(papers))
+    if answer.mode == AnswerMode.NO_EVIDENCE:
+        blocks.append(closest_html(answer))
     return '<div style="line-height:150%">' + "".join(blocks) + "</div>"
 
 

@@ -233,6 +233,7 @@ class MainWindow(QMainWindow):
             state = self._settings.value(key)
             if isinstance(state, QByteArray):
                 widget.restoreState(state)
+        self.library.column_fitter.remember_widths()  # the restored widths are the ones to come back to
         self.ask_pane.set_scope(str(self._settings.value(_SCOPE, "everything")))
         self.ask_pane.write_box.setChecked(str(self._settings.value(_WRITTEN, "false")).lower() == "true")
         # Saved when changed, not only on close: a crash must not forget them.

@@ -252,9 +252,11 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     if report.unchecked:
         parts.append(f"Citations are not checked ({scorer.judge_problem}); they are shown as the model wrote them.")
     if report.invented or report.dropped:
-        parts.append(f"Verification removed {report.invented + report.dropped} citation(s) the sources do not back.")
+        parts.append(f"Verification removed {_count(report.invented + report.dropped, 'citation')} the sources "
+                     "do not back.")
     if report.unsupported:
-        parts.append(f"{len(report.unsupported)} sentence(s) could not be matched to a source and are marked.")
+        parts.append(f"{_count(len(report.unsupported), 'sentence')} could not be matched to a source and "
+                     f"{'is' if len(report.unsupported) == 1 else 'are'} marked.")
     return Answer(**_numbered(sentences, list(given.values())), mode=AnswerMode.WRITTEN, sections=headings,
                   notice=" ".join(p for p in parts if p), timings=clock.done(), steps=tuple(outcome.steps),
                   model=lm.model_id, **base)  # type: ignore[arg-type]
@@ -311,6 +313,10 @@ def _verify(outcome: WriteOutcome, scorer: SupportScorer, given: dict[int, Refer
     if cancel is not None and cancel.cancelled:
         outcome.cancelled = True
     return sentences, tuple(headings), report
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _unchecked(outcome: WriteOutcome) -> tuple[list[AnswerSentence], tuple[str, ...]]:
