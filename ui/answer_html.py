@@ -139,7 +139,7 @@ def answer_html(answer: Answer) -> str:
                 blocks.append(f"<p>{' '.join(paragraph)}</p>")
                 paragraph = []
             current_section = sentence.section
-            if 0 <= current_section < len(answer.sections):
+            if 0 <= current_section < len(answer.sections) and answer.sections[current_section]:
                 heading = html.escape(answer.sections[current_section])
                 blocks.append(f'<p style="font-weight:600;margin-top:10px">{heading}</p>')
         paragraph.append(_sentence_html(index, sentence, known))
