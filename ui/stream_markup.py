@@ -30,7 +30,7 @@ def settled_text(text: str) -> str:
 
 
 def _inline(line: str) -> str:
-    escaped = html.escape(line, quote=False)
+    escaped = html.escape(line)
     escaped = _STRONG.sub(lambda m: f"<b>{m.group(1) or m.group(2)}</b>", escaped)
     return _EMPHASIS.sub(lambda m: f"<i>{m.group(1) or m.group(2)}</i>", escaped)
 
