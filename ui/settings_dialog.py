@@ -152,6 +152,7 @@ class SettingsDialog(QDialog):
         self.buttons.setEnabled(False)
         self.problem_label.setText("Checking…")
         self.problem_label.show()
+        self._fit_height()
 
         def check() -> Problems:
             problems = {MODEL_FIELD: check_model_file(model) if changed[0] else "",
@@ -169,10 +170,22 @@ class SettingsDialog(QDialog):
             return
         self.problem_label.setText("\n".join(f"{label}: {for_the_app(problem)}" for label, problem in problems.items()))
         self.problem_label.show()
+        self._fit_height()
         (self.model_edit if MODEL_FIELD in problems else self.embedder_edit).setFocus()
 
     def _update_notes(self) -> None:
         self.small_model_label.setVisible(is_small_model_file(self.model_edit.text().strip()))
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Grow (never shrink) to the height the fields and the visible notes need at this width."""
+        layout = self.layout()
+        if layout is None:
+            return
+        layout.activate()
+        needed = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else layout.sizeHint().height()
+        if needed > self.height():
+            self.resize(self.width(), needed)
 
     def _restore_defaults(self) -> None:
         defaults = type(self._original)()
@@ -218,6 +231,10 @@ class SettingsDialog(QDialog):
         layout.addWidget(edit, 1)
         layout.addWidget(browse)
         row.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        # Wrapped notes below report their height only for a given width, so the layout's minimum
+        # misses it; a floor here keeps the fields whole whatever the notes need.
+        edit.setMinimumHeight(edit.sizeHint().height())
+        row.setMinimumHeight(row.sizeHint().height())
         return edit
 
     @staticmethod
