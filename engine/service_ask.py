@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from collections.abc import Callable, Collection
 from dataclasses import replace
 from functools import lru_cache
@@ -61,8 +62,9 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
     if chosen_mode != "digest" or model is not None:
         if model is not None or generation.model or default_lm_path() is not None:
             stage("loading")  # minutes for a large model on a CPU: the user is told what they wait for
-            loaded = engine.language_model(model)  # a bad --model fails here, before any work
-            language_model = lambda: loaded  # noqa: E731
+            loaded = load_unless_cancelled(lambda: engine.language_model(model), cancel)  # a bad --model fails here
+            if loaded is not None:
+                language_model = lambda: loaded  # noqa: E731
         else:
             log.warning("no language model installed; answering with the evidence digest")
 
@@ -110,6 +112,39 @@ def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model
         except EngineError as exc:  # an answer the user has is worth more than its history entry
             log.warning("could not save the answer: %s", exc)
     return answer
+
+
+def load_unless_cancelled(load: Callable[[], LanguageModel], cancel: CancelToken | None,
+                          poll_s: float = 0.05) -> LanguageModel | None:
+    """``load()``, or None as soon as ``cancel`` is set while it runs.
+
+    llama.cpp cannot stop loading a model half way, and a large one takes minutes on a CPU; so the
+    load runs on a thread of its own and a Stop is answered at once. The load still finishes (the
+    engine keeps the model for the next question, which waits for it under the engine's lock).
+    """
+    if cancel is None:
+        return load()
+    if cancel.cancelled:
+        return None
+    loaded: list[LanguageModel] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            loaded.append(load())
+        except BaseException as exc:  # handed to the caller's thread below
+            failed.append(exc)
+
+    loader = threading.Thread(target=run, name="quire-model-load", daemon=True)
+    loader.start()
+    while loader.is_alive():
+        loader.join(poll_s)
+        if cancel.cancelled and loader.is_alive():
+            log.info("stopped waiting for the language model to load; it finishes loading in the background")
+            return None
+    if failed:
+        raise failed[0]
+    return loaded[0]
 
 
 def settings_record(settings: Settings) -> tuple[tuple[str, str], ...]:
