@@ -109,13 +109,14 @@ def measure_cancel(window: MainWindow, client: EngineClient, phase: str, write: 
     window.ask_pane.question_box.setPlainText(QUESTION)
     window.ask_action.trigger()
     if phase == "drafting":
-        reached = lambda: len(tokens) >= 3 or "verifying" in seen  # noqa: E731
+        # Words on screen, not just tokens (the stream holds back a marker it cannot check yet).
+        reached = lambda: len("".join(tokens).split()) >= 3 or "verifying" in seen  # noqa: E731
     else:  # a writing stage is reported before its prompt is read, so "reading" starts with it
         reached = lambda: stage in seen  # noqa: E731
     run_until(lambda: reached() or not client.asking, 900)
     if not client.asking or (phase == "reading" and tokens):
         answer = window.ask_pane.answer
-        return {"phase": phase, "written": write, "reached": False, "stages_seen": seen,
+        return {"phase": phase, "write": write, "reached": False, "stages_seen": seen,
                 "mode": str(answer.mode) if answer is not None else "no answer"}
     written = "".join(tokens)
     pressed = time.monotonic()
@@ -127,8 +128,8 @@ def measure_cancel(window: MainWindow, client: EngineClient, phase: str, write: 
     shown = window.ask_pane.answer_view.toPlainText()
     words = [word.strip("*#[](),.;:") for word in written.split()]
     first_word = next((word for word in words if len(word) >= 3), "")  # a word, not a marker or "##"
-    return {"phase": phase, "written": write, "reached": True, "pane_ready_s": round(ready, 3),
-            "engine_stopped_s": round(stopped, 3), "tokens_before_cancel": len(tokens),
+    return {"phase": phase, "write": write, "reached": True, "pane_ready_s": round(ready, 3),
+            "engine_stopped_s": round(stopped, 3), "tokens_before_cancel": len(tokens), "written": written[:80],
             "text_kept": (first_word in shown) if first_word else None,
             "messages": shown.count("Stopped"), "stages_seen": seen}
 

@@ -21,9 +21,9 @@ Laying out prompts so the prefix is shared (for the synthesis pipeline):
 - Message contents are tokenized as plain text: special-token text inside a passage
   (``<|im_end|>``, ``[INST]``) stays inert data and cannot close a turn.
 
-Cancel is checked between tokens, and between prompt batches of at most ``CANCEL_BATCH`` tokens
-(a 512-token batch took 2.5 s at ~200 tokens/s on a 2-core CPU, longer with a 1.5B model), so a
-long prompt stops within about a second too.
+Cancel is checked between tokens, and between prompt batches sized to take well under a second at
+the speed measured so far (:class:`CancelBatches`; a fixed 512-token batch took 2.5 s on a 2-core
+CPU with a 135M model, far longer with a 1.5B one), so a long prompt stops within a second too.
 """
 
 from __future__ import annotations
@@ -53,7 +53,20 @@ log = logging.getLogger(__name__)
 _SENTINEL = "\x00quire-message-{}\x00"  # stands in for message contents while the template renders
 
 
-CANCEL_BATCH = 128  # prompt tokens read between two cancel checks
+class CancelBatches:
+    """How many prompt tokens to read between two cancel checks: as many as take about
+    ``target_s`` at the speed measured so far, so a Stop is answered within about a second
+    whether the model reads 30 tokens a second or 3,000."""
+
+    def __init__(self, most: int, first: int = 32, least: int = 8, target_s: float = 0.4) -> None:
+        self.most, self.least, self.target_s = max(1, most), min(least, max(1, most)), target_s
+        self.size = max(self.least, min(first, self.most))
+
+    def took(self, tokens: int, seconds: float) -> None:
+        if tokens <= 0 or seconds <= 0:
+            return
+        fitting = int(self.target_s * tokens / seconds)
+        self.size = max(self.least, min(self.most, fitting, 2 * self.size))  # grow at most twofold per batch
 
 
 def default_threads() -> int:
@@ -255,11 +268,16 @@ class LlamaModel:
             reused = self._reuse_prefix(tokens)
             # The prompt goes in by batches so cancel is honoured during a long evaluation; the last
             # token is left to generate(), which finds the rest cached and samples from fresh logits.
-            batch = min(llama.n_batch, CANCEL_BATCH)
-            for start in range(reused, len(tokens) - 1, batch):
+            batches = CancelBatches(llama.n_batch)
+            start = reused
+            while start < len(tokens) - 1:
                 if stopped():
                     return self._completion("", tokens, start - reused, 0, started, None, "cancelled")
-                self._read(tokens[start:min(start + batch, len(tokens) - 1)])
+                end = min(start + batches.size, len(tokens) - 1)
+                began = time.perf_counter()
+                self._read(tokens[start:end])
+                batches.took(end - start, time.perf_counter() - began)
+                start = end
             if stopped():
                 return self._completion("", tokens, len(tokens) - 1 - reused, 0, started, None, "cancelled")
 
