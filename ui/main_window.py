@@ -22,9 +22,8 @@ from ui.ingest_progress import IngestProgress
 from ui.library_model import display_title
 from ui.library_pane import LibraryPane
 from ui.metadata_dialog import MetadataDialog
-from ui.models_dialog import ModelsDialog
 from ui.pdf_viewer import PdfViewer
-from ui.settings_dialog import SettingsDialog
+from ui.tool_dialogs import ToolDialogs
 
 _GEOMETRY = "main_window/geometry"
 _STATE = "main_window/state"
@@ -75,10 +74,8 @@ class MainWindow(QMainWindow):
         self._outcomes: Counter[str] = Counter()
         self._embedding_docs: set[str] = set()
         self._was_cancelled = False
-        # The dialogs a second click must not open twice; None while closed.
-        self.settings_dialog: SettingsDialog | None = None
-        self.models_dialog: ModelsDialog | None = None
-        self._settings_loading = False
+        self.dialogs = ToolDialogs(self, client, lambda text: self.statusBar().showMessage(text, _MESSAGE_MS),
+                                   self.refresh_datastores)
         self.setWindowTitle("Quire")
         self.setAcceptDrops(True)
 
@@ -174,7 +171,8 @@ class MainWindow(QMainWindow):
                                           QKeySequence(Qt.Key.Key_Escape), self._cancel)
         self.cancel_action.setEnabled(False)
         self.settings_action = self._action("&Settings…", "Model, embedder, threads and answer options",
-                                            QKeySequence(QKeySequence.StandardKey.Preferences), self._open_settings)
+                                            QKeySequence(QKeySequence.StandardKey.Preferences),
+                                            self.dialogs.open_settings)
         self.quit_action = self._action("&Quit", "Quit Quire", QKeySequence(QKeySequence.StandardKey.Quit), self.close)
         # Shortcuts must work whether or not a menu or button shows the action.
         for action in (self.ask_action, self.cancel_action):
@@ -201,7 +199,7 @@ class MainWindow(QMainWindow):
         ask_menu.addAction(self.cancel_action)
         self.tools_menu = self.menuBar().addMenu("&Tools")
         self.models_action = self._action("&Models && Datastores…", "Install and choose models and datastores",
-                                          None, self._open_models_dialog)
+                                          None, self.dialogs.open_models)
         self.tools_menu.addAction(self.models_action)
         self.tools_menu.addAction(self.settings_action)
         self.help_menu = add_help_menu(self, [self.add_files_action, self.add_folder_action, self.remove_action,
@@ -400,51 +398,6 @@ class MainWindow(QMainWindow):
         if row is not None:
             document = self.model.document(row)
             self.viewer.open_document(document.path, title=display_title(document))
-
-    def _open_settings(self) -> None:
-        """One Settings dialog at a time: a second click raises the open one (or waits for the one
-        being loaded), so no older copy of the settings can be saved over a newer one."""
-        if self.settings_dialog is not None:
-            self.settings_dialog.raise_()
-            self.settings_dialog.activateWindow()
-            return
-        if self._settings_loading:
-            return
-        self._settings_loading = True
-
-        def edit(current: object) -> None:
-            self._settings_loading = False
-            dialog = SettingsDialog(current, self, run_check=self._client.run_quick)
-            dialog.accepted.connect(lambda: self._client.save_settings(
-                dialog.settings(), lambda _: self.statusBar().showMessage(
-                    "Settings saved; they apply to the next question.", _MESSAGE_MS)))
-            dialog.finished.connect(lambda _result: self._forget_dialog("settings_dialog"))
-            self.settings_dialog = dialog
-            dialog.open()
-
-        def failed() -> None:
-            self._settings_loading = False
-        self._client.load_settings(edit, on_failure=failed)
-
-    def _open_models_dialog(self) -> None:
-        if self.models_dialog is not None:
-            self.models_dialog.raise_()
-            self.models_dialog.activateWindow()
-            return
-        dialog = ModelsDialog(self._client, self)
-        dialog.finished.connect(self._models_dialog_closed)
-        self.models_dialog = dialog
-        dialog.open()
-
-    def _models_dialog_closed(self) -> None:
-        self._forget_dialog("models_dialog")
-        self.refresh_datastores()
-
-    def _forget_dialog(self, name: str) -> None:
-        dialog = getattr(self, name)
-        setattr(self, name, None)
-        if dialog is not None:
-            dialog.deleteLater()
 
     # --- engine reports ----------------------------------------------------------------------
 

@@ -110,20 +110,20 @@ def test_two_settings_clicks_give_one_dialog(qtbot: QtBot, client: EngineClient,
 
     window.settings_action.trigger()
     window.settings_action.trigger()  # before the settings have arrived
-    qtbot.waitUntil(lambda: window.settings_dialog is not None and window.settings_dialog.isVisible(),
+    qtbot.waitUntil(lambda: window.dialogs.settings is not None and window.dialogs.settings.isVisible(),
                     timeout=AT_ONCE_MS)
-    first = window.settings_dialog
+    first = window.dialogs.settings
     window.settings_action.trigger()  # while it is open
     qtbot.wait(200)
-    assert window.settings_dialog is first
+    assert window.dialogs.settings is first
     assert len(window.findChildren(SettingsDialog)) == 1
 
     assert first is not None
     first.reject()
-    qtbot.waitUntil(lambda: window.settings_dialog is None, timeout=AT_ONCE_MS)
+    qtbot.waitUntil(lambda: window.dialogs.settings is None, timeout=AT_ONCE_MS)
     window.settings_action.trigger()  # closed: a click opens a new one
-    qtbot.waitUntil(lambda: window.settings_dialog is not None, timeout=AT_ONCE_MS)
-    assert window.settings_dialog is not first
+    qtbot.waitUntil(lambda: window.dialogs.settings is not None, timeout=AT_ONCE_MS)
+    assert window.dialogs.settings is not first
 
 
 def test_settings_open_while_a_long_job_runs(qtbot: QtBot, client: EngineClient, tmp_path: Path,
@@ -132,7 +132,7 @@ def test_settings_open_while_a_long_job_runs(qtbot: QtBot, client: EngineClient,
                         progress_delay_ms=0, background_embedding=False)
     qtbot.addWidget(window)
     window.settings_action.trigger()
-    qtbot.waitUntil(lambda: window.settings_dialog is not None, timeout=AT_ONCE_MS)
+    qtbot.waitUntil(lambda: window.dialogs.settings is not None, timeout=AT_ONCE_MS)
     assert not long_job.is_set()
 
 
@@ -143,11 +143,11 @@ def test_the_models_dialog_opens_once(qtbot: QtBot, client: EngineClient, tmp_pa
     qtbot.addWidget(window)
     window.show()
     window.models_action.trigger()
-    first = window.models_dialog
+    first = window.dialogs.models
     window.models_action.trigger()
-    assert first is not None and window.models_dialog is first
+    assert first is not None and window.dialogs.models is first
     first.reject()
-    qtbot.waitUntil(lambda: window.models_dialog is None, timeout=AT_ONCE_MS)
+    qtbot.waitUntil(lambda: window.dialogs.models is None, timeout=AT_ONCE_MS)
 
 
 def test_the_settings_dialog_checks_a_model_file_on_the_quick_lane(qtbot: QtBot, client: EngineClient,
