@@ -25,6 +25,7 @@ from answers import RESULTS, litqa_questions, prepare_home, stated
 
 from engine.cite.support import SupportScorer
 from engine.generate.llama import LlamaModel
+from engine.process import prepare_process
 from engine.synthesis import answer_judge
 from engine.synthesis.evidence import diverse, extract_evidence, relevant, to_reference
 
@@ -77,6 +78,7 @@ def judge(home: Path, model: str) -> None:
 
 
 def main() -> None:
+    prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", required=True, help="the LitQA2 library (built if empty)")
     parser.add_argument("--model", required=True, help="a GGUF model that can write, e.g. the fetch-writer model")

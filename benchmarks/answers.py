@@ -28,6 +28,9 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +43,8 @@ from rapidfuzz import fuzz
 from engine.cite.markers import cited_numbers
 from engine.cite.support import SupportScorer
 from engine.embed import SentenceTransformerEmbedder
+from engine.process import prepare_process
+from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
 from engine.synthesis import evidence as evidence_module
 from engine.synthesis.evidence import diverse, extract_evidence, relevant, to_reference
@@ -52,6 +57,7 @@ PAIRS = ROOT / "tests" / "data" / "support_pairs.jsonl"
 GOLDEN = ROOT / "tests" / "golden" / "questions.json"
 RESULTS = ROOT / "benchmarks" / "results"
 LITQA = SHARED / "eval" / "litqa2-dev"
+NOT_SAVED = RequestOptions(save=False)  # benchmark answers stay out of the history
 
 
 def save(name: str, data: Any) -> None:
@@ -186,7 +192,7 @@ def litqa_questions(half: str) -> list[dict[str, Any]]:
 def litqa_row(engine: Engine, question: dict[str, Any], names: dict[str, str], mode: str,
               model: str | None) -> dict[str, Any]:
     started = time.perf_counter()
-    answer = engine.ask(question["question"], mode=mode, model=model, save=False)
+    answer = engine.ask(AskRequest(question["question"], mode=mode, model=model, options=NOT_SAVED))
     seconds = time.perf_counter() - started
     key = words(question["key_passage"])
     cited_passages = [answer.passage(c.passage_id) for s in answer.sentences for c in s.citations]
@@ -204,6 +210,21 @@ def litqa_row(engine: Engine, question: dict[str, Any], names: dict[str, str], m
             "sections_not_addressing": off_topic, "seconds": round(seconds, 1), "verdicts": verdicts(answer),
             **check_answer(answer), "timings": dict(answer.timings), "steps": [vars(s) for s in answer.steps],
             "answer": answer.text[:1200]}
+
+
+FALLBACKS = {"did not hold up": "draft not supported", "did not answer the question as well": "answers less well "
+             "than the best quote", "judged that none answers": "nothing answers", "could not write": "model failed",
+             "cannot be checked": "judge missing"}
+
+
+def fallback_reasons(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Why written answers fell back to the digest, counted from their notices."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        if row["mode"] == "digest":
+            reason = next((name for phrase, name in FALLBACKS.items() if phrase in row.get("notice", "")), "other")
+            counts[reason] = counts.get(reason, 0) + 1
+    return counts
 
 
 def litqa_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -224,6 +245,7 @@ def litqa_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                                                    3),
             "seconds_p50": round(float(np.median([r["seconds"] for r in rows])), 1) if rows else 0.0,
             "modes": {m: sum(r["mode"] == m for r in rows) for m in sorted({r["mode"] for r in rows})},
+            "fallbacks": fallback_reasons(rows),
             "dangling_total": sum(r["dangling"] for r in rows),
             "not_verbatim_total": sum(r["not_verbatim"] for r in rows)}
 
@@ -304,8 +326,9 @@ def golden_command(args: argparse.Namespace) -> None:
                  if q["source"] in wanted and (args.datastore or q["source"] == "library")][: args.limit]
     for question in questions:
         started = time.perf_counter()
-        answer = engine.ask(question["question"], mode=args.mode, feedback=False if args.no_feedback else None,
-                            source="library" if question["source"] == "library" else "all", save=False)
+        answer = engine.ask(AskRequest(
+            question["question"], scope=Scope(source="library" if question["source"] == "library" else "all"),
+            mode=args.mode, options=RequestOptions(feedback=False if args.no_feedback else None, save=False)))
         cited = {names.get(r.doc_id, r.doc_id) for r in answer.references}
         row = {"id": question["id"], "mode": answer.mode.value, "notice": answer.notice,
                "expected_cited": bool(cited & set(question["expected"])), "cited": sorted(cited),
@@ -371,7 +394,8 @@ def run_scholarqa(engine: Engine, data: list[dict[str, Any]], mode: str, model: 
     for item in data:
         expert_cited = {f"{item['id']}:{n}" for n in map(int, re.findall(r"\[(\d+)\]", item["output"]))}
         started = time.perf_counter()
-        answer = engine.ask(item["input"], mode=mode, model=model, source="scholarqa", save=False)
+        answer = engine.ask(AskRequest(item["input"], scope=Scope(source="scholarqa"), mode=mode, model=model,
+                                       options=NOT_SAVED))
         ours = {r.doc_id for r in answer.references}
         count = len(re.sub(r"\[\d+\]", "", answer.text).split())
         expert_words = len(re.sub(r"\[\d+\]", "", item["output"]).split())
@@ -393,6 +417,7 @@ def run_scholarqa(engine: Engine, data: list[dict[str, Any]], mode: str, model: 
                                                              for r in rows])), 3),
                "seconds_p50": round(float(np.median([r["seconds"] for r in rows])), 1),
                "modes": {m: sum(r["mode"] == m for r in rows) for m in sorted({r["mode"] for r in rows})},
+            "fallbacks": fallback_reasons(rows),
                "dangling_total": sum(r["dangling"] for r in rows),
                "not_verbatim_total": sum(r["not_verbatim"] for r in rows)}
     return {"summary": summary, "questions": rows}
@@ -403,6 +428,17 @@ def scholarqa_command(args: argparse.Namespace) -> None:
     result = run_scholarqa(engine, data[: args.limit], args.mode, args.model)
     print(json.dumps(result["summary"], indent=2))
     save(f"scholarqa-{args.mode}", result)
+
+
+@contextmanager
+def reader_off(engine: Engine) -> Iterator[None]:
+    """The engine's settings with generation.read_unsupported off, restored afterwards."""
+    before = engine.settings
+    engine.save_settings(replace(before, generation=replace(before.generation, read_unsupported=False)))
+    try:
+        yield
+    finally:
+        engine.save_settings(before)
 
 
 def report_command(args: argparse.Namespace) -> None:
@@ -420,6 +456,9 @@ def report_command(args: argparse.Namespace) -> None:
     result["litqa_digest_on_writer_subset"] = litqa_summary(
         [r for r in result["litqa_digest"]["questions"] if r["index"] in set(result["writer_questions"])])
     result["litqa_writer"] = run_litqa(litqa_engine, subset, args.writer_mode, args.model)
+    if args.compare_reader:  # the same questions with the writer's second reading of unsupported sentences off
+        with reader_off(litqa_engine):
+            result["litqa_writer_without_reader"] = run_litqa(litqa_engine, subset, args.writer_mode, args.model)
     result["scholarqa_digest"] = run_scholarqa(scholar_engine, data[: args.scholarqa_limit], "digest", None)
     result["scholarqa_writer"] = run_scholarqa(scholar_engine, data[: args.scholarqa_writer_limit],
                                                args.writer_mode, args.model)
@@ -433,6 +472,7 @@ def report_command(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
+    prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("pairs").set_defaults(run=pairs_command)
@@ -452,6 +492,8 @@ def main() -> None:
         command.add_argument("--scholarqa-limit", type=int, default=None)
         command.add_argument("--scholarqa-home", default=None, help="report: the ScholarQA library")
         command.add_argument("--scholarqa-writer-limit", type=int, default=6)
+        command.add_argument("--compare-reader", action="store_true",
+                             help="report: the writer's LitQA2 questions again without the second reading")
         command.set_defaults(run=run)
     args = parser.parse_args()
     args.run(args)

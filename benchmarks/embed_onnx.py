@@ -10,7 +10,7 @@ The retrieval issue's rule: a backend becomes the default if it is at least 2x f
   (``SentenceTransformerEmbedder(quantize=True).embed``); ONNX fp32; ONNX int8;
 * agreement of each backend with the torch fp32 vectors on those texts (cosine, top-10 overlap);
 * quality: nDCG@10 and recall@10 on the dev set, dense and the default hybrid (``hybrid+prf``),
-  via benchmarks/embed_int8_quality.py's ``quality``; ONNX vectors are cached under their own
+  via benchmarks/experiments/embed_int8_quality.py's ``quality``; ONNX vectors are cached under their own
   model ids (``...+onnx-fp32``, ``...+onnx-int8-vnni``), so they never mix with the torch ones.
 
 How the ONNX models are made. ``SentenceTransformer(..., backend="onnx")`` needs Optimum, and the
@@ -59,6 +59,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "experiments"))  # embed_int8_quality
 
 import numpy as np
 import torch

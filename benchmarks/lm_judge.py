@@ -1,14 +1,18 @@
-"""The writer as a support judge (Self-RAG's ISSUP: fully / partially / not supported), measured.
+"""The writer as a second reader of unsupported sentences (engine/synthesis/support_reader.py), fitted and measured.
 
-    python benchmarks/lm_judge.py --model WRITER.gguf [--per-label 30] [--train 50]
+    python benchmarks/lm_judge.py --model WRITER.gguf [--per-label 30] [--train 80]
 
-For each pair the writer is asked "Does the passage support the claim? Reply Fully, Partially or
-No" and its answer is read from the first token's probabilities (``reply_probabilities``), zero-shot
-and with three worked examples (few-shot). The shipped cross-encoder judges the same pairs. A
-logistic model over [P(supports), P(refutes) of the cross-encoder, P(Fully), P(Partially) of the
-writer] is fitted on training-side held-out pairs (Check-COVID and CLIMATE-FEVER, from
-benchmarks/judge_data.py) and all three are compared on HealthVer dev pairs outside the contract
-check's 450 (``--per-label`` of each label): ROC AUC Supports vs Refutes and Supports vs the rest.
+Two populations, never mixed:
+
+- **Fitting** (training side): held-out pairs of Check-COVID and CLIMATE-FEVER (benchmarks/judge_data.py,
+  ``--train`` of each) that the cross-encoder does *not* call supported — the only pairs the reader ever
+  sees in an answer. The reader's threshold is the lowest score at which 90 % of the pairs it accepts are
+  labelled "supports" (``--fit`` prints it; the shipped value is ``support_reader.SUPPORTED``).
+- **Testing**: HealthVer dev pairs outside the contract check's 450 (``--per-label`` of each label).
+  Reported: ROC AUC (Supports vs Refutes, Supports vs the rest) of the cross-encoder and of the reader, and
+  the share of each label judged supported by the cross-encoder alone and by the cascade (cross-encoder,
+  then the reader where it found no support and no check vetoed), at the shipped threshold.
+
 Writes benchmarks/results/lm_judge.json.
 """
 
@@ -31,53 +35,34 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy as np  # noqa: E402
 from verify import DEFAULT_DATA, SHARED, _auc, healthver, held_out_pairs  # noqa: E402
 
-from engine.cite.judge import SupportJudge, default_judge  # noqa: E402
+from engine.cite.judge import Judgement, default_judge, revisable  # noqa: E402
 from engine.generate.llama import LlamaModel  # noqa: E402
-from engine.protocols import ChatMessage  # noqa: E402
-from engine.synthesis import prompts  # noqa: E402
+from engine.process import prepare_process  # noqa: E402
+from engine.synthesis.support_reader import SUPPORTED, support_score  # noqa: E402
 
-REPLIES = ("Fully", "Partially", "No")
-
-
-def lm_probabilities(lm: LlamaModel, claim: str, passage: str, few_shot: bool) -> list[float]:
-    """P(Fully), P(Partially), P(No) as the first word of the writer's reply."""
-    examples = prompts.prompt("support_check_examples") if few_shot else ""
-    user = prompts.prompt("support_check").format(examples=examples, passage=prompts.inert(passage)[:1500],
-                                                  claim=prompts.inert(claim))
-    return lm.reply_probabilities([ChatMessage("system", prompts.prompt("support_check_system").strip()),
-                                   ChatMessage("user", user.strip())], REPLIES)
+PRECISION_TARGET = 0.9
 
 
-def judge_features(judge: SupportJudge, pairs: list[tuple[str, str]]) -> np.ndarray:
-    """The cross-encoder's P(supports), P(refutes) of the deciding window, as Quire judges."""
-    return np.array([[j.score, j.contradiction] for j in judge.judge_many(pairs, whole=True)])
+def readable(claim: str, evidence: str, judgement: Judgement) -> bool:
+    """Whether the reader would be asked about this pair in an answer (engine/cite/verify.py:_second_look)."""
+    return revisable(claim, evidence, judgement)
 
 
-def fit_logistic(features: np.ndarray, labels: np.ndarray, steps: int = 4000, rate: float = 0.5) -> np.ndarray:
-    """Weights (bias last) of a logistic regression, by gradient descent on standardised features."""
-    x = np.hstack([features, np.ones((len(features), 1))])
-    weights = np.zeros(x.shape[1])
-    for _ in range(steps):
-        predicted = 1 / (1 + np.exp(-x @ weights))
-        weights -= rate * (x.T @ (predicted - labels) / len(labels) + 1e-3 * weights)
-    return weights
-
-
-def score(features: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    return np.hstack([features, np.ones((len(features), 1))]) @ weights
-
-
-def aucs(values: np.ndarray, gold: list[str]) -> dict[str, float]:
-    labels = np.array(gold)
-    return {"supports_vs_refutes": _auc(values[labels == "Supports"], values[labels == "Refutes"]),
-            "supports_vs_rest": _auc(values[labels == "Supports"], values[labels != "Supports"])}
+def fit_threshold(scores: list[float], positive: list[bool], target: float = PRECISION_TARGET) -> float | None:
+    """The lowest score at which the pairs scoring at least that are ``target`` labelled positive."""
+    for candidate in sorted(set(scores)):
+        chosen = [p for s, p in zip(scores, positive, strict=True) if s >= candidate]
+        if len(chosen) >= 5 and sum(chosen) / len(chosen) >= target:
+            return round(candidate, 3)
+    return None
 
 
 def main() -> None:
+    prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="the writer's GGUF file")
     parser.add_argument("--per-label", type=int, default=30)
-    parser.add_argument("--train", type=int, default=50, help="held-out pairs of each training-side source")
+    parser.add_argument("--train", type=int, default=80, help="held-out pairs of each training-side source")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/lm_judge.json")
     args = parser.parse_args()
@@ -86,33 +71,54 @@ def main() -> None:
     test = [r for label in ("Supports", "Refutes", "Neutral")
             for r in rng.sample([r for r in rows if r["label"] == label and r["id"] not in check_ids],
                                 args.per_label)]
+    pool = held_out_pairs(DEFAULT_DATA)
     held = [r for source in ("checkcovid", "climate-fever")
-            for r in rng.sample([r for r in held_out_pairs(DEFAULT_DATA) if r["source"] == source], args.train)]
+            for candidates in [[r for r in pool if r["source"] == source]]
+            for r in rng.sample(candidates, min(args.train, len(candidates)))]
     judge = default_judge()
     lm = LlamaModel(args.model, context_size=2048, threads=args.threads)
+
+    fit_pairs = [r for r, j in zip(held, judge.judge_many([(r["claim"], r["evidence"]) for r in held], whole=True),
+                                   strict=True) if readable(r["claim"], r["evidence"], j)]
     started = time.perf_counter()
-    train_pairs = [(r["claim"], r["evidence"]) for r in held]
-    test_pairs = [(r["claim"], r["evidence"]) for r in test]
-    train_lm = np.array([lm_probabilities(lm, c, e, False) for c, e in train_pairs])
-    test_lm = {shots: np.array([lm_probabilities(lm, c, e, shots == "few-shot") for c, e in test_pairs])
-               for shots in ("zero-shot", "few-shot")}
-    seconds = time.perf_counter() - started
-    train_ce, test_ce = judge_features(judge, train_pairs), judge_features(judge, test_pairs)
-    target = np.array([r["label"] == "supports" for r in held], dtype=float)
-    weights = fit_logistic(np.hstack([train_ce, train_lm[:, :2]]), target)
-    gold = [r["label"] for r in test]
+    fit_scores = [support_score(lm, r["claim"], r["evidence"]) for r in fit_pairs]
+    fit_seconds = time.perf_counter() - started
+    fitted = fit_threshold(fit_scores, [r["label"] == "supports" for r in fit_pairs])
+
+    judged = judge.judge_many([(r["claim"], r["evidence"]) for r in test], whole=True)
+    started = time.perf_counter()
+    lm_scores = np.array([support_score(lm, r["claim"], r["evidence"]) for r in test])
+    test_seconds = time.perf_counter() - started
+    gold = np.array([r["label"] for r in test])
+    ce_scores = np.array([j.score - j.contradiction for j in judged])
+    ce_supported = np.array([j.verdict == "supported" for j in judged])
+    asked = np.array([readable(r["claim"], r["evidence"], j) for r, j in zip(test, judged, strict=True)])
+
+    def aucs(values: np.ndarray) -> dict[str, float]:
+        return {"supports_vs_refutes": _auc(values[gold == "Supports"], values[gold == "Refutes"]),
+                "supports_vs_rest": _auc(values[gold == "Supports"], values[gold != "Supports"])}
+
+    def rates(supported: np.ndarray) -> dict[str, float]:
+        return {label: round(float(supported[gold == label].mean()), 3) for label in ("Supports", "Refutes", "Neutral")}
+
     report: dict[str, Any] = {
-        "model": Path(args.model).name, "healthver_pairs": len(test), "training_side_pairs": len(held),
-        "lm_seconds_per_pair": round(seconds / (len(train_pairs) + 2 * len(test_pairs)), 2),
-        "cross_encoder": aucs(test_ce[:, 0] - test_ce[:, 1], gold),
-        "lm_zero_shot": aucs(test_lm["zero-shot"][:, 0] + 0.5 * test_lm["zero-shot"][:, 1], gold),
-        "lm_few_shot": aucs(test_lm["few-shot"][:, 0] + 0.5 * test_lm["few-shot"][:, 1], gold),
-        "combined_zero_shot": aucs(score(np.hstack([test_ce, test_lm["zero-shot"][:, :2]]), weights), gold),
-        "combined_weights": [round(float(w), 3) for w in weights],
-        "training_side_auc": {"cross_encoder": _auc((train_ce[:, 0] - train_ce[:, 1])[target == 1],
-                                                    (train_ce[:, 0] - train_ce[:, 1])[target == 0]),
-                              "lm_zero_shot": _auc((train_lm[:, 0] + 0.5 * train_lm[:, 1])[target == 1],
-                                                   (train_lm[:, 0] + 0.5 * train_lm[:, 1])[target == 0])},
+        "model": Path(args.model).name,
+        "command": "python benchmarks/lm_judge.py --model WRITER.gguf",
+        "fit": {"pairs": len(held), "asked": len(fit_pairs),
+                "supports_among_asked": sum(r["label"] == "supports" for r in fit_pairs),
+                "threshold_for_90pc_precision": fitted, "shipped_threshold": SUPPORTED,
+                "auc_supports_vs_rest": _auc([s for s, r in zip(fit_scores, fit_pairs, strict=True)
+                                              if r["label"] == "supports"],
+                                             [s for s, r in zip(fit_scores, fit_pairs, strict=True)
+                                              if r["label"] != "supports"])},
+        "healthver": {
+            "pairs": len(test), "outside_the_check_450": True,
+            "auc_cross_encoder": aucs(ce_scores), "auc_reader": aucs(lm_scores),
+            "judged_supported_cross_encoder": rates(ce_supported),
+            "judged_supported_cascade": rates(ce_supported | (asked & (lm_scores >= SUPPORTED))),
+            "asked_share": round(float(asked.mean()), 3),
+        },
+        "seconds_per_read": round((fit_seconds + test_seconds) / max(1, len(fit_pairs) + len(test)), 2),
     }
     print(json.dumps(report, indent=2))
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -36,6 +36,8 @@ from answers import RESULTS, litqa_questions, prepare_home, scholarqa_engine, st
 
 from engine.cite.support import SupportScorer
 from engine.generate.llama import LlamaModel
+from engine.process import prepare_process
+from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
 from engine.synthesis import answer_judge
 from engine.synthesis.evidence import diverse, extract_evidence, relevant, to_reference
@@ -126,8 +128,9 @@ def answers_command(args: argparse.Namespace) -> None:
         rows = []
         for question in litqa_questions("all"):
             started = time.perf_counter()
-            answer = engine.ask(question["question"], mode=mode, model=model, save=False,
-                                doc_ids=without_paper(files, question["pdf"]))
+            answer = engine.ask(AskRequest(
+                question["question"], scope=Scope(doc_ids=tuple(without_paper(files, question["pdf"]))),
+                mode=mode, model=model, options=RequestOptions(save=False)))
             rows.append({"index": question["index"], "mode": answer.mode.value,
                          "says_nothing_answers": says_nothing_answers(answer.mode, answer.text),
                          "states_the_ideal_answer": stated(question["ideal"], answer.text),
@@ -153,6 +156,7 @@ def save(result: dict[str, Any]) -> None:
 
 
 def main() -> None:
+    prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, command in (("judge", judge_command), ("answers", answers_command)):

@@ -28,6 +28,7 @@ from retrieval_common import DEFAULT_CACHE, SHARED, BenchSource, Record, split_w
 from retrieval_quality import configuration
 
 from engine.embed import EmbeddingCache, SentenceTransformerEmbedder
+from engine.process import prepare_process
 from engine.retrieve.retriever import Retriever
 
 PUBMEDQA = SHARED / "eval" / "pubmedqa" / "ori_pqal.json"
@@ -46,6 +47,7 @@ def load(limit: int | None) -> tuple[list[tuple[str, str]], list[Record]]:
 
 
 def main() -> None:
+    prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--configs", nargs="*", default=["bm25", "hybrid"])
     parser.add_argument("--limit", type=int, default=None, help="only the first N questions")

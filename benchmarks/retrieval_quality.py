@@ -38,13 +38,24 @@ from retrieval_common import (
 )
 
 from engine.embed import EmbeddingCache, SentenceTransformerEmbedder
+from engine.progress import CancelToken
 from engine.rerank.base import Reranker
 from engine.retrieve.fts import TITLE_WEIGHT
 from engine.retrieve.retriever import RetrievalOptions, Retriever
-from engine.retrieve.rewrite import FixedRewriter, QueryRewriter
+from engine.retrieve.rewrite import QueryRewriter
 from engine.types import content_hash
 
 K = 10
+
+
+class FixedRewriter:
+    """Returns prepared rewrites per question: cached LM output replayed, so a run loads no model."""
+
+    def __init__(self, rewrites: dict[str, Sequence[str]]) -> None:
+        self.rewrites = {q: list(r) for q, r in rewrites.items()}
+
+    def rewrite(self, question: str, cancel: CancelToken | None = None) -> list[str]:
+        return list(self.rewrites.get(question, []))
 
 
 def evaluate(source: BenchSource, embedder: Any, questions: Sequence[Question], options: RetrievalOptions,

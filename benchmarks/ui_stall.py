@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEventLoop, QSettings, QTimer
 
 from desktop.app import application
+from engine.process import prepare_process
 from engine.service import Engine
 from ui.engine_client import EngineClient
 from ui.main_window import MainWindow
@@ -166,6 +167,7 @@ def cancel_benchmark(papers: Path, phases: set[str] | None = None) -> dict[str, 
 
 
 def main() -> int:
+    prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description="UI event-loop stall probe")
     corpus = Path(os.environ.get("QUIRE_TEST_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
     parser.add_argument("--papers", type=Path, default=corpus / "papers")

@@ -60,6 +60,7 @@ from train_judge import held_out_report  # noqa: E402
 from engine.cite.judge import PairModel, SupportJudge, default_judge_folder  # noqa: E402
 from engine.cite.support import SupportScorer  # noqa: E402
 from engine.errors import EngineError  # noqa: E402
+from engine.process import prepare_process  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 GOLD = ("Supports", "Refutes", "Neutral")
@@ -311,6 +312,7 @@ def judge_report(judge: SupportJudge, rows: list[dict[str, str]], check_ids: set
 
 
 def main() -> None:
+    prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/verify.json")
     parser.add_argument("--model-dir", type=Path, default=None)

@@ -19,6 +19,7 @@ from desktop.platform_check import platform_problem
 from desktop.self_test import run_self_test
 from engine.config import APP_NAME, resolve_paths
 from engine.errors import EngineError
+from engine.process import prepare_process
 from engine.service import Engine
 from ui import errors
 from ui.engine_client import EngineClient
@@ -58,6 +59,7 @@ def window_settings(home: Path | None) -> QSettings:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    prepare_process()  # before anything loads llama.cpp, ONNX Runtime or the hub client
     args = build_parser().parse_args(argv)
     if args.self_test:
         # The self-test must run on CI machines and over SSH, where there is no display.

@@ -1,7 +1,10 @@
 """Quire's engine: PDF ingestion, the catalog, retrieval and cited synthesis.
 
 Pure Python; never imports Qt. The CLI, the tests and the desktop UI all use it through
-:class:`engine.service.Engine`.
+:class:`engine.service.Engine`. Quire's programs set the process's environment when they start
+(:func:`engine.process.prepare_process`); importing the engine sets one variable only, ONNX Runtime's
+telemetry opt-out, because any Quire module may be a process's first and ``import pymupdf`` loads
+ONNX Runtime (through pymupdf4llm), whose uploader starts at once unless the variable is already set.
 """
 
 from __future__ import annotations
@@ -9,28 +12,9 @@ from __future__ import annotations
 import os
 import sys
 
+from engine.process import ONNX_RUNTIME_OPT_OUTS, keep_onnx_runtime_offline
+
 __version__ = "0.1.0"
-
-# ONNX Runtime's opt-outs of its telemetry: 1.32 reads the first, newer sources name the second.
-_ONNX_RUNTIME_OPT_OUTS = ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED")
-
-
-def keep_onnx_runtime_offline() -> None:
-    """Switch ONNX Runtime's telemetry off; it must run before ``onnxruntime`` creates its environment.
-
-    The official ONNX Runtime wheels for Linux and macOS (1.32) ship Microsoft's 1DS telemetry:
-    seconds after the first inference session its native threads look up
-    ``mobile.events.data.microsoft.com``, again and again, and it writes a device id and an event
-    queue under ``~/.cache/Microsoft/DeveloperTools``. Quire loads ONNX Runtime for its int8
-    embedder, and PyMuPDF 2 loads it at ``import pymupdf`` (its pymupdf-layout model), so every
-    process that reads a PDF would report home. ``onnxruntime.disable_telemetry_events()`` only
-    drops "non-essential" events: the uploader still starts and still looks the host up. The
-    environment variable is the opt-out that creates no uploader, id or queue at all. Forced, not
-    defaulted (Quire promises never to reach the network), and inherited by the parse workers.
-    ``tests/trust/test_offline_native.py`` checks it at the system-call level.
-    """
-    for name in _ONNX_RUNTIME_OPT_OUTS:
-        os.environ[name] = "1"
 
 
 def skip_pymupdf_layout() -> None:
@@ -39,16 +23,18 @@ def skip_pymupdf_layout() -> None:
     When that package is importable, ``import pymupdf`` imports it, and it builds ONNX Runtime
     sessions for its layout and table models at once: about half a second and a few hundred MB
     in every process that reads a PDF (each parse worker, the app), for models Quire never calls
-    (it reads pages through ``get_text`` and its own layout code, engine/ingest). A ``None`` entry
-    in ``sys.modules`` makes that import fail as if the package were absent, which PyMuPDF handles;
-    the environment variable stops it suggesting the package instead.
+    (it reads pages through ``get_text`` and its own layout code, engine/ingest), and ONNX Runtime's
+    telemetry uploader with them. A ``None`` entry in ``sys.modules`` makes that import fail as if the
+    package were absent, which PyMuPDF handles (it would only suggest the package from
+    ``find_tables``, which Quire does not call). Here, at import, because any Quire module may be a
+    process's first and may import PyMuPDF: unlike a variable, this reaches no child process and no
+    other library.
     """
     sys.modules.setdefault("pymupdf.layout", None)  # type: ignore[arg-type]
-    os.environ.setdefault("PYMUPDF_SUGGEST_LAYOUT_ANALYZER", "0")
 
 
 def _warn_if_onnx_runtime_came_first() -> None:
-    """Say so when ONNX Runtime was loaded before the engine: its uploader has started, too late to stop.
+    """Say so when ONNX Runtime was loaded before the engine without the opt-out: its uploader has started.
 
     ``ui`` and ``desktop`` import the engine before anything else, so in Quire's own processes this
     never fires; a script that imports onnxruntime (or PyMuPDF) before the engine learns how to fix it.
@@ -62,10 +48,9 @@ def _warn_if_onnx_runtime_came_first() -> None:
 
 
 # Whether the opt-out was already in the environment when this process started (a parent set it).
-_TELEMETRY_OFF_AT_START = os.environ.get(_ONNX_RUNTIME_OPT_OUTS[0]) == "1"
+_TELEMETRY_OFF_AT_START = os.environ.get(ONNX_RUNTIME_OPT_OUTS[0]) == "1"
 
-# Here, at the first import of anything in the engine: before any of it can import PyMuPDF or
-# ONNX Runtime (ui/ and desktop/ import the engine before anything else of theirs).
+# Before any of the engine can import PyMuPDF (ui/ and desktop/ import the engine before anything else of theirs).
 _warn_if_onnx_runtime_came_first()
 keep_onnx_runtime_offline()
 skip_pymupdf_layout()

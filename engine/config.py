@@ -56,6 +56,9 @@ class GenerationSettings:
     gpu_layers: int = 0  # layers offloaded to the GPU (-1 = all) when llama.cpp was built with one
     feedback: bool = False  # OpenScholar-style self-feedback and revision: two more LM calls (docs/answers.md)
     digest: bool = False  # skip writing: show the evidence digest (themes with verbatim quotes)
+    # A model that can write reads again each written sentence the support judge leaves unsupported
+    # (engine/synthesis/support_reader.py): ~2 s a read on a CPU, only for those sentences.
+    read_unsupported: bool = True
     max_answer_tokens: int = 512
 
 

@@ -79,6 +79,11 @@ class QueryError(EngineError):
     """A search query cannot be searched (empty, or no words in it)."""
 
 
+class AskRequestError(QueryError):
+    """A question cannot be answered as asked: an unknown mode, an empty question, or a scope naming a
+    paper or datastore that is not there. The message says what to ask instead."""
+
+
 class DownloadError(EngineError):
     """A download failed or was refused (HTML instead of a file, HTTP error, offline mode)."""
 

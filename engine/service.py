@@ -18,8 +18,9 @@ import engine
 from engine.config import Paths, Settings, ensure_home, load_settings, resolve_paths, save_settings
 from engine.datastore.registry import DatastoreRegistry
 from engine.ingest.ocr import tesseract_available
-from engine.models import default_embedder_path, default_lm_path, installed_version
+from engine.models import default_embedder_path, default_lm_path, installed_version, is_small_model
 from engine.progress import CancelToken, ProgressCallback, no_progress
+from engine.request import AskRequest
 from engine.retrieve.source import PassageSource
 from engine.store import Library
 from engine.types import Answer, Document, Page, Passage, SearchHit
@@ -40,7 +41,10 @@ if TYPE_CHECKING:
     from engine.manager.installed import InstalledModel
     from engine.manager.setup import ModelChoice
     from engine.retrieve.library_source import LibrarySource
+    from engine.service_ask import AnswerTools
+    from engine.service_search import SearchTools
     from engine.store.answers import AnswerSummary
+    from engine.synthesis.support_reader import SupportReader
     from engine.zotero import ZoteroReport
 
 
@@ -177,8 +181,17 @@ class Engine:
         list is not capped: pass ``settings.retrieval.per_paper`` when choosing an answer's passages)."""
         from engine.service_search import build_retriever
 
-        return build_retriever(self, source, rewrite, rerank, spelling, per_paper).search(
+        return build_retriever(self.search_tools(), source, rewrite, rerank, spelling, per_paper).search(
             query, k, doc_ids, progress, cancel)
+
+    def search_tools(self) -> SearchTools:
+        """What search uses from this engine (models stay unloaded until a search needs them)."""
+        from engine.service_search import SearchTools
+
+        # Looked up at call time, so a model swapped in later (use_model, a test's fake) is the one used.
+        return SearchTools(settings=self.settings, models_dir=self.paths.models, library=self.library_source,
+                           datastores=self.datastore_sources, embedder=lambda: self.embedder,
+                           language_model=lambda: self.language_model())
 
     def embed_pending(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> int:
         """Embed the library passages not yet in the vector index (resumable, cancellable); returns how many."""
@@ -243,24 +256,31 @@ class Engine:
 
     # --- answers ---------------------------------------------------------------------------
 
-    def ask(self, question: str, *, top_n: int | None = None, model: str | Path | None = None,
-            feedback: bool | None = None, rewrite: bool | None = None, digest: bool | None = None,
-            mode: str | None = None, doc_ids: Collection[str] | None = None, source: str = "all",
-            on_token: Callable[[str], None] | None = None, on_stage: Callable[[str], None] | None = None,
-            cancel: CancelToken | None = None, save: bool = True, table: bool = False) -> Answer:
-        """Answer a question from the library (and datastores) with verified citations, and save it.
+    def ask(self, request: AskRequest | str, *, on_token: Callable[[str], None] | None = None,
+            on_stage: Callable[[str], None] | None = None, cancel: CancelToken | None = None) -> Answer:
+        """Answer a question (an :class:`AskRequest`, or just its text) from the library and datastores with
+        verified citations, and save it in the history unless the request says not to.
 
-        ``on_stage`` hears "retrieving", "reranking", "judging", "drafting", "revising", "verifying" (and "also
-        searching for ..." when a misspelled question word was corrected); ``on_token``
-        gets the draft as it streams; ``cancel`` stops between tokens (the partial answer is kept and
-        marked cancelled). ``mode``: "auto" (default), "write" or "digest" (same as ``digest=True``).
-        ``table``: one row per cited paper (section i = row i) with its answer in one verified sentence.
+        A request that cannot be answered as asked raises AskRequestError before any work. ``on_stage``
+        hears "retrieving", "reranking", "judging", "drafting", "revising", "verifying" (and "also
+        searching for ..." when a misspelled question word was corrected); ``on_token`` gets the draft
+        as it streams; ``cancel`` stops between tokens (the partial answer is kept and marked cancelled).
         """
-        from engine.service_ask import engine_ask
+        from engine.service_ask import answer_request
 
-        return engine_ask(self, question, top_n=top_n, model=model, feedback=feedback, rewrite=rewrite,
-                          digest=digest, mode=mode, doc_ids=doc_ids, source=source, on_token=on_token,
-                          on_stage=on_stage, cancel=cancel, save=save, table=table)
+        asked = AskRequest(request) if isinstance(request, str) else request
+        return answer_request(asked, self._answer_tools(), on_token=on_token, on_stage=on_stage, cancel=cancel)
+
+    def _answer_tools(self) -> AnswerTools:
+        """What answering uses from this engine; the models load only when the answer needs them."""
+        from engine.service_ask import AnswerTools
+        from engine.store.answers import save_answer
+
+        return AnswerTools(settings=self.settings, search=self.search, document=self.library.document,
+                           passage=self.library.passage, datastore_names=self.datastore_registry.names,
+                           language_model=self.language_model,
+                           support_embedder=lambda: self.support_embedder,
+                           save=lambda answer: save_answer(self.library, answer))
 
     def answers(self, limit: int = 200) -> list[AnswerSummary]:
         """Past answers, newest first."""
@@ -278,12 +298,6 @@ class Engine:
         from engine.store.answers import delete_answer
 
         delete_answer(self.library, answer_id)
-
-    def save_answer(self, answer: Answer) -> None:
-        """Keep ``answer`` in the history (replacing a saved answer with the same id)."""
-        from engine.store.answers import save_answer
-
-        save_answer(self.library, answer)
 
     # --- checking claims --------------------------------------------------------------------
 
@@ -308,17 +322,35 @@ class Engine:
 
         return check_claim(claim, search, self.support_judge, k=k, progress=progress, cancel=cancel)
 
-    def check_evidence(self, claim: str, evidence: str) -> PairVerdict:
-        """Judge ``claim`` against the given evidence text: verdict, score, the deciding quote, and notes."""
+    def check_evidence(self, claim: str, evidence: str, reader: SupportReader | None = None) -> PairVerdict:
+        """Judge ``claim`` against the given evidence text: verdict, score, the deciding quote, and notes.
+        ``reader``: a language model that reads again what the judge's model found unsupported."""
         from engine.cite.claims import judge_pair
 
-        return judge_pair(self.support_judge, claim, evidence)
+        return judge_pair(self.support_judge, claim, evidence, reader)
 
-    def check_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[PairVerdict]:
+    def check_pairs(self, pairs: Sequence[tuple[str, str]], reader: SupportReader | None = None,
+                    ) -> list[PairVerdict]:
         """Judge many (claim, evidence) pairs in one batch (ClaimError on an unusable pair)."""
         from engine.cite.claims import judge_pairs
 
-        return judge_pairs(self.support_judge, pairs)
+        return judge_pairs(self.support_judge, pairs, reader)
+
+    def support_reader(self, model: str | Path | None = None) -> SupportReader:
+        """The language model (``model``, else settings, else the bundled one) as a second reader of claims
+        (engine/synthesis/support_reader.py). A model too small to write is refused: it cannot read well
+        enough to overrule the judge."""
+        from engine.errors import ClaimError
+        from engine.synthesis.support_reader import SupportReader
+
+        path = model or self.settings.generation.model or default_lm_path()
+        if path is None:
+            raise ClaimError("No language model is set up; choose one that can write (Settings, `quire models`, or "
+                             "--model) to use --read.")
+        if is_small_model(path):
+            raise ClaimError(f"The language model {Path(path).name} is too small to read claims against evidence; "
+                             "choose a model that can write (Settings, `quire models`, or --model) to use --read.")
+        return SupportReader(self.language_model(path))
 
     # --- models and hardware ---------------------------------------------------------------
 

@@ -1,6 +1,7 @@
-"""The glue between the Engine facade and the answer pipeline: search, passages, rectangles, the model,
-saving. Part of the service layer, kept out of engine/service.py so the facade stays thin; the pipeline
-below it (engine.synthesis) gets only plain callables and values.
+"""The glue between the Engine facade and the answer pipeline: the request checked, search, passages,
+rectangles, the model, saving. Part of the service layer, kept out of engine/service.py so the facade
+stays thin. The facade hands it an :class:`AnswerTools` (what answering uses from the engine), never
+the Engine itself; the pipeline below it (engine.synthesis) gets only plain callables and values.
 """
 
 from __future__ import annotations
@@ -8,25 +9,23 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Callable, Collection
-from dataclasses import replace
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from engine.cite.support import SupportScorer
 from engine.config import Settings
-from engine.errors import EngineError, ModelNotFoundError
+from engine.embed import Embedder
+from engine.errors import AskRequestError, DocumentNotFoundError, EngineError, ModelNotFoundError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.models import default_lm_path, is_small_model
-from engine.progress import CancelToken, Progress
-from engine.store.answers import save_answer
-from engine.synthesis.pipeline import AskOptions, ask
+from engine.progress import CancelToken, Progress, ProgressCallback
+from engine.request import ALL, LIBRARY, MODES, AskRequest, source_problem
+from engine.synthesis.pipeline import AskOptions, ask, normalise_question
 from engine.synthesis.write import StageCallback, WriterOptions
-from engine.types import Answer, AnswerMode, PageRect, SearchHit
-
-if TYPE_CHECKING:
-    from engine.service import Engine
+from engine.types import Answer, AnswerMode, Document, PageRect, Passage, SearchHit
 
 log = logging.getLogger(__name__)
 
@@ -39,79 +38,150 @@ TOO_SMALL_NOTICE = ("The language model is too small to write answers that hold 
                     "or pick a larger model).")
 
 
-def engine_ask(engine: Engine, question: str, *, top_n: int | None = None, model: str | Path | None = None,
-               feedback: bool | None = None, rewrite: bool | None = None, digest: bool | None = None,
-               mode: str | None = None, doc_ids: Collection[str] | None = None, source: str = "all",
-               on_token: TokenCallback | None = None, on_stage: StageCallback | None = None,
-               cancel: CancelToken | None = None, save: bool = True, table: bool = False) -> Answer:
-    generation = engine.settings.generation
-    chosen_mode = mode or ("digest" if (digest if digest is not None else generation.digest) else "auto")
+class Searcher(Protocol):
+    """Hybrid search as the facade offers it (Engine.search)."""
+
+    def __call__(self, query: str, *, k: int, source: str, doc_ids: Collection[str] | None, rewrite: bool | None,
+                 progress: ProgressCallback, cancel: CancelToken | None) -> list[SearchHit]: ...
+
+
+@dataclass(frozen=True)
+class AnswerTools:
+    """What answering uses from the engine; models are loaded only when called."""
+
+    settings: Settings
+    search: Searcher
+    document: Callable[[str], Document]  # by id or unique id prefix; DocumentNotFoundError if absent
+    passage: Callable[[str], Passage]  # a library passage by id; an EngineError if absent
+    datastore_names: Callable[[], Sequence[str]]
+    language_model: Callable[[str | Path | None], LanguageModel]  # None: the configured model
+    support_embedder: Callable[[], Embedder]
+    save: Callable[[Answer], None]  # into the answer history
+
+
+def validated(request: AskRequest, tools: AnswerTools) -> AskRequest:
+    """``request`` with its papers' ids resolved; AskRequestError says what cannot be asked and why.
+
+    The one place a request is checked, so the CLI, the UI and the benchmarks get the same errors
+    before any model is loaded or any search is run."""
+    if request.mode is not None and request.mode not in MODES:
+        raise AskRequestError(f"Unknown answer mode {request.mode!r}: use one of {', '.join(MODES)}.")
+    try:
+        normalise_question(request.question)
+    except QueryError as exc:
+        raise AskRequestError(str(exc)) from None
+    scope = request.scope
+    needs_names = scope.source not in (ALL, LIBRARY)  # listing the datastores is a folder scan: only when named
+    problem = source_problem(scope.source, tools.datastore_names() if needs_names else ())
+    if problem:
+        raise AskRequestError(problem)
+    if scope.doc_ids is None:
+        return request
+    if not scope.doc_ids:
+        raise AskRequestError("The question is limited to papers but names none; select one or more papers, "
+                              "or ask the whole library.")
+    resolved = []
+    for doc_id in scope.doc_ids:
+        try:
+            resolved.append(tools.document(doc_id).id)
+        except DocumentNotFoundError:
+            raise AskRequestError(f"The paper {doc_id!r} is not in the library (it may have been removed); "
+                                  "choose papers that `quire library list` shows, or ask the whole "
+                                  "library.") from None
+    return replace(request, scope=replace(scope, doc_ids=tuple(resolved)))
+
+
+def answer_request(request: AskRequest, tools: AnswerTools, *, on_token: TokenCallback | None = None,
+                   on_stage: StageCallback | None = None, cancel: CancelToken | None = None) -> Answer:
+    """Check ``request``, answer it from the library (and datastores), record how it was made, and save
+    it in the history unless the request says not to."""
+    request = validated(request, tools)
+    settings = tools.settings
+    generation = settings.generation
+    chosen_mode = request.mode or ("digest" if generation.digest else "auto")
     notice = ""
-    model_file = model or generation.model or default_lm_path()
+    model_file = request.model or generation.model or default_lm_path()
     small = is_small_model(model_file)  # too small to write (auto shows the digest) or to judge sentences
-    if mode is None and chosen_mode == "auto" and small:
+    if request.mode is None and chosen_mode == "auto" and small:
         chosen_mode = "digest"
         notice = TOO_SMALL_NOTICE
-    options = AskOptions(top_n=top_n or engine.settings.retrieval.top_n, mode=chosen_mode,
-                         feedback=generation.feedback if feedback is None else feedback,
-                         table=table, judge_answers=not small,
+    opts = request.options
+    options = AskOptions(top_n=opts.top_n or settings.retrieval.top_n, mode=chosen_mode,
+                         feedback=generation.feedback if opts.feedback is None else opts.feedback,
+                         table=opts.table, judge_answers=not small, read_unsupported=generation.read_unsupported,
                          writer=WriterOptions(answer_tokens=min(160, max(60, generation.max_answer_tokens))))
-    stage = on_stage or (lambda _s: None)
 
     language_model: Callable[[], LanguageModel] | None = None
-    if chosen_mode != "digest" or model is not None:
-        if model is not None or generation.model or default_lm_path() is not None:
-            stage("loading")  # minutes for a large model on a CPU: the user is told what they wait for
-            loaded = load_unless_cancelled(lambda: engine.language_model(model), cancel)  # a bad --model fails here
+    if chosen_mode != "digest" or request.model is not None:
+        if request.model is not None or generation.model or default_lm_path() is not None:
+            if on_stage is not None:
+                on_stage("loading")  # minutes for a large model on a CPU: the user is told what they wait for
+            # A bad --model fails here, before any work.
+            loaded = load_unless_cancelled(lambda: tools.language_model(request.model), cancel)
             if loaded is not None:
                 language_model = lambda: loaded  # noqa: E731
         else:
             log.warning("no language model installed; answering with the evidence digest")
 
-    def progress(report: Progress) -> None:
-        if report.label.startswith("rerank"):
-            stage("reranking")
-        elif report.stage == "spelling":  # "also searching for 'optomechanical' (typed ...)"
-            stage(report.label)
-
-    is_library: dict[str, bool] = {}
-
-    def retrieve(query: str, k: int) -> list[SearchHit]:
-        hits = engine.search(query, k=k, source=source, doc_ids=doc_ids, rewrite=rewrite, progress=progress,
-                             cancel=cancel)
-        is_library.update((h.passage_id, h.is_library) for h in hits)
-        return hits
-
-    def hit_text(hit: SearchHit) -> str:
-        if not hit.is_library:
-            return hit.text
-        try:
-            return engine.passage(hit.passage_id).text
-        except EngineError:
-            return hit.text
-
-    def rects_for(passage_id: str, start: int, end: int) -> tuple[PageRect, ...]:
-        if not is_library.get(passage_id, False):
-            return ()
-        try:
-            return engine.passage(passage_id).rects_for_span(start, end)
-        except EngineError:
-            return ()
-
-    answer = ask(question, retrieve=retrieve, scorer=SupportScorer(engine.support_embedder),
-                 language_model=language_model, options=options, hit_text=hit_text, rects_for=rects_for,
-                 on_token=on_token, on_stage=on_stage, cancel=cancel)
+    library = _LibraryPassages(tools, request, on_stage, cancel)
+    answer = ask(request.question, retrieve=library.retrieve, scorer=SupportScorer(tools.support_embedder()),
+                 language_model=language_model, options=options, hit_text=library.hit_text,
+                 rects_for=library.rects_for, on_token=on_token, on_stage=on_stage, cancel=cancel)
     if notice and answer.mode == AnswerMode.DIGEST:
         answer = replace(answer, notice=" ".join(p for p in (answer.notice, notice) if p))
-    # What the answer was made with, whole: the options above plus every setting and the model file.
-    answer = replace(answer, settings=(*answer.settings, *settings_record(engine.settings),
-                                       *model_record(Path(model_file) if model_file else None)))
-    if save:
+    # What the answer was made with, whole: the options above plus every setting and the model file,
+    # and the scope as the user named it (the history shows it).
+    scope_label = ((("scope", request.scope.label),) if request.scope.label else ())
+    answer = replace(answer, settings=(*answer.settings, *settings_record(settings),
+                                       *model_record(Path(model_file) if model_file else None), *scope_label))
+    if opts.save:
         try:
-            save_answer(engine.library, answer)
+            tools.save(answer)
         except EngineError as exc:  # an answer the user has is worth more than its history entry
             log.warning("could not save the answer: %s", exc)
     return answer
+
+
+class _LibraryPassages:
+    """Search for one request, and the stored text and page rectangles of the library passages it found
+    (datastore passages have neither: their hit text is all there is)."""
+
+    def __init__(self, tools: AnswerTools, request: AskRequest, on_stage: StageCallback | None,
+                 cancel: CancelToken | None) -> None:
+        self._tools = tools
+        self._request = request
+        self._stage = on_stage or (lambda _s: None)
+        self._cancel = cancel
+        self._is_library: dict[str, bool] = {}
+
+    def _progress(self, report: Progress) -> None:
+        if report.label.startswith("rerank"):
+            self._stage("reranking")
+        elif report.stage == "spelling":  # "also searching for 'optomechanical' (typed ...)"
+            self._stage(report.label)
+
+    def retrieve(self, query: str, k: int) -> list[SearchHit]:
+        scope = self._request.scope
+        hits = self._tools.search(query, k=k, source=scope.source, doc_ids=scope.doc_ids,
+                                  rewrite=self._request.options.rewrite, progress=self._progress, cancel=self._cancel)
+        self._is_library.update((h.passage_id, h.is_library) for h in hits)
+        return hits
+
+    def hit_text(self, hit: SearchHit) -> str:
+        if not hit.is_library:
+            return hit.text
+        try:
+            return self._tools.passage(hit.passage_id).text
+        except EngineError:
+            return hit.text
+
+    def rects_for(self, passage_id: str, start: int, end: int) -> tuple[PageRect, ...]:
+        if not self._is_library.get(passage_id, False):
+            return ()
+        try:
+            return self._tools.passage(passage_id).rects_for_span(start, end)
+        except EngineError:
+            return ()
 
 
 def load_unless_cancelled(load: Callable[[], LanguageModel], cancel: CancelToken | None,
@@ -169,4 +239,4 @@ def _head_sha256(path: str, size: int, mtime_ns: int) -> str:
         return hashlib.sha256(handle.read(1 << 20)).hexdigest()
 
 
-__all__ = ["ModelNotFoundError", "engine_ask"]
+__all__ = ["AnswerTools", "ModelNotFoundError", "Searcher", "answer_request", "validated"]

@@ -17,6 +17,19 @@ from engine.service import Engine
 
 # The shared data sits next to the checkout (../shared); QUIRE_TEST_CORPUS points elsewhere.
 CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
+# What the CLI's main() sets for its process (engine.process); tests run it in-process.
+_ENTRY_POINT_VARIABLES = ("HF_HUB_OFFLINE", "OMP_WAIT_POLICY")
+
+
+@pytest.fixture(autouse=True)
+def _entry_point_environment_stays_in_its_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that runs ``quire``'s main() in this process leaves the next test the environment it found."""
+    for name in _ENTRY_POINT_VARIABLES:
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.setenv(name, "")
+            monkeypatch.delenv(name)
 
 
 def _corpus_dir(name: str) -> Path:

@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
+from engine.request import AskRequest, RequestOptions, Scope
 from engine.types import Answer, AnswerMode, Citation
 from ui.ask_pane import EVERYTHING, LIBRARY, SELECTED, AskPane
 from ui.claim_check import as_reference, check_html
@@ -123,9 +124,10 @@ class AnswerController(QObject):
         self._pane.start_answer(question)
         label = self._pane.scope_label() + (f" ({len(doc_ids)})" if doc_ids else "")
         self._scope = (scope, len(doc_ids or ()), datastores)
-        self._client.ask(question, lambda answer: self.show(answer, current), doc_ids=doc_ids,
-                         library_only=scope in (LIBRARY, SELECTED), on_failure=lambda: self._failed(current),
-                         mode=self._pane.mode(), scope_label=label, table=table)
+        request = AskRequest(question, scope=Scope(source="library" if scope in (LIBRARY, SELECTED) else "all",
+                                                   doc_ids=tuple(doc_ids) if doc_ids else None, label=label),
+                             mode=self._pane.mode(), options=RequestOptions(table=table))
+        self._client.ask(request, lambda answer: self.show(answer, current), on_failure=lambda: self._failed(current))
         return True
 
     def _failed(self, asked: int) -> None:

@@ -14,7 +14,6 @@ import itertools
 import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,6 +22,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from engine.errors import Cancelled
 from engine.progress import CancelToken, Progress
+from engine.request import AskRequest
 from engine.service import Engine
 from engine.types import Answer, Citation, Document, Reference
 from ui.engine_tasks import (
@@ -209,26 +209,16 @@ class EngineClient(QObject):
         lane, so no dialog starts a thread of its own."""
         self.call(SETTINGS, lambda _engine: work(), on_result)
 
-    def ask(self, question: str, on_answer: Callable[[Answer], None], *, doc_ids: Sequence[str] | None = None,
-            library_only: bool = False, on_failure: Callable[[], None] | None = None, mode: str | None = None,
-            scope_label: str = "", table: bool = False) -> None:
-        """Answer ``question``; tokens and stages stream as :attr:`answer_token` / :attr:`answer_stage`.
-        ``mode`` "write" asks for a written answer; ``table`` for a row per paper; ``scope_label`` is kept
-        with the answer for its history."""
+    def ask(self, request: AskRequest, on_answer: Callable[[Answer], None], *,
+            on_failure: Callable[[], None] | None = None) -> None:
+        """Answer ``request`` (the engine checks it, answers and keeps it in the history); tokens and
+        stages stream as :attr:`answer_token` / :attr:`answer_stage`."""
         token = CancelToken()
         self._ask_tokens.append(token)
         worker = self._worker
-        ids = list(doc_ids) if doc_ids else None
 
         def work(engine: Engine) -> Answer:
-            answer = engine.ask(question, source="library" if library_only else "all", doc_ids=ids, mode=mode,
-                                on_token=worker.token.emit, on_stage=worker.stage.emit, cancel=token,
-                                save=False, table=table)
-            if scope_label:
-                answer = replace(answer, settings=(*answer.settings, ("scope", scope_label)))
-            if answer.id:
-                engine.save_answer(answer)
-            return answer
+            return engine.ask(request, on_token=worker.token.emit, on_stage=worker.stage.emit, cancel=token)
 
         self.cancel_embedding()  # answering comes first; embedding resumes afterwards
         self.call(ASK, work, on_answer, on_failure)

@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass
 
 from engine.cite.markers import find_markers, strip_markers
-from engine.cite.support import content_words, stem
+from engine.cite.support import content_words
+from engine.text.stem import stem
 
 # A number may carry a unit letter ("81.1M", "3x"), but not sit inside a word ("S2ORC", "fp16").
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+)(?![\d,.]\d|\d)")

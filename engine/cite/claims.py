@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from engine.cite.judge import Judgement, SupportJudge
+from engine.cite.judge import READ_SUPPORTED, Judgement, Reader, SupportJudge, revisable
 from engine.errors import ClaimError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.types import SearchHit
@@ -116,21 +116,35 @@ def looks_english(text: str) -> bool:
     return latin >= 0.8 and function >= 0.08
 
 
-def judge_pair(judge: SupportJudge, claim: str, evidence: str) -> PairVerdict:
+def judge_pair(judge: SupportJudge, claim: str, evidence: str, reader: Reader | None = None) -> PairVerdict:
     """One claim against one piece of evidence."""
-    return judge_pairs(judge, [(claim, evidence)])[0]
+    return judge_pairs(judge, [(claim, evidence)], reader)[0]
 
 
-def judge_pairs(judge: SupportJudge, pairs: Sequence[tuple[str, str]]) -> list[PairVerdict]:
+def judge_pairs(judge: SupportJudge, pairs: Sequence[tuple[str, str]], reader: Reader | None = None,
+                ) -> list[PairVerdict]:
     """Many (claim, evidence) pairs in one batch; raises ClaimError on the first unusable pair
-    (callers that must go on past bad pairs validate each with prepare_claim/prepare_evidence first)."""
+    (callers that must go on past bad pairs validate each with prepare_claim/prepare_evidence first).
+    A ``reader`` (a capable language model) reads again each pair whose verdict the judge's model alone
+    decided against support (:func:`engine.cite.judge.revisable`)."""
     prepared = []
     for claim, evidence in pairs:
         claim_text, claim_notes = prepare_claim(claim)
         evidence_text, evidence_notes = prepare_evidence(evidence)
         prepared.append((claim_text, evidence_text, tuple(claim_notes + evidence_notes)))
     judgements = judge.judge_many([(c, e) for c, e, _ in prepared], whole=True)
+    if reader is not None:
+        judgements = [_read_again(c, e, j, reader) for j, (c, e, _) in zip(judgements, prepared, strict=True)]
     return [PairVerdict(j, notes) for j, (_, _, notes) in zip(judgements, prepared, strict=True)]
+
+
+def _read_again(claim: str, evidence: str, judgement: Judgement, reader: Reader) -> Judgement:
+    if not revisable(claim, evidence, judgement):
+        return judgement
+    score = reader(claim, evidence)
+    if score is None:
+        return judgement
+    return replace(judgement, verdict="supported", score=round(score, 4), reason=READ_SUPPORTED)
 
 
 def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,

@@ -40,6 +40,8 @@ WHOLE_EVIDENCE_CHARS = 700  # evidence this short is also judged as a whole
 MIN_WINDOW_WORDS = 3  # content words a window needs before the model is asked about it
 CACHE_SIZE = 4096
 VETO = 0.5  # P(refutes) at which the model vetoes a window the similarity gate lets through
+NOT_STATED = "the passage does not state this"  # the reason when the model, not a check, found no support
+SAYS_OTHERWISE = "the passage says otherwise"  # the reason when the model, not a check, found a contradiction
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -312,15 +314,29 @@ class SupportJudge:
             if similarity >= self.similarity_floor and not model_refutes:
                 return "supported", similarity, p_refute, ""
             if model_refutes and similarity >= self.similarity_floor:
-                return "contradicted", similarity, p_refute, "the passage says otherwise"
-            return "unsupported", similarity, p_refute, "the passage does not state this"
+                return "contradicted", similarity, p_refute, SAYS_OTHERWISE
+            return "unsupported", similarity, p_refute, NOT_STATED
         if p_support >= self.thresholds.supported and p_support >= p_refute:
             return "supported", p_support, p_refute, ""
         if p_refute >= self.thresholds.contradicted and p_refute > p_support:
-            return "contradicted", p_support, p_refute, "the passage says otherwise"
-        return "unsupported", p_support, p_refute, "the passage does not state this"
+            return "contradicted", p_support, p_refute, SAYS_OTHERWISE
+        return "unsupported", p_support, p_refute, NOT_STATED
 
 
+
+
+# (claim, passage text) -> a capable reader's support score when it reads the passage as supporting the
+# claim, else None (engine/synthesis/support_reader.py)
+Reader = Callable[[str, str], float | None]
+READ_SUPPORTED = "the language model reads the passage as supporting this"  # a verdict a reader revised
+
+
+def revisable(claim: str, passage: str, judgement: Judgement) -> bool:
+    """Whether a better reader may revise this verdict: the judge's model alone found the passage silent
+    or opposed (a small model misreads loose paraphrase both ways), and no check finds a clash anywhere in
+    the passage (a number or a "not" it does not share: those verdicts stand, whoever reads)."""
+    return judgement.verdict in ("unsupported", "contradicted") and judgement.reason in (NOT_STATED, SAYS_OTHERWISE) \
+        and check(claim, passage) is None
 
 
 _default_lock = threading.Lock()

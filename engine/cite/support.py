@@ -5,14 +5,13 @@ the cosine similarity of sentence embeddings (a small sentence-transformers mode
 share of the claim's content words found in the window (numbers count: "3.5" must be there).
 The best window becomes the citation's quote. The mixing weight and the thresholds were fitted
 on hand-labelled (sentence, passage) pairs from the real corpus (tests/data/support_pairs.jsonl,
-fitted by benchmarks/answers.py --fit); see README "## Answers" for precision and recall.
+fitted by benchmarks/answers.py pairs); precision and recall are in docs/numbers.md.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -22,6 +21,9 @@ import numpy as np
 from engine.cite.markers import strip_markers
 from engine.cite.sentences import Span, split_spans
 from engine.embed.base import Embedder
+from engine.text.stem import stem
+from engine.text.stopwords import CLAIM_FRAMING_WORDS, STOP_WORDS
+from engine.text.tokens import WORD_OR_NUMBER, lower_words
 
 if TYPE_CHECKING:
     from engine.cite.judge import SupportJudge
@@ -34,32 +36,14 @@ SUPPORT_THRESHOLD = 0.67  # keep a citation the model made
 INSERT_THRESHOLD = 0.75  # attach a citation the model did not make: stricter, it is the engine's claim
 MAX_QUOTE_CHARS = 320
 
-_WORD = re.compile(r"[^\W_]+(?:[.,]\d+)?", re.UNICODE)
-_STOPWORDS = frozenset("""
-a about above after again against all also although am an and any are as at be because been before being below
-between both but by can could did do does doing down during each either few for from further had has have having
-he her here hers him his how however i if in into is it its itself just like many may me might more most much
-must my neither no nor not now of off on once one only or other our ours out over own per same several she should
-since so some such than that the their theirs them then there these they this those through thus to too under
-until up upon us use used uses using very via was we well were what when where whether which while who whom whose
-why will with within without would yet you your paper papers work works show shows shown propose proposes proposed
-present presents presented approach method methods model models based result results new study studies answer
-question questions e g i al et etc
-""".split())
-
-
-def stem(word: str) -> str:
-    """A deliberately light stemmer: enough to match "embeddings" with "embedding"."""
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
+# What a claim's words are checked against: neither function words nor words that only frame it.
+_NOT_CONTENT = STOP_WORDS | CLAIM_FRAMING_WORDS
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-cased, lightly stemmed words that carry meaning (stopwords and markers removed)."""
-    words = (w.lower() for w in _WORD.findall(strip_markers(text)))
-    return {stem(w) for w in words if w not in _STOPWORDS and (len(w) > 2 or w.isdigit())}
+    """Lower-cased, stemmed words that carry meaning (stop words and markers removed)."""
+    words = lower_words(strip_markers(text), WORD_OR_NUMBER)
+    return {stem(w) for w in words if w not in _NOT_CONTENT and (len(w) > 2 or w.isdigit())}
 
 
 def overlap(claim_words: set[str], window_words: set[str]) -> float:

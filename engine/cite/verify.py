@@ -7,7 +7,12 @@ quote), ``partial`` keeps it and marks the sentence partially supported, ``contr
 it and lists the passage in ``AnswerSentence.contradictions`` (a source says the opposite),
 ``unsupported`` removes it. A citation-worthy sentence left without a citation gets the passage
 the judge finds ``supported`` (best score), and nothing otherwise. ``AnswerSentence.support`` is
-the sentence's verdict. When the shipped judge cannot be loaded, the model's citations are kept as
+the sentence's verdict. A ``reader`` (a capable language model, see
+:mod:`engine.synthesis.support_reader`) gets a second look at a sentence the judge left unsupported:
+it reads the sentence against the cited passages, then the judge's best other ones, at most
+``READER_PASSAGES`` of them, and a passage it reads as supporting the sentence is cited as
+``supported``. It may overrule the judge's model, never a deterministic check (a number or a "not"
+the passage does not share). When the shipped judge cannot be loaded, the model's citations are kept as
 written and marked ``unchecked``. Without a judge by choice (``SupportScorer(judge=None)``, for
 measurements) the similarity scorer's thresholds decide.
 """
@@ -17,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from engine.cite.judge import Judgement, SupportJudge
+from engine.cite.judge import Judgement, Reader, SupportJudge, revisable
 from engine.cite.markers import cited_numbers, format_marker, strip_markers
 from engine.cite.readings import abbreviations
 from engine.cite.sentences import Span, split_spans
@@ -27,6 +32,7 @@ from engine.types import AnswerSentence, Citation, PageRect, Reference
 
 UNCHECKED = "unchecked"  # no judge could be loaded: a citation shown as written, never called supported
 RectsFor = Callable[[str, int, int], tuple[PageRect, ...]]  # (passage id, start, end) -> boxes
+READER_PASSAGES = 2  # passages a reader is asked about per unsupported sentence: each costs seconds on a CPU
 
 
 def no_rects(_passage_id: str, _start: int, _end: int) -> tuple[PageRect, ...]:
@@ -45,6 +51,7 @@ class VerifyReport:
     partial: int = 0  # sentences whose main clause is supported but not an added clause
     contradicted: int = 0  # citations removed because their passage says the opposite
     unchecked: int = 0  # sentences left unjudged because the support judge could not be loaded
+    read: int = 0  # sentences the judge left unsupported that the reader found supported
 
 
 def needs_citation(claim: str) -> bool:
@@ -65,15 +72,17 @@ def quote_citation(reference: Reference, start: int, end: int, score: float, rec
 
 def verify_sentence(sentence: str, sources: Mapping[int, Reference], scorer: SupportScorer,
                     rects_for: RectsFor = no_rects, insert: bool = True, section: int = 0,
-                    report: VerifyReport | None = None, aliases: Mapping[str, str] | None = None) -> AnswerSentence:
+                    report: VerifyReport | None = None, aliases: Mapping[str, str] | None = None,
+                    reader: Reader | None = None) -> AnswerSentence:
     """Check one sentence's citations; return it with only supported, verified citations. ``aliases``
-    are the abbreviations the sources define (computed from ``sources`` when not given)."""
+    are the abbreviations the sources define (computed from ``sources`` when not given); ``reader``
+    gives sentences the judge finds unsupported a second look (see the module docstring)."""
     report = report if report is not None else VerifyReport()
     judge = scorer.support_judge()
     if judge is not None:
         if aliases is None:
             aliases = abbreviations(r.text for r in sources.values())
-        return _judged_sentence(sentence, sources, judge, rects_for, insert, section, report, aliases)
+        return _judged_sentence(sentence, sources, judge, rects_for, insert, section, report, aliases, reader)
     if scorer.judge_problem:
         return _unchecked_sentence(sentence, sources, scorer, rects_for, section, report)
     claim = strip_markers(sentence)
@@ -126,7 +135,7 @@ def _needs_no_citation(claim: str, section: int) -> AnswerSentence:
 
 def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: SupportJudge, rects_for: RectsFor,
                      insert: bool, section: int, report: VerifyReport,
-                     aliases: Mapping[str, str]) -> AnswerSentence:
+                     aliases: Mapping[str, str], reader: Reader | None = None) -> AnswerSentence:
     """verify_sentence with the support judge deciding (see the module docstring)."""
     claim = strip_markers(sentence)
     if not needs_citation(claim):
@@ -143,11 +152,13 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
             if judgement.verdict == "contradicted":
                 report.contradicted += 1
                 contradictions.append(_citation(reference, judgement, rects_for))
+    others_judged: list[tuple[Reference, Judgement]] = []
     if not any(c.verdict == "supported" for c in citations) and insert and sources:
         others = [r for r in sources.values() if r.passage_id not in {c.passage_id for c in citations}]
         best: tuple[Judgement, Reference] | None = None
-        others_judged = judge.judge_many([(claim, r.text) for r in others], aliases=aliases)
-        for reference, judgement in zip(others, others_judged, strict=True):
+        others_judged = list(zip(others, judge.judge_many([(claim, r.text) for r in others], aliases=aliases),
+                                 strict=True))
+        for reference, judgement in others_judged:
             if judgement.verdict == "supported" and (best is None or judgement.score > best[0].score):
                 best = (judgement, reference)
             elif judgement.verdict == "contradicted" and reference.passage_id not in {
@@ -156,6 +167,13 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
         if best is not None:
             citations.append(_citation(best[1], best[0], rects_for, inserted=True))
             report.inserted += 1
+    if reader is not None and not citations:
+        read = _second_look(claim, list(zip(cited, judged, strict=True)), others_judged, reader, rects_for)
+        if read is not None:
+            citations.append(read)
+            contradictions = [c for c in contradictions if c.passage_id != read.passage_id]
+            report.read += 1
+            report.inserted += int(read.inserted)
     report.kept += sum(not c.inserted for c in citations)
     verdicts = {c.verdict for c in citations}
     support = ("supported" if "supported" in verdicts else "partial" if "partial" in verdicts
@@ -167,6 +185,22 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
     return AnswerSentence(text=_with_marker(claim, [c.n for c in citations]), citations=tuple(citations),
                           supported=bool(citations), section=section, needs_citation=True, support=support,
                           contradictions=tuple(contradictions))
+
+
+def _second_look(claim: str, cited: list[tuple[Reference, Judgement]], others: list[tuple[Reference, Judgement]],
+                 reader: Reader, rects_for: RectsFor) -> Citation | None:
+    """The first passage the reader finds supporting ``claim``: the cited ones first (the writer chose them),
+    then the others the judge scored highest. Only passages whose verdict came from the judge's model are
+    read (it misreads loose paraphrase as "not stated" and even as "says otherwise"); one where a check
+    found a clash anywhere in it (a number or a "not" it does not share) is not."""
+    ranked = cited + sorted(others, key=lambda item: -item[1].score)
+    readable = [(ref, judgement) for ref, judgement in ranked if revisable(claim, ref.text, judgement)]
+    for reference, judgement in readable[:READER_PASSAGES]:
+        score = reader(claim, reference.text)
+        if score is not None:
+            inserted = all(reference is not r for r, _ in cited)
+            return quote_citation(reference, judgement.start, judgement.end, score, rects_for, inserted)
+    return None
 
 
 def _unchecked_sentence(sentence: str, sources: Mapping[int, Reference], scorer: SupportScorer, rects_for: RectsFor,
@@ -194,7 +228,8 @@ def _citation(reference: Reference, judgement: Judgement, rects_for: RectsFor, i
 
 def verify_text(text: str, sources: Mapping[int, Reference], scorer: SupportScorer, rects_for: RectsFor = no_rects,
                 insert: bool = True, section: int = 0,
-                report: VerifyReport | None = None, cancel: CancelToken | None = None) -> list[AnswerSentence]:
+                report: VerifyReport | None = None, cancel: CancelToken | None = None,
+                reader: Reader | None = None) -> list[AnswerSentence]:
     """Split ``text`` into sentences and verify each (with a judge, every window is judged in one batch).
 
     When ``cancel`` is set, the sentences verified so far are returned: a user who stops an answer
@@ -214,7 +249,7 @@ def verify_text(text: str, sources: Mapping[int, Reference], scorer: SupportScor
         if stopped():
             break
         verified.append(verify_sentence(text[span.start:span.end], sources, scorer, rects_for, insert, section,
-                                        report, aliases))
+                                        report, aliases, reader))
     return verified
 
 

@@ -15,6 +15,7 @@ from engine.render.common import reference_line
 from engine.render.html import to_html
 from engine.render.markdown import to_markdown
 from engine.render.table import to_csv, to_markdown_table
+from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
 from engine.store.record import answer_to_dict
 from engine.types import Answer, AnswerMode, PaperReference
@@ -58,7 +59,12 @@ def _ask(engine: Engine, args: argparse.Namespace) -> int:
     if args.csv and not args.table:
         print("quire ask: --csv needs --table (a CSV has a row per paper)", file=sys.stderr)
         return 2
-    doc_ids = [engine.document(d).id for d in args.doc] if args.doc else None
+    request = AskRequest(
+        args.question, scope=Scope(source=args.source, doc_ids=tuple(args.doc) if args.doc else None),
+        mode="digest" if args.digest else "write" if args.write else None, model=args.model,
+        options=RequestOptions(top_n=args.top_n, feedback=True if args.feedback else False if args.no_feedback
+                               else None, rewrite=False if args.no_rewrite else None, table=args.table,
+                               save=not args.no_save))
     streaming = not (args.json or args.markdown or args.html or args.bibtex or args.csv or args.table)
     cancel = CancelToken()
     state: dict[str, Any] = {"streamed": False}
@@ -78,12 +84,7 @@ def _ask(engine: Engine, args: argparse.Namespace) -> int:
 
     def work() -> None:
         try:
-            result["answer"] = engine.ask(
-                args.question, top_n=args.top_n, model=args.model,
-                feedback=True if args.feedback else False if args.no_feedback else None, table=args.table,
-                rewrite=False if args.no_rewrite else None, mode="digest" if args.digest else "write" if args.write
-                else None, doc_ids=doc_ids, source=args.source, on_token=on_token, on_stage=on_stage,
-                cancel=cancel, save=not args.no_save)
+            result["answer"] = engine.ask(request, on_token=on_token, on_stage=on_stage, cancel=cancel)
         except BaseException as exc:  # handed to the main thread, which reports it
             result["error"] = exc
 

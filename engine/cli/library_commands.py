@@ -11,6 +11,7 @@ from typing import Any
 
 from engine.cli.progress_bar import ProgressBar, terminal_safe
 from engine.progress import CancelToken
+from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
 from engine.types import Document, Passage
 
@@ -201,7 +202,8 @@ def _demo_question(engine: Engine) -> None:
     from engine.cli.ask_commands import print_answer
 
     print(f"\nAsking the demo papers: {DEMO_QUESTION}\n", file=sys.stderr)
-    answer = engine.ask(DEMO_QUESTION, digest=True, rewrite=False, feedback=False, source="library", save=False)
+    answer = engine.ask(AskRequest(DEMO_QUESTION, scope=Scope(source="library"), mode="digest",
+                                   options=RequestOptions(rewrite=False, feedback=False, save=False)))
     print_answer(answer)
 
 

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from engine.errors import Cancelled, EngineError
+from engine.process import prepare_process
 from engine.service import Engine
 
 COMMAND_MODULES = (
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    prepare_process()  # before anything loads llama.cpp, ONNX Runtime or the hub client
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)

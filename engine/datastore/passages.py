@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from engine.ingest.chunk import ends_sentence, starts_sentence
+from engine.text.sentences import ends_sentence, starts_sentence
 
 _WORD = re.compile(r"\S+")
 HARD_LIMIT_FACTOR = 1.6

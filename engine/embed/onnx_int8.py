@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from engine import keep_onnx_runtime_offline
 from engine.embed.base import normalize_rows
+from engine.process import keep_onnx_runtime_offline
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class OnnxInt8Encoder:
     """Runs the exported model: tokenise, run, mean-pool over real tokens, normalise."""
 
     def __init__(self, path: Path, tokenize: Tokenize) -> None:
-        keep_onnx_runtime_offline()  # again (see there): another library may have reset the environment
+        keep_onnx_runtime_offline()  # here too: a script may use the engine without prepare_process()
         import onnxruntime as ort
 
         options = ort.SessionOptions()

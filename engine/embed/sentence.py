@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import threading
 import warnings
 from collections.abc import Sequence
@@ -189,10 +188,6 @@ class SentenceTransformerEmbedder:
                 log.info("loaded embedder %s (%d-d) from %s without torch", self._model_id, self._dimension,
                          self._onnx_path())
                 return self._model
-            if self._local:
-                # Belt and braces: local_files_only covers the model files, the variable covers
-                # any helper (tokenizer, config) that would otherwise ask the hub for updates.
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
             try:
                 from sentence_transformers import SentenceTransformer
             except ImportError as exc:

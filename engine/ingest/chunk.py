@@ -8,7 +8,6 @@ line waiting to learn whether its last word continues on the next line, are held
 
 from __future__ import annotations
 
-import re
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,30 +15,8 @@ from operator import itemgetter
 
 from engine.ingest.layout import TEXT, Word
 from engine.ingest.wordlist import COMMON_COUNT, english_counts
+from engine.text.sentences import ends_sentence, starts_sentence
 from engine.types import WORD_FIELDS, PageRect, Passage, Rect, WordBoxes, content_hash, passage_id
-
-# Words that end in a period without ending a sentence.
-_ABBREVIATIONS = frozenset(
-    "e.g. i.e. et al. etc. fig. figs. eq. eqs. sec. secs. tab. vs. cf. no. vol. pp. dr. mr. ms. "
-    "prof. approx. resp. ref. refs. ch. al. inc. ltd. jr. sr. st. ca. viz. dept. univ.".split()
-)
-_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
-_INITIAL = re.compile(r"^[A-Z]\.$")
-_END_CHARS = frozenset(".!?\"')]”’")
-_OPENERS = frozenset("([\"'“‘")
-
-
-def ends_sentence(word: str) -> bool:
-    """True when ``word`` closes a sentence (not an abbreviation or an initial)."""
-    if not word or word[-1] not in _END_CHARS or not _SENTENCE_END.search(word):
-        return False
-    return word.lower() not in _ABBREVIATIONS and not _INITIAL.match(word)
-
-
-def starts_sentence(word: str) -> bool:
-    first = word[:1]
-    return first.isupper() or first.isdigit() or first in _OPENERS
-
 
 # Compounds broken at their own hyphen ("state-" / "of-the-art", "end-" / "to-end") keep it.
 _COMPOUND_LINKS = frozenset("of the to and in on by for a an".split())

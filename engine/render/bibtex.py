@@ -20,10 +20,9 @@ from pybtex.database.output.bibtex import Writer
 
 from engine.ingest.names import split_name
 from engine.render.common import Work, papers_of
+from engine.text.stopwords import STOP_WORDS
 from engine.types import Answer, PaperReference
 
-_KEY_STOPWORDS = frozenset("a an the of on in for and or to with from by via at as is are towards toward "
-                           "using into over under what how why when do does can".split())
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
           "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "{": "", "}": ""}
 _PROCEEDINGS = re.compile(r"\b(proceedings|conference|workshop|symposium|meeting)\b|^(CHI|OSDI|NeurIPS|ICML)\b", re.I)
@@ -60,7 +59,7 @@ def cite_key(reference: Work) -> str:
     """``family + year + first significant title word``, e.g. ``cohan2020specter`` (ASCII only)."""
     family = _ascii_word(split_name(reference.authors[0]).family) if reference.authors else ""
     words = (_ascii_word(word) for word in re.split(r"[\s:/–—-]+", reference.title))
-    word = next((w for w in words if w and w not in _KEY_STOPWORDS and not w.isdigit()), "")
+    word = next((w for w in words if w and w not in STOP_WORDS and not w.isdigit()), "")
     key = f"{family or 'anon'}{reference.year or ''}{word or 'paper'}"
     return key[:60]
 

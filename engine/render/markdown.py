@@ -21,12 +21,11 @@ from engine.render.common import (
     byline,
     join_sentences,
     page_list,
-    pages,
     paper_quotes,
     papers_of,
     support_level,
 )
-from engine.types import Answer, AnswerMode, Reference
+from engine.types import Answer, AnswerMode
 
 # Markdown punctuation that can start a link, image, emphasis, code, table cell or HTML; escaped
 # with a backslash wherever it appears (CommonMark allows escaping any ASCII punctuation).
@@ -94,11 +93,6 @@ def work_markdown(work: Work, where: str) -> str:
     elif work.url:
         parts.append(_link(work.url, safe_url(work.url)))
     return join_sentences(parts)
-
-
-def reference_markdown(reference: Reference) -> str:
-    """One passage's paper with that passage's pages."""
-    return work_markdown(reference, pages(reference))
 
 
 _FLAGS = {PARTIAL: " *(partly supported)*", UNSUPPORTED: " *(not supported)*",

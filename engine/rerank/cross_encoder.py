@@ -1,13 +1,12 @@
 """A sentence-transformers ``CrossEncoder`` read from a local folder (no hub download).
 
-No cross-encoder ships with Quire: none is available as a package here (see the README's
-Retrieval section). A user who has one (e.g. ms-marco-MiniLM-L-6-v2 saved with
+No cross-encoder ships with Quire: none is available as a package here (see docs/retrieval.md,
+the reranker). A user who has one (e.g. ms-marco-MiniLM-L-6-v2 saved with
 ``CrossEncoder.save``) points ``retrieval.reranker`` at it as ``"cross-encoder:/path/to/folder"``.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,7 +37,6 @@ class CrossEncoderReranker:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 try:
                     from sentence_transformers import CrossEncoder
 

@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from engine.tuning import RETRIEVAL
 from engine.types import SearchHit
 
 _NON_WORD = re.compile(r"[^0-9a-z]+")
@@ -19,8 +20,7 @@ _ARXIV_VERSION = re.compile(r"v\d+$")
 _DOI_PREFIX = re.compile(r"^(https?://(dx\.)?doi\.org/|doi:)", re.IGNORECASE)
 # Titles shorter than this ("Introduction", "Abstract", "Untitled") say nothing about identity.
 MIN_TITLE_CHARS = 16
-# Word-trigram Jaccard similarity above which two passages count as the same text.
-NEAR_DUPLICATE_JACCARD = 0.8
+NEAR_DUPLICATE_JACCARD = RETRIEVAL.near_duplicate_jaccard
 
 
 def normalize_title(title: str) -> str:

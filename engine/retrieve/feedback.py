@@ -13,17 +13,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from engine.retrieve.fts import QUESTION_WORDS, STOP_WORDS
+from engine.text.stopwords import QUESTION_WORDS, SCIENCE_WORDS, STOP_WORDS
 
 _WORD = re.compile(r"[^\W\d_][^\W_]{2,}", re.UNICODE)  # 3+ characters, not starting with a digit
-# Words that are frequent in any scientific text and never say what a passage is about.
-SCIENCE_STOP_WORDS = frozenset("""
-abstract al analysis based case cases data different due effect effects et fig figure first found high however
-important increase large low new number paper proposed result results section shown significant similar specific
-table three total two type types value values various
-""".split())
-
-
 def expansion_terms(texts: Sequence[str], query_terms: Iterable[str], count: int = 10) -> list[str]:
     """Up to ``count`` feedback words from ``texts`` that are not in the query, best first."""
     known = set(query_terms)
@@ -34,7 +26,7 @@ def expansion_terms(texts: Sequence[str], query_terms: Iterable[str], count: int
         if not words:
             continue
         counts = Counter(w for w in words if w not in STOP_WORDS and w not in QUESTION_WORDS
-                         and w not in SCIENCE_STOP_WORDS and w not in known)
+                         and w not in SCIENCE_WORDS and w not in known)
         for word, n in counts.items():
             weights[word] = weights.get(word, 0.0) + n / len(words)
             documents[word] += 1

@@ -21,9 +21,11 @@ import time
 from collections.abc import Callable, Sequence
 
 from engine.errors import QueryError
+from engine.text.stopwords import QUESTION_WORDS, STOP_WORDS
+from engine.text.tokens import WORD
+from engine.tuning import RETRIEVAL
 
 # What unicode61 treats as token characters: Unicode letters and digits (``_`` separates).
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 # Longer queries are cut: 10,000 characters of text would otherwise become a 1,500-term OR
 # that costs seconds per search and ranks no better than its first few dozen distinct words.
@@ -35,27 +37,6 @@ MAX_QUERY_CHARS = 20_000
 # Lone surrogates: what Python makes of command-line bytes that are not UTF-8 (surrogateescape).
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
-STOP_WORDS = frozenset("""
-a about above across after again against all almost also although always am among an and another any
-are aren around as at be became because been before being below between both but by can cannot could
-did didn do does doesn doing done don down during each either else etc even ever every few for from
-further had has hasn have having he her here hers herself him himself his how however i if in into is
-isn it its itself just least less let like made make makes many may me might more most much must my
-myself neither no nor not now of off often on once one only or other others otherwise our ours
-ourselves out over own per perhaps rather really same several shall she should since so some such than
-that the their theirs them themselves then there therefore these they this those though through thus
-to too toward towards under until up upon us use used uses using very via was wasn we well were
-weren what whatever when where whether which while who whom whose why will with within without would
-yet you your yours yourself yourselves
-""".split())
-
-# Words that frame a research question rather than name its subject.
-QUESTION_WORDS = frozenset("""
-approach approaches current describe discuss example examples explain give key list main method methods
-recent show state studies study tell way ways work works
-""".split())
-
-
 def query_terms(text: str, max_terms: int = MAX_TERMS, drop_question_words: bool = True) -> list[str]:
     """The distinct searchable words of ``text``, lower-cased, in order of first appearance.
 
@@ -64,7 +45,7 @@ def query_terms(text: str, max_terms: int = MAX_TERMS, drop_question_words: bool
     """
     if not isinstance(text, str):
         raise QueryError("The search query must be text.")
-    words = [w.lower() for w in _WORD.findall(text[:MAX_QUERY_CHARS]) if len(w) <= MAX_TERM_LENGTH]
+    words = [w.lower() for w in WORD.findall(text[:MAX_QUERY_CHARS]) if len(w) <= MAX_TERM_LENGTH]
     if not words:
         raise QueryError("The search query is empty: type a few words to search for." if not text.strip() else
                          "The search query holds no searchable words (letters or digits); type a few words.")
@@ -105,11 +86,9 @@ def check_query(text: str) -> str:
     return readable_text(text).strip()
 
 
-# BM25 column weights for (title, text). Each passage's FTS row holds its paper's title, so a
-# query naming the paper's subject finds all of its passages; weighting the title above the
-# text was measured on the scholarly dev set (benchmarks/retrieval_quality.py).
-TITLE_WEIGHT = 1.0
-TEXT_WEIGHT = 1.0
+# BM25 column weights for (title, text), measured: engine/tuning.py.
+TITLE_WEIGHT = RETRIEVAL.title_weight
+TEXT_WEIGHT = RETRIEVAL.text_weight
 
 
 def bm25_expression(table: str, title_weight: float = TITLE_WEIGHT, text_weight: float = TEXT_WEIGHT) -> str:
@@ -125,12 +104,10 @@ def bm25_expression(table: str, title_weight: float = TITLE_WEIGHT, text_weight:
 # --- common words --------------------------------------------------------------------------
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # what every passages_fts table is built with
-# A query word found in more than this share of a source's passages is left out of its BM25
-# query. FTS5 scores every row that matches any OR'd word, so a word like "model" that a third of
-# a large collection holds made a BM25 query cost ~120 ms at 100k passages (45 ms without such
-# words), while its low IDF barely moves the ranking: on the dev set BM25 nDCG@10 was 0.546 whole,
-# 0.545 pruned at 30 %, but 0.531 at 15 % and 0.493 at 5 % (benchmarks/retrieval_quality.py).
-COMMON_TERM_SHARE = 0.3
+# A query word found in more than this share of a source's passages is left out of its BM25 query:
+# FTS5 scores every row that matches any OR'd word, and such a word's low IDF barely moves the
+# ranking (measured: engine/tuning.py).
+COMMON_TERM_SHARE = RETRIEVAL.common_term_share
 # Document frequencies are cached this long; ingest changes them slowly and pruning is a heuristic.
 _TERM_CACHE_SECONDS = 60.0
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')

@@ -9,10 +9,9 @@ import heapq
 from collections.abc import Mapping, Sequence
 
 from engine.retrieve.source import ScoredId
+from engine.tuning import RETRIEVAL
 
-# Cormack et al.'s k = 60 was tuned on TREC runs of 1,000 documents; see benchmarks/retrieval_quality.py
-# for the value measured on the scholarly dev set.
-DEFAULT_RRF_K = 60.0
+DEFAULT_RRF_K = RETRIEVAL.rrf_k
 
 
 def reciprocal_rank_fusion(ranked_lists: Mapping[str, Sequence[ScoredId]], k: float = DEFAULT_RRF_K,

@@ -5,16 +5,13 @@ transaction). Dense search covers whatever :meth:`LibrarySource.embed_pending` h
 far: it embeds the passages missing from the vector index through the embedding cache (so a
 cancelled or crashed run resumes without recomputing) and saves the index as it goes.
 
-This module keeps its own read connection to the catalog (WAL lets it read while the importer
-writes) and never writes to it. Passages of reference lists are left out of search: they hold
-other papers' titles, match many queries and are never the evidence a question wants.
+The catalog is read through engine.store.search_reads (its own read connection; reference-list
+passages are left out of search there).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
@@ -22,13 +19,14 @@ from pathlib import Path
 import numpy as np
 
 from engine.embed import Embedder, EmbeddingCache
-from engine.errors import IndexCorruptError, StoreError
+from engine.errors import IndexCorruptError
 from engine.index import load_index, open_or_rebuild
 from engine.index.faiss_index import FaissIndex
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.retrieve.embedding import EMBED_STEP, embed_into_index
 from engine.retrieve.fts import STEM_RANGE_SQL, CommonTerms, bm25_expression, vocabulary_table_sql
 from engine.retrieve.source import ScoredId
+from engine.store.search_reads import SearchReads
 from engine.types import LIBRARY_SOURCE, Passage, SearchHit
 
 log = logging.getLogger(__name__)
@@ -43,15 +41,9 @@ class LibrarySource:
         self.index_path = index_path
         self.cache = cache
         self.embedder = embedder
-        try:
-            conn = sqlite3.connect(str(catalog_path), check_same_thread=False, timeout=30, isolation_level=None)
-            conn.execute(vocabulary_table_sql())
-            conn.execute("PRAGMA query_only=ON")
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"The library database {catalog_path} cannot be opened for search ({exc}).") from None
-        self._conn = conn
+        self._reads = SearchReads(catalog_path, setup=(vocabulary_table_sql(),))
         self._lock = threading.RLock()
-        self._common_terms = CommonTerms(self._read)
+        self._common_terms = CommonTerms(self._reads.query)
         self._index: FaissIndex | None = None
         self._embed_lock = threading.Lock()
 
@@ -60,8 +52,7 @@ class LibrarySource:
         return LIBRARY_SOURCE
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._reads.close()
 
     # --- lexical ------------------------------------------------------------------------
 
@@ -69,29 +60,11 @@ class LibrarySource:
         """BM25 (title and text columns weighted as in :mod:`engine.retrieve.fts`), best first."""
         if k <= 0 or not fts_query:
             return []
-        score = bm25_expression("passages_fts")
-        sql = (f"SELECT p.id, -{score} FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid "
-               "WHERE passages_fts MATCH ? AND p.is_reference = 0")
-        params: list[object] = [self._common_terms.prune(fts_query)]
-        if doc_ids is not None:
-            sql += " AND p.doc_id IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps(list(doc_ids)))
-        sql += f" ORDER BY {score}, p.rowid LIMIT ?"
-        params.append(int(k))
-        return [(passage_id, float(value)) for passage_id, value in self._read(sql, params)]
+        return self._reads.lexical(self._common_terms.prune(fts_query), bm25_expression("passages_fts"), k, doc_ids)
 
     def stem_frequencies(self, low: str, high: str) -> dict[str, int]:
         """Indexed stems in [low, high) with their passage counts (see PassageSource)."""
-        return {term: int(documents) for term, documents in self._read(STEM_RANGE_SQL, (low, high))}
-
-    def _read(self, sql: str, params: Sequence[object]) -> list[tuple]:
-        """Rows of one search query; SQLite errors become a StoreError saying what to do."""
-        try:
-            with self._lock:
-                return self._conn.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as exc:
-            # The query builder makes only quoted terms; this is damage, not user input.
-            raise StoreError(f"The library's search index could not be read ({exc}); run `quire doctor`.") from None
+        return {term: int(documents) for term, documents in self._reads.query(STEM_RANGE_SQL, (low, high))}
 
     # --- dense --------------------------------------------------------------------------
 
@@ -127,13 +100,7 @@ class LibrarySource:
                 yield [pid for pid, _ in kept], np.stack([v for _, v in kept])
 
     def _searchable_rows(self, doc_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
-        sql = "SELECT id, content_hash FROM passages WHERE is_reference = 0"
-        params: list[object] = []
-        if doc_ids is not None:
-            sql += " AND doc_id IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps(list(doc_ids)))
-        with self._lock:
-            return self._conn.execute(sql + " ORDER BY rowid", params).fetchall()
+        return self._reads.searchable(doc_ids)
 
     def dense(self, query_vector: np.ndarray, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
         """Nearest embedded passages by cosine; a ``doc_ids`` scope is searched exactly from the cache."""
@@ -151,9 +118,7 @@ class LibrarySource:
 
     def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The cached vectors of these passages under the current embedder (read from the cache, exact)."""
-        with self._lock:
-            rows = self._conn.execute("SELECT id, content_hash FROM passages WHERE id IN (SELECT value FROM "
-                                      "json_each(?))", (json.dumps(list(passage_ids)),)).fetchall()
+        rows = self._reads.content_hashes(passage_ids)
         found = self.cache.get_many(self.embedder.model_id, (h for _, h in rows))
         return {pid: found[h] for pid, h in rows if h in found}
 
@@ -169,40 +134,17 @@ class LibrarySource:
         return [(kept[i][0], float(scores[i])) for i in order]
 
     def _existing_ids(self, passage_ids: Sequence[str]) -> set[str]:
-        with self._lock:
-            rows = self._conn.execute("SELECT id FROM passages WHERE id IN (SELECT value FROM json_each(?))",
-                                      (json.dumps(list(passage_ids)),)).fetchall()
-        return {row[0] for row in rows}
+        return self._reads.existing(passage_ids)
 
     # --- hits ---------------------------------------------------------------------------
 
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
         """The passages as SearchHits (score 0) in the given order; unknown ids are skipped."""
-        if not passage_ids:
-            return []
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT p.id, p.doc_id, d.title, p.text, p.page_start, p.page_end, d.authors, d.year, d.doi, "
-                "d.arxiv_id, p.is_reference FROM passages p JOIN documents d ON d.id = p.doc_id "
-                "WHERE p.id IN (SELECT value FROM json_each(?))", (json.dumps(list(passage_ids)),)).fetchall()
-        by_id = {row[0]: row for row in rows}
-        found: list[SearchHit] = []
-        for passage_id in passage_ids:
-            row = by_id.get(passage_id)
-            if row is None:
-                continue
-            found.append(SearchHit(passage_id=row[0], doc_id=row[1], source=LIBRARY_SOURCE, title=row[2], text=row[3],
-                                   page=row[4], page_end=row[5], authors=tuple(json.loads(row[6] or "[]")),
-                                   year=row[7], doi=row[8] or "", arxiv_id=row[9] or "", is_reference=bool(row[10])))
-        return found
+        return self._reads.hits(passage_ids)
 
     def papers(self) -> list[SearchHit]:
         """One stand-in hit per document (id, title, DOI, arXiv id): what cross-source dedupe matches on."""
-        with self._lock:
-            rows = self._conn.execute("SELECT id, title, doi, arxiv_id FROM documents WHERE passage_count > 0"
-                                      ).fetchall()
-        return [SearchHit(passage_id="", doc_id=r[0], source=LIBRARY_SOURCE, title=r[1], text="", doi=r[2] or "",
-                          arxiv_id=r[3] or "") for r in rows]
+        return self._reads.papers()
 
     # --- progressive embedding ----------------------------------------------------------
 
@@ -236,11 +178,4 @@ class LibrarySource:
             return added
 
     def _passages_for_embedding(self, passage_ids: Sequence[str]) -> list[Passage]:
-        """Light Passages (text, title, hash; no boxes): all embedding needs."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT p.id, p.doc_id, p.ordinal, p.text, d.title, p.page_start, p.page_end, p.content_hash "
-                "FROM passages p JOIN documents d ON d.id = p.doc_id WHERE p.id IN (SELECT value FROM json_each(?))",
-                (json.dumps(list(passage_ids)),)).fetchall()
-        return [Passage(id=r[0], doc_id=r[1], ordinal=r[2], text=r[3], title=r[4], page_start=r[5], page_end=r[6],
-                        char_start=0, char_end=0, rects=(), content_hash=r[7]) for r in rows]
+        return self._reads.passages_for_embedding(passage_ids)

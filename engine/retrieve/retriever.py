@@ -83,7 +83,7 @@ class RetrievalOptions:
     feedback_terms: int = 10
     # Dense pseudo-relevance feedback (Rocchio): the question's vector plus this weight times the
     # mean vector of the best first-round passages, searched again as one more list (0 passages:
-    # off). Dev-set nDCG@10 0.609 -> 0.614 (tuning half +1.2, held-out -0.2; README, Search),
+    # off). Dev-set nDCG@10 0.609 -> 0.614 (tuning half +1.2, held-out -0.2; docs/retrieval.md),
     # contract-check recall@10 0.616 -> 0.622, for one more dense search.
     dense_feedback_passages: int = 3
     dense_feedback_weight: float = 2.0
@@ -155,7 +155,7 @@ class Retriever:
         progress(Progress("search", 1, 3, "searching"))
         # Every retriever (and the reranker) reads the typed words and their corrections: BM25 then
         # matches either, and the embedder sees both (dev nDCG@10 0.621, against 0.619 with the typed
-        # words replaced; README, Search).
+        # words replaced; docs/retrieval.md).
         query = with_corrections(query, corrections)
         lists = self.ranked_lists(query, rewrites, scope, cancel)
         fused = self.fuse(lists)

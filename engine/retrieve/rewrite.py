@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
 from importlib import resources
 from typing import Protocol
 
@@ -94,13 +93,3 @@ class LMQueryRewriter:
         rewrites = parse_rewrites(completion.text, question)
         log.info("query rewrites: %s", rewrites or "(none usable; using the question)")
         return rewrites
-
-
-class FixedRewriter:
-    """Returns prepared rewrites per question (benchmarks replay cached LM output through this)."""
-
-    def __init__(self, rewrites: dict[str, Sequence[str]]) -> None:
-        self.rewrites = {q: list(r) for q, r in rewrites.items()}
-
-    def rewrite(self, question: str, cancel: CancelToken | None = None) -> list[str]:
-        return list(self.rewrites.get(question, []))

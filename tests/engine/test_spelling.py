@@ -17,6 +17,7 @@ import pytest
 from engine.cli.main import main
 from engine.embed import HashingEmbedder
 from engine.progress import Progress
+from engine.request import AskRequest, RequestOptions
 from engine.retrieve.retriever import RetrievalOptions, Retriever
 from engine.retrieve.spelling import (
     MAX_SEARCHES,
@@ -126,7 +127,8 @@ def test_cli_search_prints_the_correction(engine: Engine, capsys: pytest.Capture
 
 def test_asking_with_a_typo_names_the_correction_among_the_stages(engine: Engine) -> None:
     stages: list[str] = []
-    engine.ask("How strong is optomechincal coupling?", mode="digest", on_stage=stages.append, save=False)
+    engine.ask(AskRequest("How strong is optomechincal coupling?", mode="digest", options=RequestOptions(save=False)),
+               on_stage=stages.append)
     assert "also searching for 'optomechanical' (typed 'optomechincal')" in stages
 
 

@@ -13,6 +13,7 @@ import pytest
 from engine.cite.markers import cited_numbers
 from engine.models import default_embedder_path, default_lm_path
 from engine.progress import CancelToken
+from engine.request import AskRequest, RequestOptions
 from engine.service import Engine
 from engine.types import Answer, AnswerMode
 
@@ -40,8 +41,8 @@ def faithful(answer: Answer) -> None:
 
 def test_smollm2_writes_with_feedback_and_the_cache_covers_later_steps(library: Engine) -> None:
     stages: list[str] = []
-    answer = library.ask(QUESTION, mode="write", top_n=4, rewrite=False, feedback=True, on_stage=stages.append,
-                         save=False)
+    options = RequestOptions(top_n=4, rewrite=False, feedback=True, save=False)
+    answer = library.ask(AskRequest(QUESTION, mode="write", options=options), on_stage=stages.append)
     faithful(answer)
     assert answer.mode == AnswerMode.WRITTEN and answer.model
     assert stages[:3] == ["loading", "retrieving", "drafting"] and stages[-1] == "verifying"
@@ -54,7 +55,7 @@ def test_smollm2_writes_with_feedback_and_the_cache_covers_later_steps(library: 
 def test_default_answer_is_useful_and_faithful(library: Engine) -> None:
     """The bundled 135M model's drafts do not survive verification (benchmarks/answers.py), so by
     default it answers with the digest, and says why."""
-    answer = library.ask(QUESTION, top_n=4, rewrite=False, feedback=False)
+    answer = library.ask(AskRequest(QUESTION, options=RequestOptions(top_n=4, rewrite=False, feedback=False)))
     faithful(answer)
     assert answer.mode == AnswerMode.DIGEST and "too small" in answer.notice and answer.references
     assert any(r.title.startswith("SPECTER") for r in answer.references)
@@ -70,12 +71,13 @@ def test_cancel_mid_answer_with_the_real_model(library: Engine) -> None:
         if len(seen) >= 5:
             cancel.cancel()
 
-    answer = library.ask(QUESTION, mode="write", top_n=3, rewrite=False, on_token=on_token, cancel=cancel,
-                         save=False)
+    answer = library.ask(AskRequest(QUESTION, mode="write", options=RequestOptions(top_n=3, rewrite=False, save=False)),
+                         on_token=on_token, cancel=cancel)
     assert answer.cancelled
     faithful(answer)
 
 
 def test_off_topic_question_is_answered_plainly(library: Engine) -> None:
-    answer = library.ask("What is the best recipe for banana bread?", rewrite=False, save=False)
+    answer = library.ask(AskRequest("What is the best recipe for banana bread?",
+                                    options=RequestOptions(rewrite=False, save=False)))
     assert answer.mode == AnswerMode.NO_EVIDENCE and not answer.references

@@ -15,6 +15,7 @@ import pytest
 
 from engine.cite.markers import cited_numbers
 from engine.demo import demo_papers
+from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
 from engine.types import Answer, AnswerMode
 
@@ -22,6 +23,8 @@ pytestmark = pytest.mark.slow
 
 GOLDEN = json.loads((Path(__file__).with_name("questions.json")).read_text(encoding="utf-8"))
 DEMO = {path.name for path in demo_papers()}
+LIBRARY_ONLY = Scope(source="library")
+NOT_SAVED = RequestOptions(save=False)
 ON_DEMO = [q for q in GOLDEN["questions"] if q["source"] == "library" and set(q["expected"]) <= DEMO]
 
 
@@ -56,7 +59,7 @@ def test_the_demo_covers_golden_questions() -> None:
 def test_a_golden_question_is_answered_from_its_paper_with_verbatim_quotes(
         demo_library: tuple[Engine, dict[str, str]], question: dict[str, object]) -> None:
     engine, doc_ids = demo_library
-    answer = engine.ask(str(question["question"]), source="library", save=False)
+    answer = engine.ask(AskRequest(str(question["question"]), scope=LIBRARY_ONLY, options=NOT_SAVED))
     assert answer.mode != AnswerMode.NO_EVIDENCE and not answer.cancelled
     assert cited_numbers(answer.text), answer.text
     check_citations(engine, answer)
@@ -72,6 +75,6 @@ def test_a_golden_question_is_answered_from_its_paper_with_verbatim_quotes(
 def test_an_off_topic_question_gets_no_invented_citations(demo_library: tuple[Engine, dict[str, str]],
                                                           question: str) -> None:
     engine, _ = demo_library
-    answer = engine.ask(question, source="library", save=False)
+    answer = engine.ask(AskRequest(question, scope=LIBRARY_ONLY, options=NOT_SAVED))
     check_citations(engine, answer)
     assert answer.mode == AnswerMode.NO_EVIDENCE and not cited_numbers(answer.text), answer.text

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from fixtures.pdfs import paper_text, text_pdf
 
+from engine.request import AskRequest
 from engine.retrieve.fts import readable_text
 from engine.service import Engine
 
@@ -62,7 +63,7 @@ def test_lone_surrogates_through_the_engine_search_and_ask(embedded_home: Path) 
     with Engine(embedded_home) as engine:
         hits = engine.search("\udcff\udcfe citation graphs")
         assert hits and "citation graphs" in hits[0].text
-        answer = engine.ask("\ud800 how are citation graphs used?", digest=True)
+        answer = engine.ask(AskRequest("\ud800 how are citation graphs used?", mode="digest"))
         assert answer.sentences and "not valid UTF-8" in answer.notice
         assert "\ud800" not in answer.question
         assert engine.answer(answer.id).question == answer.question  # saved: SQLite could encode it

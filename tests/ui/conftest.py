@@ -35,15 +35,6 @@ def corpus_papers() -> Path:
     return folder
 
 
-@pytest.fixture(autouse=True)
-def _restore_hub_offline_flag(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Loading the embedder sets HF_HUB_OFFLINE=1 for the whole process (engine/embed/sentence.py);
-    undo it after each test so one test's model load does not turn the next test's downloads off."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", os.environ.get("HF_HUB_OFFLINE", ""))
-    if not os.environ["HF_HUB_OFFLINE"]:
-        monkeypatch.delenv("HF_HUB_OFFLINE")
-
-
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[EngineClient]:
     """An EngineClient on a fresh library in tmp_path (never the user's)."""

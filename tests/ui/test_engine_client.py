@@ -8,12 +8,17 @@ import threading
 from pathlib import Path
 
 import pytest
+from fixtures.pdfs import paper_text, text_pdf
 from PySide6.QtCore import QThread
 from pytestqt.qtbot import QtBot
 
 from engine.config import resolve_paths
+from engine.embed import HashingEmbedder
 from engine.importer import IngestResult, Outcome
 from engine.progress import Progress
+from engine.request import AskRequest, Scope
+from engine.service import Engine
+from engine.types import Answer
 from ui.engine_client import EngineClient
 from ui.engine_tasks import ProgressThrottle, describe_failures
 
@@ -143,3 +148,40 @@ def test_engine_work_runs_at_a_lower_priority_than_the_ui(qtbot: QtBot, client: 
     client.call("probe", niceness, seen.append)
     qtbot.waitUntil(lambda: bool(seen), timeout=TIMEOUT_MS)
     assert seen[0] > os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+def _offline(engine: Engine) -> Engine:
+    """Deterministic embedders, so a digest answer needs no model download or load."""
+    engine.__dict__["embedder"] = HashingEmbedder()
+    engine.__dict__["support_embedder"] = HashingEmbedder()
+    return engine
+
+
+def test_an_answer_is_saved_once_by_the_engine_with_the_scope_the_user_named(qtbot: QtBot, tmp_path: Path) -> None:
+    engine = _offline(Engine(tmp_path / "home"))
+    pdf = text_pdf(tmp_path / "corona.pdf", [paper_text("protein corona on lipid nanoparticles", 4)])
+    assert next(iter(engine.add_documents([pdf]))).doc_id
+    client = EngineClient(engine)
+    answers: list[Answer] = []
+    try:
+        client.ask(AskRequest("How do proteins adsorb on lipid nanoparticles?", mode="digest",
+                              scope=Scope(source="library", label="Library")), answers.append)
+        qtbot.waitUntil(lambda: bool(answers) and not client.busy, timeout=TIMEOUT_MS)
+        history = engine.answers()
+        assert [summary.id for summary in history] == [answers[0].id]  # one entry: the engine saved it
+        assert dict(engine.answer(answers[0].id).settings)["scope"] == "Library"
+    finally:
+        client.shutdown()
+
+
+def test_a_request_the_engine_refuses_reaches_the_error_signal(qtbot: QtBot, tmp_path: Path) -> None:
+    client = EngineClient(_offline(Engine(tmp_path / "home")))
+    failed: list[bool] = []
+    try:
+        with qtbot.waitSignal(client.error, timeout=TIMEOUT_MS) as raised:
+            client.ask(AskRequest("How do coronas form?", scope=Scope(source="pes2o")), lambda _a: None,
+                       on_failure=lambda: failed.append(True))
+        assert "Unknown search source 'pes2o'" in raised.args[0]
+        qtbot.waitUntil(lambda: bool(failed) and not client.busy, timeout=TIMEOUT_MS)
+    finally:
+        client.shutdown()

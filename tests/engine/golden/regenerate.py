@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from engine.ingest import parse_pdf
-from engine.ingest.chunk import ends_sentence, starts_sentence
+from engine.text.sentences import ends_sentence, starts_sentence
 from engine.types import Passage
 
 SHARED_CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"  # ../shared beside the checkout

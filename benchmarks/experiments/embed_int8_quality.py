@@ -7,7 +7,7 @@ with ``torch.ao.quantization.quantize_dynamic`` (the backend embed_speed.py foun
 embeds the whole dev corpus with it (cached under its own model id) and reports dense and hybrid
 quality beside the fp32 model's. ONNX Runtime is not installed by default, so it is not compared.
 
-    python benchmarks/embed_int8_quality.py [--json OUT]
+    python benchmarks/experiments/embed_int8_quality.py [--json OUT]
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+# The repository (for engine) and benchmarks/ (for the shared retrieval helpers).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np

@@ -15,7 +15,8 @@ It saves the adapted model to ``--out``; score it with
 
 and compare with the bundled model's rows (tune and held-out halves both reported).
 
-    python benchmarks/embed_adapt.py --out /tmp/minilm-adapted [--epochs 1] [--steps N] [--batch 32] [--max-length 128]
+    python benchmarks/experiments/embed_adapt.py --out /tmp/minilm-adapted [--epochs 1] [--steps N]
+        [--batch 32] [--max-length 128]
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+# The repository (for engine) and benchmarks/ (for the shared retrieval helpers).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch

@@ -1,0 +1,102 @@
+"""The one sentence splitter, tuned for scientific prose, over text or over a stream of words.
+
+Spans matter: a quote is always ``text[start:end]`` of the passage, so it is verbatim by
+construction. Abbreviations (``et al.``, ``e.g.``, ``Fig.``), decimals and initials do not end a
+sentence; a pattern the caller names (such as a citation marker after a full stop, ``... shown. [2]``)
+stays with the sentence before. A line break before a capital ends a "sentence" when the line before
+ends in a capitalised word or a number: that is how titles, author lines and headings sit in
+extracted PDF text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from engine.text.abbreviations import is_abbreviation
+
+# A candidate end: . ! or ? (optionally followed by closing quotes or brackets), then whitespace.
+_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|(?<=[^\s,;:(\-–])(?=\n[ \t]*[A-Z0-9])")
+_WORD_END = re.compile(r"[.!?][\"'”’)\]]*$")
+_END_CHARS = frozenset(".!?\"')]”’")
+_OPENERS = frozenset("([\"'“‘")
+
+
+class Span(NamedTuple):
+    start: int
+    end: int
+
+
+def split_spans(text: str, min_chars: int = 1, attached: re.Pattern[str] | None = None) -> list[Span]:
+    """Sentence spans of ``text`` (leading/trailing whitespace excluded), in order.
+
+    Runs of ``attached`` right after a sentence's end belong to that sentence.
+    """
+    trailing = re.compile(rf"(?:\s*(?:{attached.pattern}))+") if attached is not None else None
+    spans: list[Span] = []
+    start = 0
+    for match in _END.finditer(text):
+        end = match.end()
+        if match.start() == end:  # a line break: a boundary only after a heading- or name-like line
+            previous_word = text[:end].rsplit(None, 1)[-1] if text[:end].strip() else ""
+            if not previous_word or previous_word[0].islower():
+                continue
+            _append(text, start, end, spans)
+            start = end
+            continue
+        if _ends_in_abbreviation(text, match.start()):
+            continue
+        nxt = _next_nonspace(text, end)
+        if nxt is not None and text[nxt].islower():
+            continue  # "... et al. showed" style continuations and lower-case after a stop
+        if trailing is not None and (markers := trailing.match(text, end)):
+            end = markers.end()
+        _append(text, start, end, spans)
+        start = end
+    _append(text, start, len(text), spans)
+    return [s for s in spans if s.end - s.start >= min_chars]
+
+
+def split_sentences(text: str, attached: re.Pattern[str] | None = None) -> list[str]:
+    """The sentences of ``text``, as :func:`split_spans` finds them."""
+    return [text[s.start:s.end] for s in split_spans(text, attached=attached)]
+
+
+def ends_sentence(word: str) -> bool:
+    """True when ``word``, one whitespace-separated token, closes a sentence (not an abbreviation or an initial)."""
+    if not word or word[-1] not in _END_CHARS or not _WORD_END.search(word):
+        return False
+    return not (word.endswith(".") and is_abbreviation(word))
+
+
+def starts_sentence(word: str) -> bool:
+    """True when ``word`` can open a sentence: a capital, a digit or an opening bracket or quote."""
+    first = word[:1]
+    return first.isupper() or first.isdigit() or first in _OPENERS
+
+
+def _ends_in_abbreviation(text: str, dot: int) -> bool:
+    word_start = dot
+    while word_start > 0 and (text[word_start - 1].isalnum() or text[word_start - 1] == "."):
+        word_start -= 1
+    word = text[word_start:dot].rstrip(".")
+    if not word:
+        return False
+    if is_abbreviation(word):
+        return True
+    return bool(word.isdigit() and dot + 1 < len(text) and text[dot + 1].isdigit())  # a decimal: "3.5"
+
+
+def _next_nonspace(text: str, index: int) -> int | None:
+    while index < len(text) and text[index].isspace():
+        index += 1
+    return index if index < len(text) else None
+
+
+def _append(text: str, start: int, end: int, spans: list[Span]) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        spans.append(Span(start, end))

@@ -1,0 +1,73 @@
+"""engine/text: the one stemmer agrees with FTS5's, one stop list, one splitter for text and words."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from engine.retrieve.fts import TOKENIZER
+from engine.text.abbreviations import is_abbreviation
+from engine.text.sentences import ends_sentence, split_sentences, split_spans, starts_sentence
+from engine.text.stem import stem
+from engine.text.stopwords import CLAIM_FRAMING_WORDS, QUESTION_WORDS, SCIENCE_WORDS, STOP_WORDS
+from engine.text.tokens import LETTERS, WORD_OR_NUMBER, lower_words
+
+_VOCABULARY = """as is vs s embeddings embedding embedded citations cited studies study proteins protein
+generalization generalize retrieval retrieved retrieving relational hopefully agreed running runs ran
+sensitivity sensitive conditional rationalization formality electrical adjustable happiness caresses ponies
+ties caress cats feed agreed plastered bled motoring sing conflated troubled sized hopping tanned falling
+hissing fizzed failing filing happy sky triplicate formative formalize electriciti hopeful goodness""".split()
+
+
+def _fts5_stems(words: list[str]) -> list[str]:
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize = '{TOKENIZER}')")
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    for rowid, word in enumerate(words, start=1):
+        conn.execute("INSERT INTO t(rowid, x) VALUES (?, ?)", (rowid, word))
+    by_row = {row: term for row, term in conn.execute("SELECT doc, term FROM v")}
+    return [by_row[rowid] for rowid in range(1, len(words) + 1)]
+
+
+def test_the_stemmer_agrees_with_the_fts5_index_word_for_word() -> None:
+    assert [stem(w) for w in _VOCABULARY] == _fts5_stems(_VOCABULARY)
+
+
+def test_plural_and_inflected_forms_share_a_stem() -> None:
+    assert stem("embeddings") == stem("embedding") == stem("embedded")
+    assert stem("studies") == stem("study")
+    assert stem("is") == "is"  # short words pass through, as in FTS5
+
+
+def test_each_stop_list_is_one_concern_and_function_words_are_not_repeated() -> None:
+    assert {"the", "of", "onto", "between"} <= STOP_WORDS
+    assert not (QUESTION_WORDS | CLAIM_FRAMING_WORDS | SCIENCE_WORDS) & STOP_WORDS
+    assert "protein" not in STOP_WORDS | QUESTION_WORDS | CLAIM_FRAMING_WORDS | SCIENCE_WORDS
+
+
+def test_tokens_keep_decimals_whole_only_where_asked() -> None:
+    assert lower_words("Accuracy rose to 81.1% (COVID-19)", WORD_OR_NUMBER) == ["accuracy", "rose", "to", "81.1",
+                                                                                 "covid", "19"]
+    assert LETTERS.findall("COVID-19 in 2020") == ["COVID", "in"]
+
+
+def test_abbreviations_and_initials_are_not_sentence_ends() -> None:
+    assert is_abbreviation("e.g.") and is_abbreviation("(e.g.") and is_abbreviation("Figs.") and is_abbreviation("J.")
+    assert not is_abbreviation("results.")
+    assert split_sentences("Smith et al. showed it. See Fig. 2 for J. Doe's result. Done.") == [
+        "Smith et al. showed it.", "See Fig. 2 for J. Doe's result.", "Done."]
+
+
+def test_decimals_do_not_split_and_named_patterns_stay_with_the_sentence_before() -> None:
+    marker = re.compile(r"\[\d+\]")
+    text = "It rose by 3.5 points. [2] Then it fell."
+    assert split_sentences(text, attached=marker) == ["It rose by 3.5 points. [2]", "Then it fell."]
+    assert split_sentences(text) == ["It rose by 3.5 points.", "[2] Then it fell."]
+    assert all(text[s.start:s.end].strip() == text[s.start:s.end] for s in split_spans(text))
+
+
+def test_the_word_stream_splitter_uses_the_same_abbreviations() -> None:
+    assert ends_sentence("done.") and ends_sentence("done.)") and ends_sentence("why?")
+    assert not ends_sentence("e.g.") and not ends_sentence("Fig.") and not ends_sentence("A.")
+    assert not ends_sentence("p.")  # "see p. 5": known to the text splitter, and now to the chunker too
+    assert starts_sentence("The") and starts_sentence("3") and starts_sentence("(see") and not starts_sentence("and")
