@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.service import Engine
+from engine.store.answers import save_answer
 from engine.types import Answer, AnswerMode, AnswerSentence
 from ui.history_list import summary_line
 
@@ -19,10 +20,10 @@ def _answer(answer_id: str, mode: AnswerMode, asked: str, *, cancelled: bool = F
 
 def test_fallbacks_and_cancels_are_listed_as_what_they_were(tmp_path: Path) -> None:
     with Engine(tmp_path / "home") as engine:
-        engine.save_answer(_answer("a", AnswerMode.DIGEST, "write"))
-        engine.save_answer(_answer("bb", AnswerMode.WRITTEN, "write", cancelled=True))
-        engine.save_answer(_answer("ccc", AnswerMode.WRITTEN, "write"))
-        engine.save_answer(_answer("dddd", AnswerMode.DIGEST, "digest"))
+        save_answer(engine.library, _answer("a", AnswerMode.DIGEST, "write"))
+        save_answer(engine.library, _answer("bb", AnswerMode.WRITTEN, "write", cancelled=True))
+        save_answer(engine.library, _answer("ccc", AnswerMode.WRITTEN, "write"))
+        save_answer(engine.library, _answer("dddd", AnswerMode.DIGEST, "digest"))
         lines = {past.id: summary_line(past) for past in engine.answers()}
     assert lines["a"].endswith("Evidence digest instead of a written answer")
     assert lines["bb"].endswith("Cancelled (partial)")
