@@ -21,9 +21,11 @@ Laying out prompts so the prefix is shared (for the synthesis pipeline):
 - Message contents are tokenized as plain text: special-token text inside a passage
   (``<|im_end|>``, ``[INST]``) stays inert data and cannot close a turn.
 
-Cancel is checked between tokens, and between prompt batches sized to take well under a second at
-the speed measured so far (:class:`CancelBatches`; a fixed 512-token batch took 2.5 s on a 2-core
-CPU with a 135M model, far longer with a 1.5B one), so a long prompt stops within a second too.
+Cancel is checked between tokens, between prompt batches, and inside a batch: llama.cpp calls an
+abort check between the steps of its compute graph. A 512-token batch takes seconds on a loaded
+2-core CPU (far longer with a 1.5B model), and smaller batches read up to four times slower
+(SmolLM2-135M, 1,024 tokens: 38 tok/s in batches of 512, 9 in batches of 32), so the check goes
+inside the batch rather than the batches getting smaller.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 
 import llama_cpp
@@ -53,20 +55,8 @@ log = logging.getLogger(__name__)
 _SENTINEL = "\x00quire-message-{}\x00"  # stands in for message contents while the template renders
 
 
-class CancelBatches:
-    """How many prompt tokens to read between two cancel checks: as many as take about
-    ``target_s`` at the speed measured so far, so a Stop is answered within about a second
-    whether the model reads 30 tokens a second or 3,000."""
-
-    def __init__(self, most: int, first: int = 32, least: int = 8, target_s: float = 0.4) -> None:
-        self.most, self.least, self.target_s = max(1, most), min(least, max(1, most)), target_s
-        self.size = max(self.least, min(first, self.most))
-
-    def took(self, tokens: int, seconds: float) -> None:
-        if tokens <= 0 or seconds <= 0:
-            return
-        fitting = int(self.target_s * tokens / seconds)
-        self.size = max(self.least, min(self.most, fitting, 2 * self.size))  # grow at most twofold per batch
+def _never() -> bool:
+    return False
 
 
 def default_threads() -> int:
@@ -104,6 +94,8 @@ class LlamaModel:
             except (ValueError, RuntimeError) as exc:
                 log.debug("llama.cpp refused %s: %s", self.path, exc)
                 raise load_failure(str(self.path), load_log, self.info.architecture) from None
+        self._abort_when: Callable[[], bool] = _never
+        self._install_abort()
         self._vocab = llama_cpp.llama_model_get_vocab(self._llama.model)
         bos, eos = self._llama.token_bos(), self._llama.token_eos()
         self._bos_id = bos
@@ -228,14 +220,31 @@ class LlamaModel:
             raise PromptTooLongError(len(tokens), self.context_size)
         return tokens
 
-    def _read(self, tokens: list[int]) -> None:
-        """Evaluate prompt tokens into the KV cache (the lock held); a llama.cpp failure empties the cache,
-        so the next prompt starts clean, and becomes a GenerationError."""
+    def _read(self, tokens: list[int]) -> bool:
+        """Evaluate prompt tokens into the KV cache (the lock held); False when a Stop aborted it. A
+        llama.cpp failure or abort empties the cache, so the next prompt starts clean; a failure
+        becomes a GenerationError."""
         try:
             self._llama.eval(tokens)
         except Exception as exc:
             self._llama.reset()
+            if self._abort_when():
+                return False
             raise GenerationError(f"llama.cpp failed while reading the prompt: {exc}") from exc
+        return True
+
+    def _install_abort(self) -> None:
+        """Let llama.cpp stop inside a prompt batch: it calls this between the steps of its compute
+        graph. Reading a batch of 512 tokens takes seconds on a loaded CPU (tens of seconds with a
+        1.5B model), and smaller batches read several times slower, so the check goes inside."""
+        def abort(_data: object) -> bool:
+            try:
+                return bool(self._abort_when())
+            except Exception:  # an exception must not cross into C
+                return False
+
+        self._abort_callback = llama_cpp.ggml_abort_callback(abort)  # kept: llama.cpp holds only a pointer
+        llama_cpp.llama_set_abort_callback(self._llama.ctx, self._abort_callback, None)
 
     def _reuse_prefix(self, tokens: list[int]) -> int:
         """Keep the KV cache of the longest prefix shared with what is cached; return its length."""
@@ -268,16 +277,14 @@ class LlamaModel:
             reused = self._reuse_prefix(tokens)
             # The prompt goes in by batches so cancel is honoured during a long evaluation; the last
             # token is left to generate(), which finds the rest cached and samples from fresh logits.
-            batches = CancelBatches(llama.n_batch)
-            start = reused
-            while start < len(tokens) - 1:
-                if stopped():
-                    return self._completion("", tokens, start - reused, 0, started, None, "cancelled")
-                end = min(start + batches.size, len(tokens) - 1)
-                began = time.perf_counter()
-                self._read(tokens[start:end])
-                batches.took(end - start, time.perf_counter() - began)
-                start = end
+            batch = llama.n_batch
+            self._abort_when = stopped  # llama.cpp asks between the steps of a batch (see _install_abort)
+            try:
+                for start in range(reused, len(tokens) - 1, batch):
+                    if stopped() or not self._read(tokens[start:min(start + batch, len(tokens) - 1)]):
+                        return self._completion("", tokens, start - reused, 0, started, None, "cancelled")
+            finally:
+                self._abort_when = _never
             if stopped():
                 return self._completion("", tokens, len(tokens) - 1 - reused, 0, started, None, "cancelled")
 
