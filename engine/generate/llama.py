@@ -59,6 +59,9 @@ def _never() -> bool:
     return False
 
 
+_NO_ABORT = llama_cpp.ggml_abort_callback()  # a null function pointer: llama.cpp never asks
+
+
 def default_threads() -> int:
     """Physical cores: llama.cpp token generation does not gain from hyper-threads."""
     try:
@@ -95,7 +98,7 @@ class LlamaModel:
                 log.debug("llama.cpp refused %s: %s", self.path, exc)
                 raise load_failure(str(self.path), load_log, self.info.architecture) from None
         self._abort_when: Callable[[], bool] = _never
-        self._install_abort()
+        self._abort_callback = llama_cpp.ggml_abort_callback(self._abort)  # kept: llama.cpp holds a pointer
         self._vocab = llama_cpp.llama_model_get_vocab(self._llama.model)
         bos, eos = self._llama.token_bos(), self._llama.token_eos()
         self._bos_id = bos
@@ -233,18 +236,21 @@ class LlamaModel:
             raise GenerationError(f"llama.cpp failed while reading the prompt: {exc}") from exc
         return True
 
-    def _install_abort(self) -> None:
-        """Let llama.cpp stop inside a prompt batch: it calls this between the steps of its compute
-        graph. Reading a batch of 512 tokens takes seconds on a loaded CPU (tens of seconds with a
-        1.5B model), and smaller batches read several times slower, so the check goes inside."""
-        def abort(_data: object) -> bool:
-            try:
-                return bool(self._abort_when())
-            except Exception:  # an exception must not cross into C
-                return False
+    def _set_abort(self, when: Callable[[], bool] | None) -> None:
+        """Let llama.cpp stop inside a prompt batch: while ``when`` is set it is asked between the steps
+        of the compute graph. A batch of 512 tokens takes seconds on a loaded CPU (tens of seconds with
+        a 1.5B model), and smaller batches read several times slower, so the check goes inside. It is
+        set only while a prompt is read: each check takes the GIL, which token-by-token generation
+        (checked between tokens anyway) should not pay for."""
+        self._abort_when = when or _never
+        callback = self._abort_callback if when is not None else _NO_ABORT
+        llama_cpp.llama_set_abort_callback(self._llama.ctx, callback, None)
 
-        self._abort_callback = llama_cpp.ggml_abort_callback(abort)  # kept: llama.cpp holds only a pointer
-        llama_cpp.llama_set_abort_callback(self._llama.ctx, self._abort_callback, None)
+    def _abort(self, _data: object) -> bool:
+        try:
+            return bool(self._abort_when())
+        except Exception:  # an exception must not cross into C
+            return False
 
     def _reuse_prefix(self, tokens: list[int]) -> int:
         """Keep the KV cache of the longest prefix shared with what is cached; return its length."""
@@ -278,13 +284,13 @@ class LlamaModel:
             # The prompt goes in by batches so cancel is honoured during a long evaluation; the last
             # token is left to generate(), which finds the rest cached and samples from fresh logits.
             batch = llama.n_batch
-            self._abort_when = stopped  # llama.cpp asks between the steps of a batch (see _install_abort)
+            self._set_abort(stopped)  # llama.cpp asks between the steps of a batch
             try:
                 for start in range(reused, len(tokens) - 1, batch):
                     if stopped() or not self._read(tokens[start:min(start + batch, len(tokens) - 1)]):
                         return self._completion("", tokens, start - reused, 0, started, None, "cancelled")
             finally:
-                self._abort_when = _never
+                self._set_abort(None)
             if stopped():
                 return self._completion("", tokens, len(tokens) - 1 - reused, 0, started, None, "cancelled")
 
