@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.cite.sentences import split_sentences
-from engine.cite.support import prose_like
+from engine.cite.windows import prose_like
 
 SUPPORTS, REFUTES, NEUTRAL = 0, 1, 2
 LABELS = ("supports", "refutes", "neutral")

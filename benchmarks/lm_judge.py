@@ -41,6 +41,9 @@ from engine.process import prepare_process  # noqa: E402
 from engine.synthesis.support_reader import SUPPORTED, support_score  # noqa: E402
 
 PRECISION_TARGET = 0.9
+# The scientific training-side sources: news and climate claims against abstracts, and FactCC-style pairs
+# from PubMedQA's training-side abstracts (benchmarks/judge_data.py).
+FIT_SOURCES = ("checkcovid", "climate-fever", "synthetic-pubmedqa")
 
 
 def readable(claim: str, evidence: str, judgement: Judgement) -> bool:
@@ -57,12 +60,20 @@ def fit_threshold(scores: list[float], positive: list[bool], target: float = PRE
     return None
 
 
+def operating_point(scores: list[float], pairs: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
+    """Precision and recall of "supports" among the fitting pairs the reader accepts at ``threshold``."""
+    accepted = [r["label"] == "supports" for r, s in zip(pairs, scores, strict=True) if s >= threshold]
+    positives = sum(r["label"] == "supports" for r in pairs)
+    return {"accepted": len(accepted), "precision": round(sum(accepted) / len(accepted), 3) if accepted else None,
+            "recall": round(sum(accepted) / positives, 3) if positives else None}
+
+
 def main() -> None:
     prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="the writer's GGUF file")
     parser.add_argument("--per-label", type=int, default=30)
-    parser.add_argument("--train", type=int, default=80, help="held-out pairs of each training-side source")
+    parser.add_argument("--train", type=int, default=60, help="held-out pairs of each label of each fitting source")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/lm_judge.json")
     args = parser.parse_args()
@@ -72,8 +83,8 @@ def main() -> None:
             for r in rng.sample([r for r in rows if r["label"] == label and r["id"] not in check_ids],
                                 args.per_label)]
     pool = held_out_pairs(DEFAULT_DATA)
-    held = [r for source in ("checkcovid", "climate-fever")
-            for candidates in [[r for r in pool if r["source"] == source]]
+    held = [r for source in FIT_SOURCES for label in ("supports", "refutes", "neutral")
+            for candidates in [[r for r in pool if r["source"] == source and r["label"] == label]]
             for r in rng.sample(candidates, min(args.train, len(candidates)))]
     judge = default_judge()
     lm = LlamaModel(args.model, context_size=2048, threads=args.threads)
@@ -86,13 +97,14 @@ def main() -> None:
     fitted = fit_threshold(fit_scores, [r["label"] == "supports" for r in fit_pairs])
 
     judged = judge.judge_many([(r["claim"], r["evidence"]) for r in test], whole=True)
-    started = time.perf_counter()
-    lm_scores = np.array([support_score(lm, r["claim"], r["evidence"]) for r in test])
+    asked = np.array([readable(r["claim"], r["evidence"], j) for r, j in zip(test, judged, strict=True)])
+    started = time.perf_counter()  # the reader reads only what it would read in an answer
+    lm_scores = np.array([support_score(lm, r["claim"], r["evidence"]) if ask else 0.0
+                          for r, ask in zip(test, asked, strict=True)])
     test_seconds = time.perf_counter() - started
     gold = np.array([r["label"] for r in test])
     ce_scores = np.array([j.score - j.contradiction for j in judged])
     ce_supported = np.array([j.verdict == "supported" for j in judged])
-    asked = np.array([readable(r["claim"], r["evidence"], j) for r, j in zip(test, judged, strict=True)])
 
     def aucs(values: np.ndarray) -> dict[str, float]:
         return {"supports_vs_refutes": _auc(values[gold == "Supports"], values[gold == "Refutes"]),
@@ -113,12 +125,18 @@ def main() -> None:
                                               if r["label"] != "supports"])},
         "healthver": {
             "pairs": len(test), "outside_the_check_450": True,
-            "auc_cross_encoder": aucs(ce_scores), "auc_reader": aucs(lm_scores),
+            "auc_cross_encoder": aucs(ce_scores),
             "judged_supported_cross_encoder": rates(ce_supported),
             "judged_supported_cascade": rates(ce_supported | (asked & (lm_scores >= SUPPORTED))),
+            "cascade_by_threshold": {str(t): rates(ce_supported | (asked & (lm_scores >= t)))
+                                     for t in (0.5, 0.6, 0.7, 0.8, 0.9)},
             "asked_share": round(float(asked.mean()), 3),
         },
-        "seconds_per_read": round((fit_seconds + test_seconds) / max(1, len(fit_pairs) + len(test)), 2),
+        "fit_by_threshold": {str(t): operating_point(fit_scores, fit_pairs, t) for t in (0.5, 0.6, 0.7, 0.8, 0.9)},
+        "seconds_per_read": round((fit_seconds + test_seconds) / max(1, len(fit_pairs) + int(asked.sum())), 2),
+        "fit_scores": [[r["source"], r["label"], round(x, 3)] for r, x in zip(fit_pairs, fit_scores, strict=True)],
+        "healthver_scores": [[r["label"], round(float(x), 3)] for r, x, a in zip(test, lm_scores, asked, strict=True)
+                             if a],
     }
     print(json.dumps(report, indent=2))
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -23,7 +23,7 @@ from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.request import AskRequest
 from engine.retrieve.source import PassageSource
 from engine.store import Library
-from engine.types import Answer, Document, Page, Passage, SearchHit
+from engine.types import Answer, Document, Page, PaperRow, PaperTable, Passage, SearchHit, TableColumn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -281,6 +281,28 @@ class Engine:
                            language_model=self.language_model,
                            support_embedder=lambda: self.support_embedder,
                            save=lambda answer: save_answer(self.library, answer))
+
+    def table(self, question: str, columns: Sequence[TableColumn] | None = None, *,
+              doc_ids: Collection[str] | None = None, mode: str = "auto", model: str | Path | None = None,
+              on_row: Callable[[PaperRow], None] | None = None, progress: ProgressCallback = no_progress,
+              cancel: CancelToken | None = None) -> PaperTable:
+        """A table of papers: a row per paper in scope (``doc_ids``, else the library) that addresses
+        ``question``, a cell per column (default: answer, method, data, main result), each a sentence
+        backed by a verbatim quote or "not stated". ``mode``: "auto" writes cells with a model able to,
+        "write" always, "quotes" never. ``on_row`` hears each finished row; ``cancel`` keeps them."""
+        from engine.service_table import TableTools, engine_table
+
+        def search_paper(query: str, doc_id: str, k: int, token: CancelToken | None) -> list[SearchHit]:
+            # Rewriting and reranking are left out: a paper's few passages are reread sentence by
+            # sentence for every cell, and 200 papers times five columns of model calls take minutes.
+            return self.search(query, k=k, source="library", doc_ids=[doc_id], rewrite=False, rerank="none",
+                               spelling=False, cancel=token)
+
+        tools = TableTools(settings=self.settings, documents=self.documents, document=self.library.document,
+                           search_paper=search_paper, passage=self.library.passage,
+                           language_model=self.language_model, support_embedder=lambda: self.support_embedder)
+        return engine_table(tools, question, columns, doc_ids=doc_ids, mode=mode, model=model, on_row=on_row,
+                            progress=progress, cancel=cancel)
 
     def answers(self, limit: int = 200) -> list[AnswerSummary]:
         """Past answers, newest first."""

@@ -152,6 +152,7 @@ def _items(conn: sqlite3.Connection, data_folder: Path) -> Iterator[ZoteroItem]:
         "i.dateModified, p.dateModified, t.typeName FROM itemAttachments a JOIN items i ON i.itemID = a.itemID "
         f"LEFT JOIN items p ON p.itemID = a.{parent_column} LEFT JOIN itemTypes t ON t.itemTypeID = p.itemTypeID "
         "ORDER BY a.itemID").fetchall()
+    pdfs_of_parent: dict[int, int] = {}  # how many PDFs of each parent came before
     for item_id, parent_id, link_mode, content_type, path, key, library_id, modified, parent_modified, kind in rows:
         path = path or ""
         if item_id in trashed or (parent_id is not None and parent_id in trashed):
@@ -162,10 +163,17 @@ def _items(conn: sqlite3.Connection, data_folder: Path) -> Iterator[ZoteroItem]:
             continue
         source = parent_id if parent_id is not None else item_id  # a standalone PDF is its own item
         data = fields.get(source, {})
+        own_title = " ".join(fields.get(item_id, {}).get("title", "").split())
+        title = " ".join((data.get("title") or own_title).split())
+        if parent_id is not None:
+            earlier = pdfs_of_parent.get(parent_id, 0)
+            pdfs_of_parent[parent_id] = earlier + 1
+            if earlier:  # the first PDF is the paper; later ones are supplements, appendices, slides
+                title = attachment_title(title, own_title, path)
         pdf, problem = _attachment_file(data_folder, key, link_mode, path)
         yield ZoteroItem(
             key=key, library_id=int(library_id or 1), modified=max(str(modified or ""), str(parent_modified or "")),
-            title=" ".join((data.get("title") or fields.get(item_id, {}).get("title") or "").split()),
+            title=title,
             authors=tuple(creators.get(source, ())), year=_year(data.get("date", "")),
             doi=(data.get("DOI") or "").strip(), collections=tuple(sorted(collections.get(source, ()))),
             pdf=pdf, problem=problem)
@@ -210,19 +218,39 @@ def _creators(conn: sqlite3.Connection) -> dict[int, list[str]]:
 def _collections(conn: sqlite3.Connection) -> dict[int, set[str]]:
     """itemID -> full collection paths ("Thesis › Related work")."""
     rows = conn.execute("SELECT collectionID, collectionName, parentCollectionID FROM collections").fetchall()
-    by_id = {cid: (name, parent) for cid, name, parent in rows}
+    by_id = {cid: (" ".join(str(name or "").split()), parent) for cid, name, parent in rows}
 
-    def full_name(cid: int, depth: int = 0) -> str:
-        name, parent = by_id[cid]
-        if parent in by_id and depth < 32:  # a parent loop in a damaged database must not recurse forever
-            return f"{full_name(parent, depth + 1)} › {name}"
-        return str(name)
+    def full_name(cid: int) -> str:
+        # A damaged database can make collections each other's parents; the path stops at the first
+        # collection met twice, so a cycle gives "A › B", not "A › B › A › B …".
+        names: list[str] = []
+        seen: set[int] = set()
+        current: int | None = cid
+        while current is not None and current in by_id and current not in seen:
+            seen.add(current)
+            name, current = by_id[current]
+            names.append(name)
+        return " › ".join(reversed([n for n in names if n]))
 
     found: dict[int, set[str]] = {}
     for cid, item_id in conn.execute("SELECT collectionID, itemID FROM collectionItems"):
-        if cid in by_id:
-            found.setdefault(item_id, set()).add(full_name(cid))
+        if cid in by_id and (path := full_name(cid)):
+            found.setdefault(item_id, set()).add(path)
     return found
+
+
+# Titles Zotero or a browser connector gives the main PDF of an item; they say nothing about it.
+_GENERIC_ATTACHMENT_TITLES = {"pdf", "full text", "full text pdf", "accepted version", "submitted version",
+                              "published version", "preprint pdf", "arxiv fulltext pdf", "attachment"}
+
+
+def attachment_title(parent_title: str, own_title: str, path: str) -> str:
+    """The title of a parent's second (third, …) PDF: the parent's title and what this file is, so a
+    supplement is not a second row with the paper's own title."""
+    own = " ".join(own_title.split())
+    if not own or own.casefold() in _GENERIC_ATTACHMENT_TITLES or own == parent_title:
+        own = Path(path.removeprefix("storage:")).stem or "attachment"
+    return f"{parent_title} — {own}" if parent_title else own
 
 
 def _attachment_file(data_folder: Path, key: str, link_mode: int | None, path: str) -> tuple[Path | None, str]:

@@ -16,6 +16,7 @@ from engine.request import AskRequest, RequestOptions, Scope
 from engine.types import Answer, AnswerMode, Citation
 from ui.ask_pane import EVERYTHING, LIBRARY, SELECTED, AskPane
 from ui.claim_check import as_reference, check_html
+from ui.collection_scope import COLLECTION
 from ui.engine_client import EngineClient
 from ui.engine_tasks import PassageLocation
 from ui.library_pane import LibraryPane
@@ -114,6 +115,11 @@ class AnswerController(QObject):
         if scope == SELECTED and not doc_ids:
             self._status("Select one or more papers in the library to ask about just those.")
             return False
+        if scope == COLLECTION:
+            doc_ids = self._library.collection_doc_ids(self._pane.collection)
+            if not doc_ids:
+                self._status("No paper is filed in that collection; choose another scope.")
+                return False
         if self._client.asking:
             self._status("Your question starts as soon as the last one has stopped.")
         elif self._client.ingesting:
@@ -124,7 +130,8 @@ class AnswerController(QObject):
         self._pane.start_answer(question)
         label = self._pane.scope_label() + (f" ({len(doc_ids)})" if doc_ids else "")
         self._scope = (scope, len(doc_ids or ()), datastores)
-        request = AskRequest(question, scope=Scope(source="library" if scope in (LIBRARY, SELECTED) else "all",
+        library_only = scope in (LIBRARY, SELECTED, COLLECTION)
+        request = AskRequest(question, scope=Scope(source="library" if library_only else "all",
                                                    doc_ids=tuple(doc_ids) if doc_ids else None, label=label),
                              mode=self._pane.mode(), options=RequestOptions(table=table))
         self._client.ask(request, lambda answer: self.show(answer, current), on_failure=lambda: self._failed(current))

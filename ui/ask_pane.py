@@ -4,7 +4,7 @@ answer with clickable citations, export and copy, and the past questions."""
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QTabWidget,
     QTextBrowser,
     QToolButton,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -29,11 +30,13 @@ from engine.types import Answer
 from ui.answer_html import answer_html, parse_cite_url, streaming_html
 from ui.answer_progress import PHASES, READING, WRITING, AnswerProgress
 from ui.claim_check import parse_check_url
+from ui.collection_scope import COLLECTION, choose_collection
 from ui.errors import for_the_app
 from ui.history_list import ANSWER_ID_ROLE, HistoryList
 
 EVERYTHING, LIBRARY, SELECTED = "everything", "library", "selected"
-SCOPES = ((EVERYTHING, "Everything"), (LIBRARY, "Library only"), (SELECTED, "Selected papers"))
+SCOPES = ((EVERYTHING, "Everything"), (LIBRARY, "Library only"), (SELECTED, "Selected papers"),
+          (COLLECTION, "Collection…"))
 SMALL_MODEL_WARNING = ("The language model is too small to write answers that hold up against your papers: "
                        "a written answer takes minutes and is usually replaced by the evidence digest.")
 STAGE_NAMES = PHASES  # the stage names the view's caption shows while streaming
@@ -77,6 +80,10 @@ class AskPane(QWidget):
         self.scope_box.setToolTip("Where to look for the answer")
         for key, label in SCOPES:
             self.scope_box.addItem(label, key)
+        self.collection = ""  # the collection asked within, when the scope is COLLECTION
+        self.collection_names: Callable[[], list[str]] = list  # the library's collections (set by the window)
+        self._scope_before = 0
+        self.scope_box.activated.connect(self._on_scope_activated)
         self.ask_button = QPushButton("Ask", self)
         self.ask_button.setObjectName("askButton")
         self.ask_button.setAccessibleName("Ask")
@@ -184,6 +191,8 @@ class AskPane(QWidget):
         return str(self.scope_box.currentData())
 
     def set_scope(self, key: str) -> None:
+        if key == COLLECTION:  # a remembered collection scope would need its collection chosen again
+            return
         index = self.scope_box.findData(key)
         if index >= 0:
             self.scope_box.setCurrentIndex(index)
@@ -198,6 +207,24 @@ class AskPane(QWidget):
 
     def _update_small_model_note(self) -> None:
         self.small_model_note.setVisible(self._small_model and self.write_box.isChecked())
+
+    def _on_scope_activated(self, index: int) -> None:
+        if self.scope_box.itemData(index) != COLLECTION:
+            self._scope_before = index
+            return
+        names = self.collection_names()
+        chosen = choose_collection(self, names, self.collection) if names else None
+        if chosen is None:
+            self.scope_box.setCurrentIndex(self._scope_before)
+            if not names:
+                QToolTip.showText(self.scope_box.mapToGlobal(self.scope_box.rect().bottomLeft()),
+                                  "No paper is filed in a collection; import from Zotero to ask within one.",
+                                  self.scope_box)
+            return
+        self.collection = chosen
+        self.scope_box.setItemText(index, f"Collection: {chosen}")
+        self.scope_box.setItemData(index, chosen, Qt.ItemDataRole.ToolTipRole)
+        self._scope_before = index
 
     def mode(self) -> str | None:
         """``"write"`` when a written answer was asked for, else None (Quire decides)."""

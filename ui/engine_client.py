@@ -24,7 +24,7 @@ from engine.errors import Cancelled
 from engine.progress import CancelToken, Progress
 from engine.request import AskRequest
 from engine.service import Engine
-from engine.types import Answer, Citation, Document, Reference
+from engine.types import Answer, Citation, Document, PaperTable, Reference, TableColumn
 from ui.engine_tasks import (
     PassageLocation,
     ProgressThrottle,
@@ -90,6 +90,12 @@ class EngineClient(QObject):
     answer_stage = Signal(str)  # "retrieving", "reranking", "drafting", ...
     job_finished = Signal(str)  # the kind of job that just ended, whatever happened
     embedding_finished = Signal(bool)  # True: every passage is embedded; False: paused (it resumes later)
+    # (request, PaperRow): a finished row of a table being built, and (request, stage, done, total):
+    # stage "screening" (papers searched for the question) or "table" (rows filled in); ``request``
+    # is what :meth:`table` returned. Emitted from the worker thread; receivers on
+    # the UI thread get them queued, in order.
+    table_row = Signal(int, object)
+    table_progress = Signal(int, str, int, int)
 
     settings_changed = Signal()  # saved settings (a new model, say), after the long lane has them queued
 
@@ -222,6 +228,35 @@ class EngineClient(QObject):
 
         self.cancel_embedding()  # answering comes first; embedding resumes afterwards
         self.call(ASK, work, on_answer, on_failure)
+
+    @staticmethod
+    def default_table_columns() -> tuple[TableColumn, ...]:
+        """The columns a new table starts with: the paper's answer, method, data or sample, main result."""
+        from engine.synthesis.paper_table import default_columns
+
+        return default_columns()
+
+    def table(self, question: str, columns: Sequence[TableColumn], on_table: Callable[[PaperTable], None], *,
+              doc_ids: Sequence[str] | None = None, mode: str = "auto",
+              on_failure: Callable[[], None] | None = None) -> int:
+        """Build a table of papers; rows stream as :attr:`table_row`, progress as :attr:`table_progress`,
+        both tagged with the request number returned. It runs as a question does: :meth:`cancel_answer`
+        stops it, keeping the finished rows."""
+        request = next(self._tickets)
+        token = CancelToken()
+        self._ask_tokens.append(token)
+        ids = list(doc_ids) if doc_ids is not None else None
+
+        def progress(report: Progress) -> None:
+            self.table_progress.emit(request, report.stage, report.done, report.total)
+
+        def work(engine: Engine) -> PaperTable:
+            return engine.table(question, list(columns), doc_ids=ids, mode=mode,
+                                on_row=lambda row: self.table_row.emit(request, row), progress=progress, cancel=token)
+
+        self.cancel_embedding()  # the table comes first; embedding resumes afterwards
+        self.call(ASK, work, on_table, on_failure)
+        return request
 
     def embed_pending(self) -> None:
         """Embed passages not yet in the vector index, in the background, reporting progress as

@@ -8,7 +8,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QStyle
 
@@ -117,6 +117,9 @@ class LibraryModel(QAbstractTableModel):
     def document(self, row: int) -> Document:
         return self._documents[row]
 
+    def documents(self) -> list[Document]:
+        return list(self._documents)
+
     def row_of(self, doc_id: str) -> int | None:
         for row, document in enumerate(self._documents):
             if document.id == doc_id:
@@ -192,3 +195,26 @@ class LibraryModel(QAbstractTableModel):
         if status not in self._icons:
             self._icons[status] = QApplication.style().standardIcon(pixmap)
         return self._icons[status]
+
+
+class LibraryFilter(QSortFilterProxyModel):
+    """The filter box's matching: a paper matches when its title, authors, year or status contains the
+    text (the columns shown), or the name of a collection it is filed in does."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._text = ""
+
+    def set_text(self, text: str) -> None:
+        self._text = text.strip().casefold()
+        self.setFilterFixedString(text.strip())
+
+    def filterAcceptsRow(self, source_row: int, source_parent: AnyIndex) -> bool:
+        if super().filterAcceptsRow(source_row, source_parent):
+            return True
+        model = self.sourceModel()
+        if not self._text or not isinstance(model, LibraryModel) or source_row >= model.rowCount():
+            return False
+        document = model.document(source_row)
+        return any(self._text in name.casefold() for name in document.collections) or \
+            any(self._text in author.casefold() for author in document.authors)

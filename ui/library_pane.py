@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -20,10 +20,11 @@ from PySide6.QtWidgets import (
 )
 
 from engine.types import Document
+from ui.collection_scope import collection_names, doc_ids_in
 from ui.column_fit import ColumnFitter
 from ui.document_details import DocumentDetails
 from ui.empty_state import EmptyState
-from ui.library_model import DOC_ID_ROLE, SORT_ROLE, Column, LibraryModel
+from ui.library_model import DOC_ID_ROLE, SORT_ROLE, Column, LibraryFilter, LibraryModel
 
 
 class LibraryPane(QWidget):
@@ -37,17 +38,17 @@ class LibraryPane(QWidget):
                  demo_action: QAction | None = None) -> None:
         super().__init__(parent)
         self.model = LibraryModel(self)
-        self.proxy = QSortFilterProxyModel(self)
+        self.proxy = LibraryFilter(self)
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.proxy.setFilterKeyColumn(-1)  # title, authors, year and status all match
 
         self.filter_box = QLineEdit(self)
-        self.filter_box.setPlaceholderText("Filter papers by title, author or year")
+        self.filter_box.setPlaceholderText("Filter papers by title, author, year or collection")
         self.filter_box.setAccessibleName("Filter papers")
         self.filter_box.setClearButtonEnabled(True)
-        self.filter_box.textChanged.connect(self.proxy.setFilterFixedString)
+        self.filter_box.textChanged.connect(self.proxy.set_text)
         self.filter_box.textChanged.connect(lambda _: self._update_no_match())
         self.no_match_label = QLabel(self)
         self.no_match_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -112,6 +113,13 @@ class LibraryPane(QWidget):
         rows = self.table.selectionModel().selectedRows(Column.TITLE)
         return [index.data(DOC_ID_ROLE) for index in rows]
 
+    def collection_doc_ids(self, name: str) -> list[str]:
+        """The papers filed in collection ``name`` (or its sub-collections)."""
+        return doc_ids_in(self.model.documents(), name)
+
+    def collection_names(self) -> list[str]:
+        return collection_names(self.model.documents())
+
     def selected_documents(self) -> list[Document]:
         rows = (self.model.row_of(doc_id) for doc_id in self.selected_doc_ids())
         return [self.model.document(row) for row in rows if row is not None]
@@ -169,8 +177,8 @@ class LibraryPane(QWidget):
         """A filter that hides every paper says so, rather than showing an empty table."""
         text = self.filter_box.text().strip()
         nothing = bool(text) and self.proxy.rowCount() == 0 and self.model.rowCount() > 0
-        self.no_match_label.setText(f"No paper's title, authors or year matches “{text}”. Clear the filter "
-                                    "to see all papers." if nothing else "")
+        self.no_match_label.setText(f"No paper's title, authors, year or collection matches “{text}”. Clear the "
+                                    "filter to see all papers." if nothing else "")
         self.no_match_label.setVisible(nothing)
 
     def _on_selection_changed(self) -> None:
@@ -178,7 +186,9 @@ class LibraryPane(QWidget):
         self.selection_changed.emit()
 
     def _show_details(self) -> None:
-        self.details.show_documents(self.selected_documents(), self.model.status_text)
+        documents = self.selected_documents()
+        collections = documents[0].collections if len(documents) == 1 else ()
+        self.details.show_documents(documents, self.model.status_text, collections)
 
     def _on_double_click(self, index: QModelIndex) -> None:
         doc_id = index.siblingAtColumn(Column.TITLE).data(DOC_ID_ROLE)

@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QLabel, QMainW
 from engine.types import Answer, IngestResult, Outcome
 from ui import errors
 from ui.answer_controller import AnswerController
-from ui.ask_pane import AskPane
+from ui.ask_pane import SELECTED, AskPane
+from ui.collection_scope import COLLECTION
 from ui.engine_client import EngineClient
 from ui.help_menu import add_help_menu
 from ui.ingest_progress import IngestProgress
@@ -23,6 +24,7 @@ from ui.library_model import display_title
 from ui.library_pane import LibraryPane
 from ui.metadata_dialog import MetadataDialog
 from ui.pdf_viewer import PdfViewer
+from ui.table_controller import TableController
 from ui.tool_dialogs import ToolDialogs
 
 _GEOMETRY = "main_window/geometry"
@@ -104,6 +106,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.ingest_progress)
         self.ingest_progress.hide()
         self.answers = AnswerController(client, self.ask_pane, self.viewer, self.library, self)
+        self.tables = TableController(client, self.viewer, self)
+        self.ask_pane.collection_names = self.library.collection_names
 
         self.library.selection_changed.connect(self._update_actions)
         self.library.open_requested.connect(self._open_document)
@@ -161,9 +165,10 @@ class MainWindow(QMainWindow):
         self.ask_action = self._action("&Ask", "Ask the question (Enter in the question box, or Ctrl+Enter)",
                                        None, lambda: self._ask())
         self.ask_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-        self.table_action = self._action("Ask for a &Table", "Answer with one row per paper: its answer to the "
-                                         "question and the quote behind it (exportable as CSV; Ctrl+Shift+Enter)",
-                                         QKeySequence("Ctrl+Shift+Return"), lambda: self._ask(table=True))
+        self.table_action = self._action("Ask for a &Table…", "A table of papers: a row per paper in scope that "
+                                         "addresses the question, a column per field you choose, each cell backed "
+                                         "by a quote (exportable as CSV; Ctrl+Shift+Enter)",
+                                         QKeySequence("Ctrl+Shift+Return"), self._ask_table)
         self.check_action = self._action("Check a &Claim…", "Find passages that support or contradict the selected "
                                          "text, or a sentence you type (Ctrl+Shift+K)", QKeySequence("Ctrl+Shift+K"),
                                          self._check_claim)
@@ -352,7 +357,7 @@ class MainWindow(QMainWindow):
             if report.failed:
                 details = "\n".join(f"{item}: {reason}" for item, reason in report.failed[:8])
                 more = f"\n…and {len(report.failed) - 8} more." if len(report.failed) > 8 else ""
-                self._on_error(f"{len(report.failed)} Zotero items could not be added:\n\n{details}{more}")
+                self._on_error(f"{_plural(len(report.failed), 'Zotero item')} could not be added:\n\n{details}{more}")
             self._client.refresh()
             if self._background_embedding and (report.added or report.updated):
                 self._client.embed_pending()
@@ -375,6 +380,15 @@ class MainWindow(QMainWindow):
         if self.answers.ask(table=table):
             self._update_actions()
 
+    def _ask_table(self) -> None:
+        """Open the table of papers for the question in the box, over the chosen scope's papers."""
+        scope = self.ask_pane.scope()
+        doc_ids = (self.library.selected_doc_ids() if scope == SELECTED else
+                   self.library.collection_doc_ids(self.ask_pane.collection) if scope == COLLECTION else None)
+        # A table reads the library's papers; datastore records have no PDF to quote from.
+        label = "Library" if scope not in (SELECTED, COLLECTION) else self.ask_pane.scope_label()
+        self.tables.open(self.ask_pane.question(), doc_ids, label)
+
     def _check_claim(self) -> None:
         """Check the text selected in the answer or the question box; else ask for a sentence."""
         claim = (self.ask_pane.answer_view.textCursor().selectedText()
@@ -389,6 +403,7 @@ class MainWindow(QMainWindow):
     def _cancel(self) -> None:
         if self._client.asking:
             self.answers.cancel()
+            self.tables.cancel()
         if self._client.ingesting:
             self._client.cancel()
             self.ingest_progress.set_cancelling()

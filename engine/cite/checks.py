@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from engine.cite.markers import find_markers, strip_markers
-from engine.cite.support import content_words
+from engine.cite.windows import content_words
 from engine.text.stem import stem
 
 # A number may carry a unit letter ("81.1M", "3x"), but not sit inside a word ("S2ORC", "fp16").

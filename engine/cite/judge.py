@@ -30,7 +30,7 @@ import numpy as np
 from engine.cite.checks import check, main_clause
 from engine.cite.markers import strip_markers
 from engine.cite.readings import abbreviations, second_reading
-from engine.cite.support import content_words, overlap, quote_windows
+from engine.cite.windows import content_words, overlap, quote_windows
 from engine.errors import ModelFileError, ModelNotFoundError
 
 VERDICTS = ("supported", "partial", "unsupported", "contradicted")
@@ -174,10 +174,6 @@ class SupportJudge:
     def judge(self, claim: str, passage: str) -> Judgement:
         """The verdict on ``claim`` against one passage."""
         return self.judge_passages(claim, [passage])[0]
-
-    def judge_evidence(self, claim: str, evidence: str) -> Judgement:
-        """The verdict on a claim against a piece of evidence (judged whole when short, and by windows)."""
-        return self.judge_passages(claim, [evidence], whole=True)[0]
 
     def judge_passages(self, claim: str, passages: Sequence[str], whole: bool = False) -> list[Judgement]:
         """The verdict on ``claim`` against each passage, all windows judged in one batch."""

@@ -26,7 +26,8 @@ from engine.cite.judge import Judgement, Reader, SupportJudge, revisable
 from engine.cite.markers import cited_numbers, format_marker, strip_markers
 from engine.cite.readings import abbreviations
 from engine.cite.sentences import Span, split_spans
-from engine.cite.support import SupportScorer, content_words
+from engine.cite.support import SupportScorer
+from engine.cite.windows import content_words
 from engine.progress import CancelToken
 from engine.types import AnswerSentence, Citation, PageRect, Reference
 

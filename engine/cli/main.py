@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "engine.cli.datastore_commands",
     "engine.cli.models_commands",
     "engine.cli.ask_commands",
+    "engine.cli.table_commands",
     "engine.cli.check_commands",
     "engine.cli.zotero_commands",
 )

@@ -288,13 +288,16 @@ class Library:
         return problems
 
 
+# The collections come along as a JSON list, sorted, so one query gives the whole library's filing.
 _DOC_COLUMNS = ("id, content_hash, path, title, authors, year, doi, arxiv_id, abstract, page_count, "
-                "passage_count, status, error, file_size, added_at")
+                "passage_count, status, error, file_size, added_at, "
+                "(SELECT json_group_array(collection) FROM (SELECT DISTINCT collection FROM document_collections "
+                "WHERE doc_id = documents.id ORDER BY collection))")
 
 
 def _document(row: tuple[Any, ...]) -> Document:
     return Document(id=row[0], content_hash=row[1], path=row[2], title=row[3], authors=tuple(json.loads(row[4])),
                     year=row[5], doi=row[6], arxiv_id=row[7], abstract=row[8], page_count=row[9],
                     passage_count=row[10], status=DocumentStatus(row[11]), error=row[12], file_size=row[13],
-                    added_at=row[14])
+                    added_at=row[14], collections=tuple(json.loads(row[15] or "[]")))
 

@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from engine.cite.sentences import split_spans
-from engine.cite.support import SupportScorer, content_words, overlap, prose_like
+from engine.cite.support import SupportScorer
+from engine.cite.windows import content_words, overlap, prose_like
 from engine.synthesis.question import (
     Question,
     QuestionKind,

@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from rapidfuzz import fuzz, process
 
-from engine.cite.support import content_words
+from engine.cite.windows import content_words
 
 _QUANTITY = re.compile(
     r"\b(how (many|much|long|often|large|small|big|far|fast|high|low)|what (percent|percentage|proportion|fraction|"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from engine.cite.markers import MARKER, StreamFilter
 from engine.cite.sentences import split_sentences
-from engine.cite.support import content_words
+from engine.cite.windows import content_words
 from engine.generate.base import ChatMessage, Completion, LanguageModel, TokenCallback
 from engine.progress import CancelToken
 from engine.synthesis import prompts

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from fixtures.models import minilm
 
-from engine.cite.support import SupportScorer, content_words, quote_windows
+from engine.cite.support import SupportScorer
 from engine.cite.verify import VerifyReport, verify_sentence, verify_text
+from engine.cite.windows import content_words, quote_windows
 from engine.embed import HashingEmbedder
 from engine.types import PageRect, Rect, Reference
 

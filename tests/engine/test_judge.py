@@ -174,7 +174,7 @@ def test_without_a_loadable_judge_citations_are_kept_as_not_checked(tmp_path: Pa
 @pytest.mark.parametrize("evidence", ["SPECTER: Document-level Representation Learning using Citation-informed "
                                       "Transformers", "1 Introduction", "   "])
 def test_evidence_that_is_only_a_title_or_empty_supports_nothing(evidence: str) -> None:
-    assert judge().judge_evidence(TRUE, evidence).verdict != "supported"
+    assert judge().judge_passages(TRUE, [evidence], whole=True)[0].verdict != "supported"
 
 
 def test_a_sentence_its_citation_does_not_support_gets_the_passage_that_does() -> None:

@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pymupdf
 import pytest
+from fixtures.zotero_db import Zotero, make_pdf
 
 from engine import zotero as zotero_module
 from engine.cli.main import main
@@ -22,105 +22,7 @@ from engine.zotero import ZoteroError, read_zotero
 
 REPO = Path(__file__).resolve().parents[2]
 
-# Zotero 5-7's user-data tables, as its schema creates them (columns Quire does not read included).
-ZOTERO_SCHEMA = """
-CREATE TABLE version (schema TEXT PRIMARY KEY, version INT NOT NULL);
-CREATE TABLE libraries (libraryID INTEGER PRIMARY KEY, type TEXT NOT NULL, editable INT NOT NULL,
-    filesEditable INT NOT NULL, version INT NOT NULL DEFAULT 0, storageVersion INT NOT NULL DEFAULT 0,
-    lastSync INT NOT NULL DEFAULT 0, archived INT NOT NULL DEFAULT 0);
-CREATE TABLE itemTypes (itemTypeID INTEGER PRIMARY KEY, typeName TEXT, templateItemTypeID INT, display INT DEFAULT 1);
-CREATE TABLE fields (fieldID INTEGER PRIMARY KEY, fieldName TEXT, fieldFormatID INT);
-CREATE TABLE creatorTypes (creatorTypeID INTEGER PRIMARY KEY, creatorType TEXT);
-CREATE TABLE items (itemID INTEGER PRIMARY KEY, itemTypeID INT NOT NULL,
-    dateAdded TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, dateModified TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    clientDateModified TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, libraryID INT NOT NULL, key TEXT NOT NULL,
-    version INT NOT NULL DEFAULT 0, synced INT NOT NULL DEFAULT 0, UNIQUE (libraryID, key));
-CREATE TABLE itemDataValues (valueID INTEGER PRIMARY KEY, value UNIQUE);
-CREATE TABLE itemData (itemID INT, fieldID INT, valueID, PRIMARY KEY (itemID, fieldID));
-CREATE TABLE itemNotes (itemID INTEGER PRIMARY KEY, parentItemID INT, note TEXT, title TEXT);
-CREATE TABLE itemAttachments (itemID INTEGER PRIMARY KEY, parentItemID INT, linkMode INT, contentType TEXT,
-    charsetID INT, path TEXT, syncState INT DEFAULT 0, storageModTime INT, storageHash TEXT,
-    lastProcessedModificationTime INT);
-CREATE TABLE creators (creatorID INTEGER PRIMARY KEY, firstName TEXT, lastName TEXT, fieldMode INT,
-    UNIQUE (lastName, firstName, fieldMode));
-CREATE TABLE itemCreators (itemID INT NOT NULL, creatorID INT NOT NULL, creatorTypeID INT NOT NULL DEFAULT 1,
-    orderIndex INT NOT NULL DEFAULT 0, PRIMARY KEY (itemID, orderIndex));
-CREATE TABLE collections (collectionID INTEGER PRIMARY KEY, collectionName TEXT NOT NULL,
-    parentCollectionID INT DEFAULT NULL, clientDateModified TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    libraryID INT NOT NULL, key TEXT NOT NULL, version INT NOT NULL DEFAULT 0, synced INT NOT NULL DEFAULT 0,
-    UNIQUE (libraryID, key));
-CREATE TABLE collectionItems (collectionID INT NOT NULL, itemID INT NOT NULL, orderIndex INT NOT NULL DEFAULT 0,
-    PRIMARY KEY (collectionID, itemID));
-CREATE TABLE deletedItems (itemID INTEGER PRIMARY KEY, dateDeleted DEFAULT CURRENT_TIMESTAMP NOT NULL);
-"""
-TYPES = {1: "note", 2: "journalArticle", 3: "conferencePaper", 14: "attachment"}
-FIELDS = {1: "title", 6: "date", 26: "DOI", 13: "url", 2: "abstractNote"}
 SPECTER = "SPECTER: Document-level Representation Learning using Citation-informed Transformers"
-
-
-def make_pdf(path: Path, heading: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    document = pymupdf.open()
-    page = document.new_page()
-    page.insert_text((72, 80), "Untitled draft", fontsize=20)  # what ingest alone would take for a title
-    page.insert_text((72, 130), [f"{heading}: body line {n} about citation-aware retrieval." for n in range(30)],
-                     fontsize=10)
-    document.save(path)
-    document.close()
-    return path
-
-
-class Zotero:
-    """A Zotero data folder: zotero.sqlite with the real tables, and storage/<KEY>/ files."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        folder.mkdir(parents=True)
-        self.db = sqlite3.connect(folder / "zotero.sqlite")
-        self.db.executescript(ZOTERO_SCHEMA)
-        self.db.execute("INSERT INTO libraries VALUES (1, 'user', 1, 1, 0, 0, 0, 0)")
-        self.db.executemany("INSERT INTO itemTypes VALUES (?, ?, NULL, 1)", TYPES.items())
-        self.db.executemany("INSERT INTO fields VALUES (?, ?, NULL)", FIELDS.items())
-        self.db.executemany("INSERT INTO creatorTypes VALUES (?, ?)", [(1, "author"), (2, "editor")])
-        self.next_id = 1
-
-    def item(self, kind: str, key: str, fields: dict[str, str], creators: list[tuple[str, str, int]] = (),
-             modified: str = "2024-01-02 10:00:00") -> int:
-        item_id = self.next_id
-        self.next_id += 1
-        type_id = next(t for t, name in TYPES.items() if name == kind)
-        self.db.execute("INSERT INTO items(itemID, itemTypeID, dateModified, libraryID, key) VALUES (?,?,?,1,?)",
-                        (item_id, type_id, modified, key))
-        for name, value in fields.items():
-            self.db.execute("INSERT OR IGNORE INTO itemDataValues(value) VALUES (?)", (value,))
-            value_id = self.db.execute("SELECT valueID FROM itemDataValues WHERE value=?", (value,)).fetchone()[0]
-            field_id = next(f for f, field_name in FIELDS.items() if field_name == name)
-            self.db.execute("INSERT INTO itemData VALUES (?,?,?)", (item_id, field_id, value_id))
-        for order, (first, last, creator_type) in enumerate(creators):
-            self.db.execute("INSERT OR IGNORE INTO creators(firstName, lastName, fieldMode) VALUES (?,?,?)",
-                            (first or None, last, 0 if first else 1))
-            creator_id = self.db.execute("SELECT creatorID FROM creators WHERE lastName=? AND firstName IS ?",
-                                         (last, first or None)).fetchone()[0]
-            self.db.execute("INSERT INTO itemCreators VALUES (?,?,?,?)", (item_id, creator_id, creator_type, order))
-        return item_id
-
-    def attach(self, parent: int | None, key: str, path: str, link_mode: int = 0, title: str = "Full Text PDF") -> int:
-        item_id = self.item("attachment", key, {"title": title})
-        self.db.execute("INSERT INTO itemAttachments(itemID, parentItemID, linkMode, contentType, path) "
-                        "VALUES (?,?,?,?,?)", (item_id, parent, link_mode, "application/pdf", path))
-        return item_id
-
-    def collect(self, name: str, items: list[int], parent: int | None = None) -> int:
-        cursor = self.db.execute("INSERT INTO collections(collectionName, parentCollectionID, libraryID, key) "
-                                 "VALUES (?,?,1,?)", (name, parent, f"C{name[:6].upper()}"))
-        collection_id = int(cursor.lastrowid or 0)
-        self.db.executemany("INSERT INTO collectionItems(collectionID, itemID) VALUES (?,?)",
-                            [(collection_id, item) for item in items])
-        return collection_id
-
-    def close(self) -> None:
-        self.db.commit()
-        self.db.close()
 
 
 @pytest.fixture
@@ -282,3 +184,45 @@ def test_every_query_on_a_zotero_database_is_bounded(zotero: Zotero, monkeypatch
     monkeypatch.setattr(zotero_module, "_PROGRESS_STEPS", 1)  # and the clock is looked at every step
     with pytest.raises(ZoteroError, match="took longer than 0 s"):
         read_zotero(zotero.folder)
+
+
+def test_collections_forming_a_cycle_give_each_name_once(engine: Engine, tmp_path: Path) -> None:
+    z = Zotero(tmp_path / "Zotero")
+    paper = z.item("journalArticle", "CYCL0001", {"title": "A paper filed in a loop"})
+    z.attach(paper, "ATTCYCL1", "storage:loop.pdf")
+    make_pdf(z.folder / "storage" / "ATTCYCL1" / "loop.pdf", "loop")
+    first = z.collect("Alpha", [paper])
+    second = z.collect("Beta", [], parent=first)
+    z.db.execute("UPDATE collections SET parentCollectionID=? WHERE collectionID=?", (second, first))  # a loop
+    z.close()
+    (item,) = read_zotero(z.folder)
+    assert item.collections == ("Beta › Alpha",)
+    engine.import_zotero(z.folder)
+    (document,) = engine.documents()
+    assert document.collections == ("Beta › Alpha",)
+
+
+def test_collection_names_holding_html_are_kept_as_text(engine: Engine, tmp_path: Path) -> None:
+    z = Zotero(tmp_path / "Zotero")
+    paper = z.item("journalArticle", "HTML0001", {"title": "A paper"})
+    z.attach(paper, "ATTHTML1", "storage:html.pdf")
+    make_pdf(z.folder / "storage" / "ATTHTML1" / "html.pdf", "html")
+    z.collect("<b>Bold</b> & <script>alert(1)</script>", [paper])
+    z.close()
+    engine.import_zotero(z.folder)
+    (document,) = engine.documents()
+    assert document.collections == ("<b>Bold</b> & <script>alert(1)</script>",)  # escaping is the UI's job
+
+
+def test_a_supplement_pdf_is_titled_apart_from_its_paper(engine: Engine, tmp_path: Path) -> None:
+    z = Zotero(tmp_path / "Zotero")
+    paper = z.item("journalArticle", "SUPP0001", {"title": SPECTER})
+    z.attach(paper, "ATTMAIN1", "storage:specter.pdf")
+    z.attach(paper, "ATTSUPP1", "storage:specter-supplement.pdf", title="Supplementary Material")
+    z.attach(paper, "ATTSUPP2", "storage:slides.pdf", title="Full Text PDF")
+    for key, name in (("ATTMAIN1", "specter.pdf"), ("ATTSUPP1", "specter-supplement.pdf"), ("ATTSUPP2", "slides.pdf")):
+        make_pdf(z.folder / "storage" / key / name, name)
+    z.close()
+    engine.import_zotero(z.folder)
+    titles = sorted(document.title for document in engine.documents())
+    assert titles == [SPECTER, f"{SPECTER} — Supplementary Material", f"{SPECTER} — slides"]

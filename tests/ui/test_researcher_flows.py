@@ -171,20 +171,17 @@ def test_check_a_claim_lists_passages_that_open_on_their_quote(
 
 
 @pytest.mark.slow
-def test_a_table_answer_exports_its_rows_as_csv(qtbot: QtBot, window: MainWindow, client: EngineClient,
-                                                corpus_papers: Path, tmp_path: Path, monkeypatch: Any) -> None:
+def test_a_table_of_a_real_paper_exports_its_rows_as_csv(qtbot: QtBot, window: MainWindow, client: EngineClient,
+                                                         corpus_papers: Path, tmp_path: Path, monkeypatch: Any) -> None:
     window.add_paths([corpus_papers / "2020.acl-main.207.pdf"])
     qtbot.waitUntil(lambda: window.model.rowCount() == 1 and not client.ingesting, timeout=300_000)
-    assert not window.ask_pane.csv_button.isVisible()
     window.ask_pane.question_box.setPlainText("How does SPECTER use citations?")
     window.table_action.trigger()
-    qtbot.waitUntil(lambda: window.ask_pane.answer is not None, timeout=600_000)
-    answer = window.ask_pane.answer
-    assert answer is not None and ("table", "True") in answer.settings
-    assert window.ask_pane.csv_button.isVisible() and window.ask_pane.csv_button.isEnabled()
+    tables = window.tables
+    qtbot.waitUntil(lambda: tables.table is not None, timeout=600_000)
+    assert tables.window.model.rowCount() == 1 and tables.window.csv_button.isEnabled()
     target = tmp_path / "table.csv"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(target), ""))
-    window.ask_pane.csv_button.click()
-    qtbot.waitUntil(target.exists, timeout=TIMEOUT_MS)
+    tables.window.csv_button.click()
     header = target.read_text(encoding="utf-8").splitlines()[0]
-    assert header.startswith("n,paper,authors,year")
+    assert header.startswith("paper,authors,year,Answer,Answer quote,Answer page")

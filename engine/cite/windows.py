@@ -1,0 +1,78 @@
+"""Windows of a passage and the words they are compared by: what the similarity scorer, the support
+judge and the checks all read.
+
+A window is a sentence of the passage, or two adjacent ones when short enough, cut at spaces when a
+sentence runs long; front matter (title and author lines) never becomes one. A claim's content words
+are its stemmed words less function words and words that only frame a claim ("shows", "paper").
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from engine.cite.markers import strip_markers
+from engine.cite.sentences import Span, split_spans
+from engine.text.stem import stem
+from engine.text.stopwords import CLAIM_FRAMING_WORDS, STOP_WORDS
+from engine.text.tokens import WORD_OR_NUMBER, lower_words
+
+MAX_QUOTE_CHARS = 320
+
+# What a claim's words are checked against: neither function words nor words that only frame it.
+_NOT_CONTENT = STOP_WORDS | CLAIM_FRAMING_WORDS
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased, stemmed words that carry meaning (stop words and markers removed)."""
+    words = lower_words(strip_markers(text), WORD_OR_NUMBER)
+    return {stem(w) for w in words if w not in _NOT_CONTENT and (len(w) > 2 or w.isdigit())}
+
+
+def overlap(claim_words: set[str], window_words: set[str]) -> float:
+    """Share of the claim's content words that the window contains."""
+    return len(claim_words & window_words) / len(claim_words) if claim_words else 0.0
+
+
+@dataclass(frozen=True)
+class Window:
+    """A candidate quote: ``text[start:end]`` of a passage."""
+
+    start: int
+    end: int
+    text: str
+
+
+def quote_windows(passage_text: str, max_chars: int = MAX_QUOTE_CHARS, pairs: bool = True) -> list[Window]:
+    """Single sentences and (with ``pairs``) adjacent pairs when short enough; over-long sentences are
+    cut at spaces. Front matter (title and author lines) is not prose and never becomes a quote."""
+    sentences: list[Span] = []
+    for span in split_spans(passage_text):
+        sentences.extend(_cut_long(passage_text, span, max_chars))
+    sentences = [s for s in sentences if prose_like(passage_text[s.start:s.end])]
+    windows = [Window(s.start, s.end, passage_text[s.start:s.end]) for s in sentences]
+    for first, second in itertools.pairwise(sentences if pairs else []):
+        if second.end - first.start <= max_chars and not passage_text[first.end:second.start].strip():
+            windows.append(Window(first.start, second.end, passage_text[first.start:second.end]))
+    return windows
+
+
+def prose_like(text: str) -> bool:
+    """At least six words, mostly lower-case: rules out headings, author lists, tables of numbers."""
+    words = [w for w in text.split() if any(c.isalpha() for c in w)]
+    if len(words) < 6:
+        return False
+    return sum(w[0].islower() for w in words) >= 0.45 * len(words)
+
+
+def _cut_long(text: str, span: Span, max_chars: int) -> list[Span]:
+    pieces: list[Span] = []
+    start = span.start
+    while span.end - start > max_chars:
+        cut = text.rfind(" ", start + max_chars // 2, start + max_chars)
+        cut = cut if cut > start else start + max_chars
+        pieces.append(Span(start, cut))
+        start = cut + 1
+    if span.end > start:
+        pieces.append(Span(start, span.end))
+    return pieces

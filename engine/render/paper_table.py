@@ -1,0 +1,80 @@
+"""A table of papers (``quire table``) as CSV and as Markdown.
+
+The CSV has the paper's title, authors and year, then for every field three columns: the cell's
+sentence, the verbatim quote behind it and its page, so a spreadsheet can sort by any field and
+still show where each answer came from. Every cell is made inert for spreadsheets (a title from a
+PDF may start with "="); the Markdown escapes pipes and folds line breaks.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from engine.render.common import authors_short
+from engine.render.table import inert_cell
+from engine.types import PaperRow, PaperTable, Reference, TableCell
+
+
+def stopped_note(table: PaperTable) -> str:
+    """What a stopped table holds, in words."""
+    if not table.papers_addressing:
+        return (f"Stopped while finding which of the {table.papers_in_scope} papers in scope address the question; "
+                "no row was finished.")
+    return (f"Stopped after {table.papers_read} of the {table.papers_addressing} papers that address the question; "
+            "the finished rows are kept.")
+
+
+def csv_header(table: PaperTable) -> list[str]:
+    header = ["paper", "authors", "year"]
+    for column in table.columns:
+        header += [column.name, f"{column.name} quote", f"{column.name} page"]
+    return header
+
+
+def _who(row: PaperRow) -> str:
+    return authors_short(Reference(0, "", row.doc_id, "library", row.title, "", authors=row.authors))
+
+
+def _page(cell: TableCell) -> str:
+    return "" if cell.page is None else str(cell.page)
+
+
+def to_csv(table: PaperTable) -> str:
+    """A header line, then a row per paper (RFC 4180 quoting), every cell inert in a spreadsheet."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([inert_cell(name) for name in csv_header(table)])
+    for row in table.rows:
+        cells = [" ".join(row.title.split()), _who(row), str(row.year or "")]
+        for cell in row.cells:
+            cells += [cell.text, cell.quote, _page(cell)]
+        writer.writerow([inert_cell(text) for text in cells])
+    return buffer.getvalue()
+
+
+def _md(text: str) -> str:
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def to_markdown(table: PaperTable) -> str:
+    """The question, any notice, then a Markdown table: paper, then a column per field (sentence, page)."""
+    lines = [f"**Q:** {_md(table.question)}", ""]
+    if table.notice:
+        lines += [f"> {_md(table.notice)}", ""]
+    if not table.rows:
+        empty = stopped_note(table) if table.cancelled else "No paper in scope addresses the question."
+        return "\n".join([*lines, empty, ""])
+    lines.append("| Paper | " + " | ".join(_md(c.name) for c in table.columns) + " |")
+    lines.append("|---" * (len(table.columns) + 1) + "|")
+    for row in table.rows:
+        who = _who(row)
+        paper = row.title + (f" ({who}{', ' if who and row.year else ''}{row.year or ''})" if who or row.year else "")
+        cells = [_md(c.text) + (f" (p. {c.page})" if c.page is not None else "") for c in row.cells]
+        lines.append(f"| {_md(paper)} | " + " | ".join(cells) + " |")
+    if table.cancelled:
+        lines += ["", stopped_note(table)]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["csv_header", "stopped_note", "to_csv", "to_markdown"]

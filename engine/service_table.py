@@ -1,0 +1,102 @@
+"""The glue between the Engine facade and the table of papers: which papers are in scope, searching
+within one paper, the writer, the support scorer. Part of the service layer, beside service_ask: the
+facade hands it a :class:`TableTools`, never the Engine; the table itself
+(engine.synthesis.paper_table) gets only plain callables and values.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.cite.support import SupportScorer
+from engine.config import Settings
+from engine.embed import Embedder
+from engine.errors import EngineError
+from engine.generate.base import LanguageModel
+from engine.models import default_lm_path, is_small_model
+from engine.progress import CancelToken, ProgressCallback, no_progress
+from engine.synthesis.evidence import to_reference
+from engine.synthesis.paper_table import PaperInScope, RowCallback, build_table, default_columns
+from engine.synthesis.pipeline import normalise_question
+from engine.types import Document, DocumentStatus, PageRect, PaperTable, Passage, Reference, SearchHit, TableColumn
+
+log = logging.getLogger(__name__)
+
+MODES = ("auto", "write", "quotes")
+TOO_SMALL_NOTICE = ("The language model is too small to write sentences that hold up against the papers, so each "
+                    "cell is the paper's own sentence (choose a larger model, or ask for written cells anyway).")
+
+
+@dataclass(frozen=True)
+class TableTools:
+    """What a table uses from the engine; models are loaded only when called."""
+
+    settings: Settings
+    documents: Callable[[], list[Document]]  # the library, in its order
+    document: Callable[[str], Document]  # by id or unique id prefix; DocumentNotFoundError if absent
+    search_paper: Callable[[str, str, int, CancelToken | None], list[SearchHit]]  # (query, doc id, k, cancel)
+    passage: Callable[[str], Passage]  # a library passage by id; an EngineError if absent
+    language_model: Callable[[str | Path | None], LanguageModel]  # None: the configured model
+    support_embedder: Callable[[], Embedder]
+
+
+def papers_in_scope(tools: TableTools, doc_ids: Collection[str] | None) -> list[PaperInScope]:
+    """The library's readable papers (``doc_ids``: only those; ids or unique prefixes), in library order."""
+    documents = tools.documents()
+    if doc_ids is not None:
+        wanted = {tools.document(doc_id).id for doc_id in doc_ids}
+        documents = [d for d in documents if d.id in wanted]
+    return [PaperInScope(d.id, d.title or Path(d.path).name, d.authors, d.year) for d in documents
+            if d.status != DocumentStatus.FAILED and d.passage_count > 0]
+
+
+def engine_table(tools: TableTools, question: str, columns: Sequence[TableColumn] | None = None, *,
+                 doc_ids: Collection[str] | None = None, mode: str = "auto", model: str | Path | None = None,
+                 on_row: RowCallback | None = None, progress: ProgressCallback = no_progress,
+                 cancel: CancelToken | None = None) -> PaperTable:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}")
+    used, notice = normalise_question(question)
+    papers = papers_in_scope(tools, doc_ids)
+    lm, lm_notice = _writer(tools, mode, model) if papers else (None, "")
+
+    def search(query: str, paper: PaperInScope, k: int) -> list[Reference]:
+        hits = tools.search_paper(query, paper.doc_id, k + 2, cancel)
+        kept = [h for h in hits if not h.is_reference][:k]
+        return [to_reference(h, i + 1, _stored_text(tools, h.passage_id, h.text)) for i, h in enumerate(kept)]
+
+    def rects_for(passage_id: str, start: int, end: int) -> tuple[PageRect, ...]:
+        try:
+            return tools.passage(passage_id).rects_for_span(start, end)
+        except EngineError:
+            return ()
+
+    return build_table(used, columns or default_columns(), papers, search=search,
+                       scorer=SupportScorer(tools.support_embedder()), lm=lm, rects_for=rects_for, on_row=on_row,
+                       progress=progress, cancel=cancel, notice=" ".join(n for n in (notice, lm_notice) if n))
+
+
+def _stored_text(tools: TableTools, passage_id: str, fallback: str) -> str:
+    """The passage as stored: the text quotes are cut from and highlighted in."""
+    try:
+        return tools.passage(passage_id).text
+    except EngineError:
+        return fallback
+
+
+def _writer(tools: TableTools, mode: str, model: str | Path | None) -> tuple[LanguageModel | None, str]:
+    """The model that writes the cells, or None for quotes; and a notice when the choice needs saying."""
+    if mode == "quotes":
+        return None, ""
+    model_file = model or tools.settings.generation.model or default_lm_path()
+    if model_file is None:
+        return None, "No language model is installed, so each cell is the paper's own sentence."
+    if mode == "auto" and is_small_model(model_file):
+        return None, TOO_SMALL_NOTICE
+    return tools.language_model(model), ""
+
+
+__all__ = ["MODES", "TableTools", "engine_table", "papers_in_scope"]
