@@ -1,17 +1,19 @@
 """The writer as a second reader of unsupported sentences (engine/synthesis/support_reader.py), fitted and measured.
 
-    python benchmarks/lm_judge.py --model WRITER.gguf [--per-label 30] [--train 80]
+    python benchmarks/lm_judge.py --model WRITER.gguf [--per-label 30] [--train 60]
+    python benchmarks/lm_judge.py --rescore     (the cascade at the shipped threshold, from the kept scores)
 
 Two populations, never mixed:
 
-- **Fitting** (training side): held-out pairs of Check-COVID and CLIMATE-FEVER (benchmarks/judge_data.py,
-  ``--train`` of each) that the cross-encoder does *not* call supported — the only pairs the reader ever
-  sees in an answer. The reader's threshold is the lowest score at which 90 % of the pairs it accepts are
-  labelled "supports" (``--fit`` prints it; the shipped value is ``support_reader.SUPPORTED``).
+- **Fitting** (training side): held-out pairs of Check-COVID, CLIMATE-FEVER and the PubMedQA FactCC-style
+  pairs (benchmarks/judge_data.py, ``--train`` of each label of each) that the judge would hand the reader
+  (``engine.cite.judge.revisable``) — the only pairs the reader ever sees. The reader's threshold is the
+  lowest score at which 90 % of the pairs it accepts are labelled "supports" (printed as
+  ``threshold_for_90pc_precision``; the shipped value is ``support_reader.SUPPORTED``).
 - **Testing**: HealthVer dev pairs outside the contract check's 450 (``--per-label`` of each label).
-  Reported: ROC AUC (Supports vs Refutes, Supports vs the rest) of the cross-encoder and of the reader, and
-  the share of each label judged supported by the cross-encoder alone and by the cascade (cross-encoder,
-  then the reader where it found no support and no check vetoed), at the shipped threshold.
+  Reported: ROC AUC of the cross-encoder, and the share of each label judged supported by the cross-encoder
+  alone and by the cascade (the judge, then the reader on what the judge hands it), at the shipped
+  threshold and at others. Every score is kept in the results file.
 
 Writes benchmarks/results/lm_judge.json.
 """
@@ -68,15 +70,40 @@ def operating_point(scores: list[float], pairs: list[dict[str, Any]], threshold:
             "recall": round(sum(accepted) / positives, 3) if positives else None}
 
 
+def rescore(path: Path, threshold: float) -> None:
+    """Recompute the HealthVer cascade at ``threshold`` from a results file's kept scores (no model needed):
+    the reader only ever reads pairs the judge did not support, so the two shares add up."""
+    report = json.loads(path.read_text(encoding="utf-8"))
+    per_label = report["healthver"]["pairs"] // 3
+    alone = report["healthver"]["judged_supported_cross_encoder"]
+    report["healthver"]["judged_supported_cascade"] = {
+        label: round(alone[label] + sum(1 for gold, score in report["healthver_scores"]
+                                        if gold == label and score >= threshold) / per_label, 3)
+        for label in ("Supports", "Refutes", "Neutral")}
+    report["fit"]["shipped_threshold"] = threshold
+    report["fit_at_shipped_threshold"] = operating_point(
+        [score for _, _, score in report["fit_scores"]], [{"label": label} for _, label, _ in report["fit_scores"]],
+        threshold)
+    print(json.dumps({k: v for k, v in report.items() if not k.endswith("_scores")}, indent=2))
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     prepare_process()  # as the CLI does: offline hub client, passive OpenMP threads for llama.cpp
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="the writer's GGUF file")
+    parser.add_argument("--model", help="the writer's GGUF file")
+    parser.add_argument("--rescore", action="store_true",
+                        help="recompute the cascade at the shipped threshold from the results file's scores")
     parser.add_argument("--per-label", type=int, default=30)
     parser.add_argument("--train", type=int, default=60, help="held-out pairs of each label of each fitting source")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/lm_judge.json")
     args = parser.parse_args()
+    if args.rescore:
+        rescore(args.out, SUPPORTED)
+        return
+    if not args.model:
+        parser.error("--model is required (the writer's GGUF file)")
     rng = random.Random(11)
     rows, check_ids = healthver(SHARED)
     test = [r for label in ("Supports", "Refutes", "Neutral")
@@ -129,10 +156,10 @@ def main() -> None:
             "judged_supported_cross_encoder": rates(ce_supported),
             "judged_supported_cascade": rates(ce_supported | (asked & (lm_scores >= SUPPORTED))),
             "cascade_by_threshold": {str(t): rates(ce_supported | (asked & (lm_scores >= t)))
-                                     for t in (0.5, 0.6, 0.7, 0.8, 0.9)},
+                                     for t in (0.2, 0.25, 0.3, 0.4, 0.5)},
             "asked_share": round(float(asked.mean()), 3),
         },
-        "fit_by_threshold": {str(t): operating_point(fit_scores, fit_pairs, t) for t in (0.5, 0.6, 0.7, 0.8, 0.9)},
+        "fit_by_threshold": {str(t): operating_point(fit_scores, fit_pairs, t) for t in (0.2, 0.25, 0.3, 0.4, 0.5)},
         "seconds_per_read": round((fit_seconds + test_seconds) / max(1, len(fit_pairs) + int(asked.sum())), 2),
         "fit_scores": [[r["source"], r["label"], round(x, 3)] for r, x in zip(fit_pairs, fit_scores, strict=True)],
         "healthver_scores": [[r["label"], round(float(x), 3)] for r, x, a in zip(test, lm_scores, asked, strict=True)

@@ -6,6 +6,12 @@ stall (time in which clicks, keys and repaints would wait). The real window, rea
 real engine run on a temporary library, exactly as in the app.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/ui_stall.py [--papers DIR] [--json]
+
+With --cancel it instead presses Esc in each answering phase (loading the model, searching, the
+model reading its prompt, drafting, verifying) and reports per phase how long until the pane is
+ready and until the engine has stopped (target 1 s), and whether the text written so far stayed:
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/ui_stall.py --cancel [--phases reading,drafting]
 """
 
 from __future__ import annotations
@@ -86,9 +92,16 @@ def run_until(condition: Callable[[], bool], timeout_s: float) -> float:
     return time.monotonic() - started
 
 
-def measure_cancel(window: MainWindow, client: EngineClient, stage: str, write: bool) -> dict[str, object]:
-    """Ask, press Esc as soon as ``stage`` starts (or the first token, for "drafting"), and time how long
-    until the pane is ready for a new question and until the engine has really stopped."""
+# The answering phases Esc is pressed in: (phase, written answer asked for, the stage that starts it).
+# "reading" is a writing stage before its first token (the model reading its prompt); "drafting"
+# waits for the first tokens.
+CANCEL_PHASES = (("loading", True, "loading"), ("retrieving", False, "retrieving"), ("retrieving", True, "retrieving"),
+                 ("reading", True, "drafting"), ("drafting", True, "drafting"), ("verifying", True, "verifying"))
+
+
+def measure_cancel(window: MainWindow, client: EngineClient, phase: str, write: bool, stage: str) -> dict[str, object]:
+    """Ask, press Esc as soon as ``phase`` starts, and time how long until the pane is ready for a new
+    question and until the engine has really stopped; say whether the text written so far stayed."""
     seen: list[str] = []
     client.answer_stage.connect(seen.append)
     tokens: list[str] = []
@@ -96,23 +109,34 @@ def measure_cancel(window: MainWindow, client: EngineClient, stage: str, write: 
     window.ask_pane.write_box.setChecked(write)
     window.ask_pane.question_box.setPlainText(QUESTION)
     window.ask_action.trigger()
-    reached = (lambda: bool(tokens) or "verifying" in seen) if stage == "drafting" else (lambda: stage in seen)
+    if phase == "drafting":
+        # Words on screen, not just tokens (the stream holds back a marker it cannot check yet).
+        reached = lambda: len("".join(tokens).split()) >= 3 or "verifying" in seen  # noqa: E731
+    else:  # a writing stage is reported before its prompt is read, so "reading" starts with it
+        reached = lambda: stage in seen  # noqa: E731
     run_until(lambda: reached() or not client.asking, 900)
-    if not client.asking:
+    if not client.asking or (phase == "reading" and tokens):
         answer = window.ask_pane.answer
-        return {"stage": stage, "reached": False, "stages_seen": seen,
+        return {"phase": phase, "write": write, "reached": False, "stages_seen": seen,
                 "mode": str(answer.mode) if answer is not None else "no answer"}
+    written = "".join(tokens)
     pressed = time.monotonic()
     window.cancel_action.trigger()  # what Esc does
     ready = run_until(lambda: not window.ask_pane.stage_row.isVisible() and window.ask_pane.ask_button.isEnabled(),
                       60)
     run_until(lambda: not client.asking, 900)
-    return {"stage": stage, "written": write, "reached": True, "pane_ready_s": round(ready, 3),
-            "engine_stopped_s": round(time.monotonic() - pressed, 3), "stages_seen": seen}
+    stopped = time.monotonic() - pressed
+    shown = window.ask_pane.answer_view.toPlainText()
+    words = [word.strip("*#[](),.;:") for word in written.split()]
+    first_word = next((word for word in words if len(word) >= 3), "")  # a word, not a marker or "##"
+    return {"phase": phase, "write": write, "reached": True, "pane_ready_s": round(ready, 3),
+            "engine_stopped_s": round(stopped, 3), "tokens_before_cancel": len(tokens), "written": written[:80],
+            "text_kept": (first_word in shown) if first_word else None,
+            "messages": shown.count("Stopped"), "stages_seen": seen}
 
 
-def cancel_benchmark(papers: Path) -> dict[str, object]:
-    """Cancel at each stage, the first question after a start (models not loaded yet) first."""
+def cancel_benchmark(papers: Path, phases: set[str] | None = None) -> dict[str, object]:
+    """Cancel at each phase, each with a fresh engine (the models not loaded yet, as after a start)."""
     results: dict[str, object] = {"target_s": 1.0}
     with tempfile.TemporaryDirectory(prefix="quire-cancel-") as home:
         engine = Engine(Path(home) / "library")
@@ -124,17 +148,21 @@ def cancel_benchmark(papers: Path) -> dict[str, object]:
         engine.embed_pending()
         engine.close()
         runs = []
-        for stage, write in (("retrieving", False), ("retrieving", True), ("drafting", True), ("verifying", True)):
-            # A fresh engine each time: "the first question after a restart" loads the models.
+        for phase, write, stage in CANCEL_PHASES:
+            if phases and phase not in phases:
+                continue
             client = EngineClient(Engine(Path(home) / "library"))
             window = MainWindow(client, QSettings(str(Path(home) / "w.ini"), QSettings.Format.IniFormat),
                                 progress_delay_ms=0, background_embedding=False)
             window.show()
             run_until(lambda client=client: not client.busy, 60)
-            runs.append(measure_cancel(window, client, stage, write))
+            runs.append(measure_cancel(window, client, phase, write, stage))
             window.close()
             client.shutdown()
         results["runs"] = runs
+        stopped = [run for run in runs if run.get("reached")]
+        results["worst_engine_stopped_s"] = max((float(run["engine_stopped_s"]) for run in stopped),  # type: ignore[arg-type]
+                                                default=None)
     return results
 
 
@@ -147,12 +175,14 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--trace", action="store_true", help="print each stall beside the engine reports around it")
     parser.add_argument("--cancel", action="store_true",
-                        help="instead: time Esc at each answering stage (pane ready, engine stopped; target 1 s)")
+                        help="instead: time Esc at each answering phase (pane ready, engine stopped; target 1 s)")
+    parser.add_argument("--phases", default="", help="with --cancel: a comma-separated subset of "
+                        + ", ".join(dict.fromkeys(phase for phase, _, _ in CANCEL_PHASES)))
     args = parser.parse_args()
     application()
     if args.cancel:
         results = {"machine": "shared 2-core development machine, loaded by other jobs",
-                   **cancel_benchmark(args.papers)}
+                   **cancel_benchmark(args.papers, {p.strip() for p in args.phases.split(",") if p.strip()})}
         out = Path(__file__).resolve().parent / "results" / "ui_cancel.json"
         out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         print(json.dumps(results, indent=2))

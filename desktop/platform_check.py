@@ -1,9 +1,10 @@
-"""Before Qt starts on Linux: name the system libraries its X11 (xcb) plugin needs, instead of Qt's abort.
+"""Before Qt starts on Linux: name what its X11 (xcb) plugin lacks, instead of Qt's abort.
 
 Qt's xcb platform plugin loads libxcb-cursor, libxcb-icccm, libxcb-keysyms and a few more at run
-time; when one is missing Qt prints "could not load the Qt platform plugin" and aborts the process
-with SIGABRT. These libraries are system packages pip cannot install, so the check names the
-Debian/Ubuntu packages to install, and the other ways to run Quire.
+time, then connects to the X server named by DISPLAY; when a library is missing or no server
+answers, Qt prints "could not load the Qt platform plugin" and aborts the process with SIGABRT.
+The check names the Debian/Ubuntu packages to install, or says that no display answers, and the
+other ways to run Quire.
 """
 
 from __future__ import annotations
@@ -40,9 +41,32 @@ def missing_packages(find: Callable[[str], str | None] = ctypes.util.find_librar
     return [package for library, package in XCB_LIBRARIES.items() if not find(library)]
 
 
+def x_server_answers(display: str) -> bool:
+    """Whether an X server accepts a connection on ``display``, asked through libxcb as Qt would."""
+    path = ctypes.util.find_library("xcb")
+    if not path:
+        return False
+    try:
+        xcb = ctypes.CDLL(path)
+    except OSError:
+        return False
+    xcb.xcb_connect.restype = ctypes.c_void_p
+    xcb.xcb_connect.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    xcb.xcb_connection_has_error.argtypes = [ctypes.c_void_p]
+    xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
+    # xcb_connect never returns NULL: a failed connection is an error object, freed by disconnect.
+    connection = xcb.xcb_connect(display.encode(), None)
+    try:
+        return bool(connection) and xcb.xcb_connection_has_error(connection) == 0
+    finally:
+        if connection:
+            xcb.xcb_disconnect(connection)
+
+
 def platform_problem(environ: Mapping[str, str] | None = None,
                      find: Callable[[str], str | None] = ctypes.util.find_library,
-                     system: str = sys.platform) -> str:
+                     system: str = sys.platform,
+                     answers: Callable[[str], bool] = x_server_answers) -> str:
     """A message saying what to install or set before Qt can open a window; ``""`` when all is well."""
     environ = os.environ if environ is None else environ
     if not system.startswith("linux") or not uses_xcb(environ):
@@ -55,7 +79,12 @@ def platform_problem(environ: Mapping[str, str] | None = None,
                 "(on Fedora: sudo dnf install xcb-util-cursor xcb-util-wm xcb-util-keysyms xcb-util-image "
                 "xcb-util-renderutil libxkbcommon-x11).\n"
                 "Everything else works without them: the `quire` command line, and `quire-desktop --self-test`.")
-    if not environ.get("DISPLAY"):
+    display = environ.get("DISPLAY", "")
+    if not display:
         return ("There is no display to open Quire's window on (DISPLAY is not set). Run it from a desktop "
                 "session, or use the `quire` command line; `quire-desktop --self-test` runs without a display.")
+    if not answers(display):
+        return (f"No X server answers on DISPLAY={display}, so Quire cannot open its window. Run it from a "
+                "desktop session (over SSH: ssh -X), or use the `quire` command line; `quire-desktop "
+                "--self-test` runs without a display.")
     return ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -113,8 +114,12 @@ def answer_request(request: AskRequest, tools: AnswerTools, *, on_token: TokenCa
     language_model: Callable[[], LanguageModel] | None = None
     if chosen_mode != "digest" or request.model is not None:
         if request.model is not None or generation.model or default_lm_path() is not None:
-            loaded = tools.language_model(request.model)  # a bad --model fails here, before any work
-            language_model = lambda: loaded  # noqa: E731
+            if on_stage is not None:
+                on_stage("loading")  # minutes for a large model on a CPU: the user is told what they wait for
+            # A bad --model fails here, before any work.
+            loaded = load_unless_cancelled(lambda: tools.language_model(request.model), cancel)
+            if loaded is not None:
+                language_model = lambda: loaded  # noqa: E731
         else:
             log.warning("no language model installed; answering with the evidence digest")
 
@@ -177,6 +182,39 @@ class _LibraryPassages:
             return self._tools.passage(passage_id).rects_for_span(start, end)
         except EngineError:
             return ()
+
+
+def load_unless_cancelled(load: Callable[[], LanguageModel], cancel: CancelToken | None,
+                          poll_s: float = 0.05) -> LanguageModel | None:
+    """``load()``, or None as soon as ``cancel`` is set while it runs.
+
+    llama.cpp cannot stop loading a model half way, and a large one takes minutes on a CPU; so the
+    load runs on a thread of its own and a Stop is answered at once. The load still finishes (the
+    engine keeps the model for the next question, which waits for it under the engine's lock).
+    """
+    if cancel is None:
+        return load()
+    if cancel.cancelled:
+        return None
+    loaded: list[LanguageModel] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            loaded.append(load())
+        except BaseException as exc:  # handed to the caller's thread below
+            failed.append(exc)
+
+    loader = threading.Thread(target=run, name="quire-model-load", daemon=True)
+    loader.start()
+    while loader.is_alive():
+        loader.join(poll_s)
+        if cancel.cancelled and loader.is_alive():
+            log.info("stopped waiting for the language model to load; it finishes loading in the background")
+            return None
+    if failed:
+        raise failed[0]
+    return loaded[0]
 
 
 def settings_record(settings: Settings) -> tuple[tuple[str, str], ...]:

@@ -36,8 +36,9 @@ def export_file_name(question: str, suffix: str, words: int = 8) -> str:
     return f"{stem or 'answer'}{suffix}"
 
 
-def nothing_relevant_text(scope: str, selected: int, datastores: bool) -> str:
-    """The "nothing relevant" answer, naming where Quire looked."""
+def nothing_relevant_text(scope: str, selected: int, datastores: bool, listed: int = 0) -> str:
+    """The "nothing relevant" answer, naming where Quire looked; the closest passages are mentioned
+    only when ``listed`` says some are shown."""
     if scope == SELECTED:
         where = "the selected paper" if selected == 1 else f"the {selected} selected papers"
     elif scope == LIBRARY or not datastores:
@@ -45,8 +46,9 @@ def nothing_relevant_text(scope: str, selected: int, datastores: bool) -> str:
     else:
         where = "your library or the attached datastores"
     widen = ", choose a wider scope" if scope == SELECTED or (scope == LIBRARY and datastores) else ""
+    closest = "The closest passages are listed below; try" if listed else "Nothing came close either; try"
     return (f"None of the passages found in {where} addresses this question, so there is no answer to give. "
-            f"The closest passages are listed below; try other words{widen}, or add papers on the topic.")
+            f"{closest} other words{widen}, or add papers on the topic.")
 
 
 EMPTY_LIBRARY = ("Your library is empty: add PDFs first (drop them on the window, or File › Add PDFs…), or try "
@@ -82,6 +84,12 @@ class AnswerController(QObject):
         pane.check_passage_activated.connect(self.open_checked_passage)
         self.checked: list[Any] = []  # the passages of the claim check shown
         pane.export_requested.connect(self.export)
+        client.settings_changed.connect(self.refresh_model_size)
+        self.refresh_model_size()
+
+    def refresh_model_size(self) -> None:
+        """Tell the pane whether the model can write, so ticking "Written answer" warns before the wait."""
+        self._client.model_is_small(self._pane.set_small_model)
 
     def _status(self, message: str) -> None:
         self._window.statusBar().showMessage(message, _MESSAGE_MS)
@@ -143,8 +151,7 @@ class AnswerController(QObject):
             return
         self._cancel_requested = True
         self._client.cancel_answer()
-        self._pane.show_failure("Cancelled. Anything already written will appear here; ask again whenever "
-                                "you are ready.")
+        self._pane.show_stopped("Stopped. What was written so far is kept; ask again whenever you are ready.")
 
     def show(self, answer: Answer, asked: int | None = None) -> None:
         if asked is not None and asked != self._asked:
@@ -155,7 +162,8 @@ class AnswerController(QObject):
             return
         self._cancel_requested = False
         if answer.mode == AnswerMode.NO_EVIDENCE and asked is not None and answer.sentences:
-            text = nothing_relevant_text(*self._scope)  # the engine's words do not know the app's scopes
+            # The engine's words do not know the app's scopes.
+            text = nothing_relevant_text(*self._scope, listed=len(answer.contexts))
             answer = replace(answer, text=text, sentences=(replace(answer.sentences[0], text=text),))
         self._pane.show_answer(answer)
         if answer.id:

@@ -24,6 +24,7 @@ from engine.render.common import (
     support_level,
 )
 from engine.types import Answer, AnswerMode, AnswerSentence, PaperReference
+from ui.stream_markup import stream_html
 
 CITE_SCHEME = "quire"
 UNSUPPORTED_STYLE = "background-color:#fde7e4; color:#8c2a1c; text-decoration:underline"
@@ -106,15 +107,30 @@ def _legend(answer: Answer) -> str:
             "check them before relying on them.</p>")
 
 
+def closest_html(answer: Answer, limit: int = 5, chars: int = 240) -> str:
+    """The passages closest to a question nothing answered: title, page and the passage's start."""
+    if not answer.contexts:
+        return ""
+    items = []
+    for reference in answer.contexts[:limit]:
+        text = " ".join(reference.text.split())
+        snippet = text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " …"
+        page = f", p. {reference.page}" if reference.page else ""
+        items.append(f"<li><b>{html.escape(reference.title or 'Untitled')}</b>{page}: "
+                     f'<span style="color:#555">{html.escape(snippet)}</span></li>')
+    return '<p style="font-weight:600;margin-top:10px">Closest passages</p><ul>' + "".join(items) + "</ul>"
+
+
 def answer_html(answer: Answer) -> str:
     """The whole answer: notice, paragraphs (grouped by section), legend and references."""
     papers = papers_of(answer)
     known = {paper.n for paper in papers}
     blocks: list[str] = []
-    if answer.notice:
+    if answer.cancelled:  # one message, whatever the engine's notice says about the stop
+        blocks.append('<p style="color:#8c2a1c"><i>Stopped before the answer was finished; what was written so far '
+                      'is kept.</i></p>')
+    elif answer.notice:
         blocks.append(f'<p style="color:#6b5d00;background-color:#fff8d6">&nbsp;{html.escape(answer.notice)}&nbsp;</p>')
-    if answer.cancelled:
-        blocks.append('<p style="color:#8c2a1c"><i>Stopped before the answer was finished.</i></p>')
     current_section = -1
     paragraph: list[str] = []
     for index, sentence in enumerate(answer.sentences):
@@ -123,7 +139,7 @@ def answer_html(answer: Answer) -> str:
                 blocks.append(f"<p>{' '.join(paragraph)}</p>")
                 paragraph = []
             current_section = sentence.section
-            if 0 <= current_section < len(answer.sections):
+            if 0 <= current_section < len(answer.sections) and answer.sections[current_section]:
                 heading = html.escape(answer.sections[current_section])
                 blocks.append(f'<p style="font-weight:600;margin-top:10px">{heading}</p>')
         paragraph.append(_sentence_html(index, sentence, known))
@@ -135,10 +151,13 @@ def answer_html(answer: Answer) -> str:
     if answer.mode == AnswerMode.DIGEST and not answer.notice:
         blocks.append('<p style="color:#777;font-size:small">Evidence digest: verbatim quotes grouped by theme.</p>')
     blocks.append(references_html(papers))
+    if answer.mode == AnswerMode.NO_EVIDENCE:
+        blocks.append(closest_html(answer))
     return '<div style="line-height:150%">' + "".join(blocks) + "</div>"
 
 
-def streaming_html(text: str, stage: str = "") -> str:
-    """What the answer view shows while the answer is still being written: the raw text, escaped."""
-    caption = f'<p style="color:#888"><i>{html.escape(stage.capitalize())}…</i></p>' if stage else ""
-    return caption + '<p style="line-height:150%">' + html.escape(text).replace("\n", "<br>") + "▍</p>"
+def streaming_html(text: str, stage: str = "", *, cursor: bool = True) -> str:
+    """What the answer view shows while the answer is still being written: headings and emphasis
+    rendered, unfinished citation markers held back, everything the model wrote escaped."""
+    caption = f'<p style="color:#888"><i>{html.escape(stage[:1].upper() + stage[1:])}…</i></p>' if stage else ""
+    return caption + stream_html(text, cursor=cursor)

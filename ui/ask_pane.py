@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from engine.types import Answer
 from ui.answer_html import answer_html, parse_cite_url, streaming_html
+from ui.answer_progress import PHASES, READING, WRITING, AnswerProgress
 from ui.claim_check import parse_check_url
 from ui.collection_scope import COLLECTION, choose_collection
 from ui.errors import for_the_app
@@ -36,10 +37,9 @@ from ui.history_list import ANSWER_ID_ROLE, HistoryList
 EVERYTHING, LIBRARY, SELECTED = "everything", "library", "selected"
 SCOPES = ((EVERYTHING, "Everything"), (LIBRARY, "Library only"), (SELECTED, "Selected papers"),
           (COLLECTION, "Collection…"))
-STAGE_NAMES = {"retrieving": "Retrieving passages", "rewriting": "Rewriting the question",
-               "reranking": "Reranking passages", "judging": "Finding the sentences that answer",
-               "drafting": "Drafting the answer", "feedback": "Reviewing the draft",
-               "revising": "Revising", "verifying": "Verifying citations"}
+SMALL_MODEL_WARNING = ("The language model is too small to write answers that hold up against your papers: "
+                       "a written answer takes minutes and is usually replaced by the evidence digest.")
+STAGE_NAMES = PHASES  # the stage names the view's caption shows while streaming
 __all__ = ["ANSWER_ID_ROLE", "SCOPES", "AskPane"]
 _STREAM_REFRESH_MS = 60
 _WELCOME = ('<div style="color:#777;line-height:150%"><p style="font-size:large;color:#444">Ask your papers</p>'
@@ -145,6 +145,17 @@ class AskPane(QWidget):
         self.tabs.tabBar().setUsesScrollButtons(False)
         self.export_row = self._corner()
 
+        # Said when "Written answer" is ticked with a model too small to write, before anyone waits.
+        self._small_model = False
+        self.small_model_note = QLabel(SMALL_MODEL_WARNING + ' <a href="digest">Use the evidence digest</a>', self)
+        self.small_model_note.setTextFormat(Qt.TextFormat.RichText)  # fixed text of ours, with one link
+        self.small_model_note.setWordWrap(True)
+        self.small_model_note.setAccessibleName("Small model warning")
+        self.small_model_note.setStyleSheet("color:#6b5d00")
+        self.small_model_note.linkActivated.connect(lambda _link: self.write_box.setChecked(False))
+        self.small_model_note.hide()
+        self.write_box.toggled.connect(self._update_small_model_note)
+
         question_row = QHBoxLayout()
         question_row.addWidget(self.scope_box, 1)
         question_row.addWidget(self.write_box)
@@ -155,6 +166,7 @@ class AskPane(QWidget):
         layout.setSpacing(6)
         layout.addWidget(self.question_box)
         layout.addLayout(question_row)
+        layout.addWidget(self.small_model_note)
         layout.addWidget(self.stage_row)
         layout.addWidget(self.tabs, 1)
         layout.addWidget(self.export_row)
@@ -163,6 +175,11 @@ class AskPane(QWidget):
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(_STREAM_REFRESH_MS)
         self._refresh_timer.timeout.connect(self._show_stream)
+        self.progress = AnswerProgress()
+        # Once a second while answering, so the elapsed time and the estimate move even between tokens.
+        self._tick_timer = QTimer(self)
+        self._tick_timer.setInterval(1000)
+        self._tick_timer.timeout.connect(self._show_progress)
         self._update_exports()
 
     # --- public ----------------------------------------------------------------------------
@@ -182,6 +199,14 @@ class AskPane(QWidget):
 
     def scope_label(self) -> str:
         return self.scope_box.currentText()
+
+    def set_small_model(self, small: bool) -> None:
+        """Whether the language model in use is too small to write answers (the note says so)."""
+        self._small_model = small
+        self._update_small_model_note()
+
+    def _update_small_model_note(self) -> None:
+        self.small_model_note.setVisible(self._small_model and self.write_box.isChecked())
 
     def _on_scope_activated(self, index: int) -> None:
         if self.scope_box.itemData(index) != COLLECTION:
@@ -222,6 +247,8 @@ class AskPane(QWidget):
         self.answer = None
         self._stream, self._stage, self._question, self._answering = "", "retrieving", question, True
         self.search_notes = []
+        self.progress = AnswerProgress(self.progress.budget)
+        self._tick_timer.start()
         self.tabs.setCurrentWidget(self.answer_view)
         self.set_stage("retrieving")
         self._show_stream()
@@ -233,13 +260,15 @@ class AskPane(QWidget):
         if stage.startswith("also searching") and stage not in self.search_notes:
             self.search_notes.append(stage)  # a spelling correction: the final answer says it too
         self._stage = stage
-        self.stage_label.setText(STAGE_NAMES.get(stage, stage.capitalize()) + "…")
+        self.progress.set_stage(stage)
+        self._show_progress()
         if stage in ("drafting", "revising"):
             self._stream = ""  # each writing pass streams its own text
         self._refresh_timer.start()
 
     def append_token(self, text: str) -> None:
         self._stream += text
+        self.progress.token()
         if not self._refresh_timer.isActive():
             self._refresh_timer.start()
 
@@ -285,9 +314,20 @@ class AskPane(QWidget):
                                  f"{html.escape(headline)}</p>")
         self._update_exports()
 
+    def show_stopped(self, message: str) -> None:
+        """Answering was stopped: the text streamed so far stays where it was, under one message."""
+        written = self._stream
+        self.finish()
+        self.answer = None
+        body = streaming_html(written, cursor=False) if written.strip() else ""
+        self.answer_view.setHtml(_question_html(self._question) + f'<p style="color:#8c2a1c">{html.escape(message)}</p>'
+                                 + body)
+        self._update_exports()
+
     def finish(self) -> None:
         """Answering ended (answered, failed or cancelled): hide the stage row, allow asking again."""
         self._refresh_timer.stop()
+        self._tick_timer.stop()
         self._answering = False
         self.stage_row.hide()
         self.ask_button.setEnabled(True)
@@ -338,10 +378,16 @@ class AskPane(QWidget):
         is_table = self.answer is not None and ("table", "True") in self.answer.settings
         self.csv_button.setVisible(is_table)  # only a table answer has rows to export
 
+    def _show_progress(self) -> None:
+        self.stage_label.setText(self.progress.text())
+        if self._stage in ("drafting", "revising") and self._stream == "":
+            self._refresh_timer.start()  # the caption says the model is reading
+
     def _show_stream(self) -> None:
         if not self._answering:
             return
-        stage = STAGE_NAMES.get(self._stage, self._stage)
+        reading = self._stage in WRITING and not self._stream
+        stage = READING if reading else STAGE_NAMES.get(self._stage, self._stage)
         bar = self.answer_view.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
         self.answer_view.setHtml(_question_html(self._question) + streaming_html(self._stream, stage))

@@ -1,9 +1,11 @@
 """The UI's one door into the engine.
 
-:class:`EngineClient` owns the :class:`~engine.service.Engine` and runs every call on one serial
-worker thread, so database work never overlaps and nothing long runs on the UI thread. Results,
-progress and errors come back as signals, always emitted on the thread that created the client,
-so widgets may connect to them directly.
+:class:`EngineClient` owns the :class:`~engine.service.Engine` and runs every call on one of two
+serial worker threads, its lanes: long jobs (ingest, answers, embedding, downloads) on one, quick
+ones (catalog reads and edits, settings, the model and datastore lists) on the other, which has an
+engine of its own over the same library, so an edit never waits for an answer to finish. Each
+engine is only ever called from its own lane. Results, progress and errors come back as signals,
+always emitted on the thread that created the client, so widgets may connect to them directly.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from ui.engine_tasks import (
     PassageLocation,
     ProgressThrottle,
     datastore_counts,
+    is_small_model_file,
     locate_passage,
     render_answer,
 )
 from ui.engine_worker import (
+    ADOPT,
     ASK,
     CHECK,
     DATASTORE,
@@ -40,6 +44,7 @@ from ui.engine_worker import (
     INGEST,
     LOOKUP,
     MODELS,
+    QUICK_KINDS,
     REFRESH,
     REMOVE,
     SETTINGS,
@@ -59,8 +64,19 @@ T = TypeVar("T")
 DEMO_DATASTORE = "cs-sample"
 
 
+def quick_lane_engine(engine: Engine) -> Engine:
+    """A second engine over ``engine``'s library and settings, with its own SQLite connections.
+
+    The catalog is in WAL mode, so this engine's reads never wait for the other's writes and its
+    small writes wait only for the other's current transaction, not its whole job.
+    """
+    sibling = Engine(engine.paths.home, settings=engine.settings)
+    sibling.paths = engine.paths  # the same settings file, wherever the platform keeps it
+    return sibling
+
+
 class EngineClient(QObject):
-    """Runs engine calls one at a time on a worker thread and reports back through signals."""
+    """Runs engine calls on two serial lanes (long jobs, quick ones) and reports back through signals."""
 
     progress = Signal(str, int, int, str)  # stage, done, total, label
     ingest_result = Signal(object)  # IngestResult, one per file
@@ -81,12 +97,16 @@ class EngineClient(QObject):
     table_row = Signal(int, object)
     table_progress = Signal(int, str, int, int)
 
+    settings_changed = Signal()  # saved settings (a new model, say), after the long lane has them queued
+
     _submit = Signal(object)
+    _submit_quick = Signal(object)
 
     def __init__(self, engine: Engine, parent: QObject | None = None, *, progress_interval: float = 0.1,
-                 refresh_interval: float = 1.0) -> None:
+                 refresh_interval: float = 1.0, quick_engine: Engine | None = None) -> None:
         super().__init__(parent)
         self._engine = engine
+        self._quick_engine = quick_engine if quick_engine is not None else quick_lane_engine(engine)
         self._pending: Counter[str] = Counter()
         self._ingest_tokens: list[CancelToken] = []  # one per queued or running batch, oldest first
         self._ask_tokens: list[CancelToken] = []
@@ -114,7 +134,22 @@ class EngineClient(QObject):
         self._worker.settled.connect(self._on_settled)
         self._worker.token.connect(self.answer_token)
         self._worker.stage.connect(self.answer_stage)
+
+        # The quick lane keeps the normal priority: it must answer while the long lane keeps
+        # every core busy.
+        self._quick_thread = QThread()
+        self._quick_thread.setObjectName("quire-engine-quick")
+        self._quick_worker = EngineWorker(self._quick_engine, progress_interval, refresh_interval)
+        self._quick_worker.moveToThread(self._quick_thread)
+        self._quick_thread.finished.connect(self._quick_worker.deleteLater)
+        self._submit_quick.connect(self._quick_worker.run)
+        self._quick_worker.documents.connect(self.documents_changed)
+        self._quick_worker.failed.connect(self.error)
+        self._quick_worker.cancelled.connect(self.cancelled)
+        self._quick_worker.finished.connect(self._on_finished)
+        self._quick_worker.settled.connect(self._on_settled)
         self._thread.start()
+        self._quick_thread.start()
 
     @property
     def home(self) -> Path:
@@ -147,11 +182,11 @@ class EngineClient(QObject):
 
     def refresh(self) -> None:
         """Re-read the library; the answer arrives as :attr:`documents_changed`."""
-        self._post(REFRESH, self._worker.refresh)
+        self._post(REFRESH, self._quick_worker.refresh)
 
     def remove(self, doc_id: str) -> None:
         """Remove one document (not its file) from the library."""
-        self._post(REMOVE, partial(self._worker.remove, doc_id))
+        self._post(REMOVE, partial(self._quick_worker.remove, doc_id))
 
     def cancel(self) -> None:
         """Stop the running ingestion and drop the queued ones; finished files are kept."""
@@ -165,14 +200,20 @@ class EngineClient(QObject):
 
     def call(self, kind: str, work: Callable[[Engine], T], on_result: Callable[[T], None] | None = None,
              on_failure: Callable[[], None] | None = None) -> None:
-        """Run ``work(engine)`` on the worker; ``on_result`` gets its value on the UI thread.
+        """Run ``work(engine)`` on the lane for ``kind``; ``on_result`` gets its value on the UI thread.
 
         A failure goes to :attr:`error` like any other (then ``on_failure`` runs), so callers
         only handle success.
         """
         ticket = next(self._tickets)
         self._callbacks[ticket] = (on_result, on_failure)
-        self._post(kind, partial(self._worker.call, ticket, work))
+        worker = self._quick_worker if kind in QUICK_KINDS else self._worker
+        self._post(kind, partial(worker.call, ticket, work))
+
+    def run_quick(self, work: Callable[[], T], on_result: Callable[[T], None]) -> None:
+        """Run ``work()`` (a check that needs no engine, such as probing a model file) on the quick
+        lane, so no dialog starts a thread of its own."""
+        self.call(SETTINGS, lambda _engine: work(), on_result)
 
     def ask(self, request: AskRequest, on_answer: Callable[[Answer], None], *,
             on_failure: Callable[[], None] | None = None) -> None:
@@ -321,10 +362,15 @@ class EngineClient(QObject):
 
     def use_model(self, name: str, on_result: Callable[[ModelChoice], None]) -> None:
         """Validate installed model ``name`` and save it in the settings."""
-        self.call(MODELS, lambda engine: engine.use_model(name), on_result)
+        def chosen(choice: ModelChoice) -> None:
+            self._adopt_settings(choice.settings)
+            self.settings_changed.emit()
+            on_result(choice)
+        self.call(MODELS, lambda engine: engine.use_model(name), chosen)
 
     def remove_datastore(self, name: str, on_done: Callable[[object], None] | None = None) -> None:
-        self.call(MODELS, lambda engine: engine.remove_datastore(name), on_done)
+        # The long lane's engine may have the datastore open (an answer searching it), so it removes it.
+        self.call(DATASTORE, lambda engine: engine.remove_datastore(name), on_done)
 
     def download_model(self, name: str, progress: Callable[[Progress], None], cancel: CancelToken,
                        on_done: Callable[[object], None], on_stopped: Callable[[], None]) -> None:
@@ -343,14 +389,31 @@ class EngineClient(QObject):
         self.call(DOWNLOAD, lambda engine: engine.embed_datastore(name, progress=progress, cancel=cancel),
                   on_done, on_stopped)
 
-    def load_settings(self, on_result: Callable[[Any], None]) -> None:
-        self.call(SETTINGS, lambda engine: engine.settings, on_result)
+    def load_settings(self, on_result: Callable[[Any], None], on_failure: Callable[[], None] | None = None) -> None:
+        self.call(SETTINGS, lambda engine: engine.settings, on_result, on_failure)
+
+    def model_is_small(self, on_result: Callable[[bool], None]) -> None:
+        """Whether the language model in the settings is too small to write answers."""
+        self.call(SETTINGS, lambda engine: is_small_model_file(engine.settings.generation.model), on_result)
 
     def save_settings(self, settings: Any, on_saved: Callable[[Any], None] | None = None) -> None:
         def work(engine: Engine) -> Any:
             engine.save_settings(settings)
             return settings
-        self.call(SETTINGS, work, on_saved)
+
+        def saved(value: Any) -> None:
+            self._adopt_settings(value)
+            self.settings_changed.emit()
+            if on_saved is not None:
+                on_saved(value)
+        self.call(SETTINGS, work, saved)
+
+    def _adopt_settings(self, settings: Any) -> None:
+        """The long lane's engine takes settings saved on the quick lane before its next job (a
+        question queued now uses them), without anyone touching it from another thread."""
+        def adopt(engine: Engine) -> None:
+            engine.settings = settings
+        self.call(ADOPT, adopt)
 
     def shutdown(self) -> None:
         """Cancel ingestion, wait for the current job to stop, then close the engine."""
@@ -360,9 +423,12 @@ class EngineClient(QObject):
         self.cancel()
         self.cancel_answer()
         self.cancel_embedding()
-        self._thread.quit()  # jobs still queued are dropped; the engine stops at its next check
-        self._thread.wait()
+        for thread in (self._thread, self._quick_thread):
+            thread.quit()  # jobs still queued are dropped; the engine stops at its next check
+        for thread in (self._thread, self._quick_thread):
+            thread.wait()
         self._engine.close()
+        self._quick_engine.close()
         was_busy, was_ingesting, was_asking = self.busy, self.ingesting, self.asking
         self._pending.clear()  # the dropped jobs will never report back
         self._ingest_tokens.clear()
@@ -380,7 +446,7 @@ class EngineClient(QObject):
         was_busy, was_ingesting, was_asking = self.busy, self.ingesting, self.asking
         self._pending[kind] += 1
         self._emit_changes(was_busy, was_ingesting, was_asking)
-        self._submit.emit(Job(kind, call))
+        (self._submit_quick if kind in QUICK_KINDS else self._submit).emit(Job(kind, call))
 
     @Slot(str)
     def _on_finished(self, kind: str) -> None:

@@ -35,10 +35,18 @@ MODELS = "models"
 CHECK = "check"
 DOWNLOAD = "download"
 ZOTERO = "zotero"
+ADOPT = "adopt"  # the long lane's engine taking settings saved on the quick lane
+
+# The quick lane: reads and small edits of the catalog, settings and the model and datastore lists. They
+# run on a worker of their own, with their own engine (and so their own SQLite connections), so they
+# never wait behind a long job (an answer, an ingest, a download) on the other lane.
+QUICK_KINDS = frozenset({REFRESH, REMOVE, LOOKUP, SETTINGS, EDIT, MODELS})
 
 DOING = {INGEST: "adding papers", REFRESH: "reading the library", REMOVE: "removing a paper",
-          ASK: "answering the question", LOOKUP: "opening a passage", SETTINGS: "saving the settings",
-          EMBED: "preparing papers for meaning search", DATASTORE: "attaching a datastore"}
+         ASK: "answering the question", LOOKUP: "opening a passage", SETTINGS: "saving the settings",
+         EMBED: "preparing papers for meaning search", DATASTORE: "changing the datastores",
+         EDIT: "saving a paper's details", MODELS: "reading the models", CHECK: "checking a claim",
+         DOWNLOAD: "downloading", ZOTERO: "importing from Zotero", ADOPT: "applying the settings"}
 
 
 @dataclass(frozen=True)

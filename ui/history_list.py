@@ -26,9 +26,14 @@ QUESTION_ROLE = Qt.ItemDataRole.UserRole + 2
 _STATUS = {"written": "Answered", "digest": "Evidence digest", "no evidence": "Nothing relevant found"}
 
 
-def status_text(mode: str, cancelled: bool) -> str:
-    """How a past question ended, in words: a cancelled run is never mistaken for an answer."""
-    return "Cancelled (partial)" if cancelled else _STATUS.get(mode, mode.capitalize())
+def status_text(mode: str, cancelled: bool, asked: str = "") -> str:
+    """How a past question ended, in words: a cancelled run is never mistaken for an answer, nor a
+    digest given instead of the written answer asked for for one."""
+    if cancelled:
+        return "Cancelled (partial)"
+    if mode == "digest" and asked == "write":
+        return "Evidence digest instead of a written answer"
+    return _STATUS.get(mode, mode.capitalize())
 
 
 def summary_line(past: Any) -> str:
@@ -36,7 +41,8 @@ def summary_line(past: Any) -> str:
     when = time.strftime("%d %b %Y, %H:%M", time.localtime(past.created_at)) if past.created_at else ""
     model = PurePath(getattr(past, "model", "") or "").name
     scope = getattr(past, "scope", "") or ""
-    parts = [when, scope, model.removesuffix(".gguf"), status_text(past.mode, past.cancelled)]
+    status = status_text(past.mode, past.cancelled, getattr(past, "asked", ""))
+    parts = [when, scope, model.removesuffix(".gguf"), status]
     return " · ".join(part for part in parts if part)
 
 

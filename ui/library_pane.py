@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from engine.types import Document
 from ui.collection_scope import collection_names, doc_ids_in
+from ui.column_fit import ColumnFitter
 from ui.document_details import DocumentDetails
 from ui.empty_state import EmptyState
 from ui.library_model import DOC_ID_ROLE, SORT_ROLE, Column, LibraryFilter, LibraryModel
@@ -56,6 +57,12 @@ class LibraryPane(QWidget):
         self.no_match_label.hide()
 
         self.table = self._create_table(remove_action)
+        # Right-hand columns shrink (rightmost first), then the least useful hide, before the title does.
+        self.column_fitter = ColumnFitter(
+            self.table, Column.TITLE,
+            minimum={Column.AUTHORS: 56, Column.YEAR: 40, Column.PAGES: 40, Column.STATUS: 56},
+            shrink_order=(Column.STATUS, Column.PAGES, Column.AUTHORS, Column.YEAR),
+            hide_order=(Column.PAGES, Column.STATUS, Column.YEAR, Column.AUTHORS))
         self.empty_state = EmptyState(add_action, self, demo_action)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.empty_state)

@@ -23,10 +23,9 @@ from ui.ingest_progress import IngestProgress
 from ui.library_model import display_title
 from ui.library_pane import LibraryPane
 from ui.metadata_dialog import MetadataDialog
-from ui.models_dialog import ModelsDialog
 from ui.pdf_viewer import PdfViewer
-from ui.settings_dialog import SettingsDialog
 from ui.table_controller import TableController
+from ui.tool_dialogs import ToolDialogs
 
 _GEOMETRY = "main_window/geometry"
 _STATE = "main_window/state"
@@ -78,6 +77,8 @@ class MainWindow(QMainWindow):
         self._embedding_docs: set[str] = set()
         self._was_cancelled = False
         self._export_folder = Path.home()
+        self.dialogs = ToolDialogs(self, client, lambda text: self.statusBar().showMessage(text, _MESSAGE_MS),
+                                   self.refresh_datastores)
         self.setWindowTitle("Quire")
         self.setAcceptDrops(True)
 
@@ -180,7 +181,8 @@ class MainWindow(QMainWindow):
                                           QKeySequence(Qt.Key.Key_Escape), self._cancel)
         self.cancel_action.setEnabled(False)
         self.settings_action = self._action("&Settings…", "Model, embedder, threads and answer options",
-                                            QKeySequence(QKeySequence.StandardKey.Preferences), self._open_settings)
+                                            QKeySequence(QKeySequence.StandardKey.Preferences),
+                                            self.dialogs.open_settings)
         self.quit_action = self._action("&Quit", "Quit Quire", QKeySequence(QKeySequence.StandardKey.Quit), self.close)
         # Shortcuts must work whether or not a menu or button shows the action.
         for action in (self.ask_action, self.cancel_action):
@@ -208,7 +210,7 @@ class MainWindow(QMainWindow):
         ask_menu.addAction(self.cancel_action)
         self.tools_menu = self.menuBar().addMenu("&Tools")
         self.models_action = self._action("&Models && Datastores…", "Install and choose models and datastores",
-                                          None, self._open_models_dialog)
+                                          None, self.dialogs.open_models)
         self.tools_menu.addAction(self.models_action)
         self.tools_menu.addAction(self.settings_action)
         self.help_menu = add_help_menu(self, [self.add_files_action, self.add_folder_action, self.remove_action,
@@ -240,6 +242,7 @@ class MainWindow(QMainWindow):
             state = self._settings.value(key)
             if isinstance(state, QByteArray):
                 widget.restoreState(state)
+        self.library.column_fitter.remember_widths()  # the restored widths are the ones to come back to
         self.ask_pane.set_scope(str(self._settings.value(_SCOPE, "everything")))
         self.ask_pane.write_box.setChecked(str(self._settings.value(_WRITTEN, "false")).lower() == "true")
         # Saved when changed, not only on close: a crash must not forget them.
@@ -423,18 +426,6 @@ class MainWindow(QMainWindow):
         if row is not None:
             document = self.model.document(row)
             self.viewer.open_document(document.path, title=display_title(document))
-
-    def _open_settings(self) -> None:
-        def edit(current: object) -> None:
-            dialog = SettingsDialog(current, self)
-            if dialog.exec() == QDialog.DialogCode.Accepted:
-                self._client.save_settings(dialog.settings(), lambda _: self.statusBar().showMessage(
-                    "Settings saved; they apply to the next question.", _MESSAGE_MS))
-        self._client.load_settings(edit)
-
-    def _open_models_dialog(self) -> None:
-        ModelsDialog(self._client, self).exec()
-        self.refresh_datastores()
 
     # --- engine reports ----------------------------------------------------------------------
 

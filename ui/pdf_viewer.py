@@ -53,6 +53,7 @@ class PdfViewer(QWidget):
         self._path = ""
         self._page = 0  # 1-based; 0 = nothing shown
         self._zoom = 1.25
+        self._follow_quote = False  # keep the highlighted quote in view when the pane is resized
         self._fit_width = True
         self._words: list[tuple[Rect, str]] = []  # the current page's words, reading order
         self.highlight_rects: tuple[PageRect, ...] = ()
@@ -182,6 +183,7 @@ class PdfViewer(QWidget):
             return
         page = max(1, min(page, self._document.page_count))
         self._page = page
+        self._follow_quote = False  # another page: the quote no longer decides where the view is
         self._render()
         self._paint_highlights()
         self.scroll_area.verticalScrollBar().setValue(0)
@@ -298,16 +300,47 @@ class PdfViewer(QWidget):
         self.canvas.set_highlights(on_page, quotes)
 
     def _scroll_to_highlight(self) -> None:
+        """Bring the quote into view now and again once the scroll area has taken the new page size
+        (its scroll ranges follow a zoom only after the layout runs, and would clip the position)."""
+        self._follow_quote = True
+        self._scroll_now()
+        QTimer.singleShot(0, self._scroll_now)
+
+    def highlight_area(self) -> QRectF | None:
+        """Where the quote (else the passage) is drawn, in canvas pixels."""
         shown = self.canvas.quote_rects or self.canvas.passage_rects
         if not shown:
-            return
+            return None
         area = self.canvas.widget_rect(shown[0])
         for rect in shown[1:]:
             area = area.united(self.canvas.widget_rect(rect))
+        return area
+
+    def quote_in_view(self) -> bool:
+        """Whether the start of the highlighted quote is inside the visible part of the page."""
+        area = self.highlight_area()
+        if area is None:
+            return True
         viewport = self.scroll_area.viewport()
-        # Centre the quote; a quote taller than the pane starts a third of the way down.
+        visible = QRectF(self.scroll_area.horizontalScrollBar().value(), self.scroll_area.verticalScrollBar().value(),
+                         viewport.width(), viewport.height())
+        # Its first line, as much of it as a pane this wide can show once the quote's left edge is in view.
+        start = QRectF(area.left(), area.top(), min(area.width(), viewport.width() - 16.0), min(area.height(), 24.0))
+        return visible.contains(start)
+
+    def _scroll_now(self) -> None:
+        area = self.highlight_area()
+        if area is None:
+            return
+        viewport = self.scroll_area.viewport()
+        # Centre the quote; one wider than the pane starts at its left edge (lines are read from there),
+        # one taller starts a third of the way down.
+        if area.width() < viewport.width() - 16:
+            left = area.center().x() - viewport.width() / 2
+        else:
+            left = area.left() - 8
         centre_y = area.center().y() if area.height() < viewport.height() * 0.8 else area.top() + viewport.height() / 3
-        self.scroll_area.horizontalScrollBar().setValue(int(area.center().x() - viewport.width() / 2))
+        self.scroll_area.horizontalScrollBar().setValue(int(left))
         self.scroll_area.verticalScrollBar().setValue(int(centre_y - viewport.height() / 2))
 
     def _step_zoom(self, direction: int) -> None:
@@ -339,14 +372,18 @@ class PdfViewer(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if self._fit_width and self._document is not None and self._page:
+        if self._document is not None and self._page and (self._fit_width or self._follow_quote):
             self._refit.start()  # once the splitter stops moving, not on every pixel of a drag
 
     def _fit_now(self) -> None:
-        if self._fit_width and self._document is not None and self._page:
+        if self._document is None or not self._page:
+            return
+        if self._fit_width:
             self._render()
             self._paint_highlights()
             self._update_controls()
+        if self._follow_quote and not self.quote_in_view():
+            self._scroll_now()  # a narrower pane must not leave the cited words off screen
 
     # --- selection -------------------------------------------------------------------------
 

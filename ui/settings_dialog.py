@@ -2,19 +2,19 @@
 feedback and rewriting. The dialog edits a copy; the engine client saves it (TOML, atomically).
 
 A model file or embedder folder is checked when OK is pressed (a GGUF header and an
-architecture llama.cpp supports; a folder with a sentence-transformers model), off the UI thread,
-and a problem is shown in the dialog under the name the dialog gives the field, so a bad path is
-never saved. Each option says when it takes effect.
+architecture llama.cpp supports; a folder with a sentence-transformers model) on the engine
+client's quick lane, given as ``run_check``, and a problem is shown in the dialog under the name
+the dialog gives the field, so a bad path is never saved. Each option says when it takes effect.
 """
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -23,8 +23,10 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -55,21 +57,25 @@ def check_embedder_folder(path: str) -> str:
     return ""
 
 
-class _Checked(QObject):
-    done = Signal(dict)  # field label -> problem (empty dict: all good)
+Problems = dict[str, str]  # field label -> problem (empty: all good)
+CheckRunner = Callable[[Callable[[], Problems], Callable[[Problems], None]], None]
+
+
+def run_here(check: Callable[[], Problems], done: Callable[[Problems], None]) -> None:
+    """Run the check at once, on the caller's thread: for a dialog opened without an engine client."""
+    done(check())
 
 
 class SettingsDialog(QDialog):
     """Edits ``engine.config.Settings`` (received from the engine client, so the UI never loads it itself)."""
 
-    def __init__(self, settings: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, settings: Any, parent: QWidget | None = None, *, run_check: CheckRunner = run_here) -> None:
         super().__init__(parent)
         self.setWindowTitle("Quire Settings")
         self.setAccessibleName("Settings")
         self._original = settings
-        self._checked = _Checked(self)
-        self._checked.done.connect(self._on_checked)
-        self.problems: dict[str, str] = {}
+        self._run_check = run_check
+        self.problems: Problems = {}
         generation, retrieval = settings.generation, settings.retrieval
 
         self.model_edit = self._path_row("Language model file (GGUF); empty = the bundled SmolLM2",
@@ -113,6 +119,9 @@ class SettingsDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._restore_defaults)
         layout = QVBoxLayout(self)
+        # The dialog grows when a note appears instead of squeezing the path rows above it.
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         layout.addLayout(form)
         layout.addWidget(self.small_model_label)
         layout.addWidget(self.applies_label)
@@ -133,8 +142,8 @@ class SettingsDialog(QDialog):
         return replace(original, generation=generation, retrieval=retrieval)
 
     def accept(self) -> None:
-        """Check the model file and embedder folder (on a thread: llama.cpp's probe may take a moment),
-        then close; a problem keeps the dialog open and names the field."""
+        """Check the model file and embedder folder (with ``run_check``: llama.cpp's probe may take a
+        moment), then close; a problem keeps the dialog open and names the field."""
         model, embedder = self.model_edit.text().strip(), self.embedder_edit.text().strip()
         changed = (model != self._original.generation.model, embedder != self._original.retrieval.embedder)
         if not any(changed):
@@ -143,15 +152,16 @@ class SettingsDialog(QDialog):
         self.buttons.setEnabled(False)
         self.problem_label.setText("Checking…")
         self.problem_label.show()
+        self._fit_height()
 
-        def check() -> None:
+        def check() -> Problems:
             problems = {MODEL_FIELD: check_model_file(model) if changed[0] else "",
                         EMBEDDER_FIELD: check_embedder_folder(embedder) if changed[1] else ""}
-            self._checked.done.emit({label: problem for label, problem in problems.items() if problem})
+            return {label: problem for label, problem in problems.items() if problem}
 
-        threading.Thread(target=check, name="quire-settings-check", daemon=True).start()
+        self._run_check(check, self._on_checked)
 
-    def _on_checked(self, problems: dict[str, str]) -> None:
+    def _on_checked(self, problems: Problems) -> None:
         self.problems = problems
         self.buttons.setEnabled(True)
         if not problems:
@@ -160,10 +170,22 @@ class SettingsDialog(QDialog):
             return
         self.problem_label.setText("\n".join(f"{label}: {for_the_app(problem)}" for label, problem in problems.items()))
         self.problem_label.show()
+        self._fit_height()
         (self.model_edit if MODEL_FIELD in problems else self.embedder_edit).setFocus()
 
     def _update_notes(self) -> None:
         self.small_model_label.setVisible(is_small_model_file(self.model_edit.text().strip()))
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Grow (never shrink) to the height the fields and the visible notes need at this width."""
+        layout = self.layout()
+        if layout is None:
+            return
+        layout.activate()
+        needed = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else layout.sizeHint().height()
+        if needed > self.height():
+            self.resize(self.width(), needed)
 
     def _restore_defaults(self) -> None:
         defaults = type(self._original)()
@@ -208,6 +230,11 @@ class SettingsDialog(QDialog):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(edit, 1)
         layout.addWidget(browse)
+        row.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        # Wrapped notes below report their height only for a given width, so the layout's minimum
+        # misses it; a floor here keeps the fields whole whatever the notes need.
+        edit.setMinimumHeight(edit.sizeHint().height())
+        row.setMinimumHeight(row.sizeHint().height())
         return edit
 
     @staticmethod

@@ -154,12 +154,26 @@ def read_gguf(path: str | Path) -> GGUFInfo:
         return _parse(model_path, mapped, file_size)
 
 
+# What a file chosen by mistake usually is, by its first bytes: said in words, never as Python bytes.
+_KNOWN_STARTS = ((b"%PDF", "it is a PDF document"), (b"PK\x03\x04", "it is a ZIP archive"),
+                 (b"\x89PNG", "it is a PNG image"), (b"{", "it looks like a JSON or text file"))
+
+
+def _what_it_is(magic: bytes) -> str:
+    for start, words in _KNOWN_STARTS:
+        if magic.startswith(start):
+            return words
+    if magic.isascii() and magic.decode("ascii").isprintable():
+        return f"it starts with the text “{magic.decode('ascii')}”"
+    return "its first bytes are not a GGUF header"
+
+
 def _parse(path: Path, buffer: mmap.mmap, file_size: int) -> GGUFInfo:
     reader = _Reader(buffer)
     magic = reader.take(4)
     if magic != GGUF_MAGIC:
-        raise ModelFileError(str(path), f"not a GGUF model file (it starts with {magic!r}, not b'GGUF'). "
-                             "Quire runs llama.cpp GGUF files; convert other formats with llama.cpp's tools.")
+        raise ModelFileError(str(path), f"not a GGUF model file ({_what_it_is(magic)}). Quire runs llama.cpp "
+                             "GGUF files; choose a .gguf file, or convert other formats with llama.cpp's tools.")
     version = reader.scalar("<I")
     if version not in SUPPORTED_VERSIONS:
         if struct.unpack(">I", struct.pack("<I", version))[0] in SUPPORTED_VERSIONS:

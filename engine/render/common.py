@@ -16,7 +16,8 @@ SUPPORT_EXPLAINED = {
     PARTIAL: "Partly supported: the cited passages back only part of this sentence",
     UNSUPPORTED: "Not supported: no passage found says this; check it before relying on it",
     CONTRADICTED: "Contradicted: a source says the opposite of this sentence",
-    UNCHECKED: "Not checked: the support judge could not be loaded, so this citation is the model's own, unverified",
+    UNCHECKED: "Not checked: the support judge was not loaded, or the answer was stopped before checking, so "
+               "this is the model's own text, unverified",
 }
 
 

@@ -51,7 +51,8 @@ def to_html(answer: Answer) -> str:
             if open_block:
                 out.append(open_block)
             section = sentence.section
-            if answer.sections and 0 <= section < len(answer.sections) and len(answer.sections) > 1:
+            if answer.sections and 0 <= section < len(answer.sections) and len(answer.sections) > 1 \
+                    and answer.sections[section]:  # a theme with no heading that names its point has none
                 out.append(f"<h3>{html.escape(answer.sections[section])}</h3>")
             digest = answer.mode == AnswerMode.DIGEST
             out.append("<ul>" if digest else "<p>")

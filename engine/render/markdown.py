@@ -116,7 +116,8 @@ def to_markdown(answer: Answer, quotes: bool = True) -> str:
                 lines += ["\n".join(paragraph) if digest else " ".join(paragraph), ""]
                 paragraph = []
             section = sentence.section
-            if answer.sections and 0 <= section < len(answer.sections) and len(answer.sections) > 1:
+            if answer.sections and 0 <= section < len(answer.sections) and len(answer.sections) > 1 \
+                    and answer.sections[section]:  # a theme with no heading that names its point has none
                 lines += [f"### {escape_markdown(answer.sections[section])}", ""]
         text = _sentence(sentence.text) + _FLAGS.get(support_level(sentence), "")
         paragraph.append(f"- {text}" if digest else text)

@@ -24,6 +24,7 @@ class AnswerSummary:
     cancelled: bool
     model: str = ""  # the language model's file name, "" for an evidence digest written without one
     scope: str = ""  # where the app looked ("Library only", "Selected papers (2)"); "" when not recorded
+    asked: str = ""  # the mode asked for ("write", "auto", "digest"): a digest given for "write" is a fallback
 
 
 def save_answer(library: Library, answer: Answer) -> None:
@@ -36,9 +37,10 @@ def save_answer(library: Library, answer: Answer) -> None:
 
 def list_answers(library: Library, limit: int = 200) -> list[AnswerSummary]:
     rows = library.query("SELECT id, question, created_at, mode, cancelled, json_extract(record, '$.model'), "
-                         "json_extract(record, '$.settings.scope') FROM answers "
-                         "ORDER BY created_at DESC LIMIT ?", (limit,))
-    return [AnswerSummary(r[0], r[1], r[2], r[3], bool(r[4]), str(r[5] or ""), str(r[6] or "")) for r in rows]
+                         "json_extract(record, '$.settings.scope'), json_extract(record, '$.settings.mode') "
+                         "FROM answers ORDER BY created_at DESC LIMIT ?", (limit,))
+    return [AnswerSummary(r[0], r[1], r[2], r[3], bool(r[4]), str(r[5] or ""), str(r[6] or ""), str(r[7] or ""))
+            for r in rows]
 
 
 def load_answer(library: Library, answer_id: str) -> Answer:

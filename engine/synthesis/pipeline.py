@@ -46,6 +46,7 @@ from engine.synthesis.steps import (
     fallback_reason,
     read_candidates,
     retrieve_passages,
+    unchecked_draft,
     verify_draft,
     write_draft,
     written_notice,
@@ -200,13 +201,15 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     clock.lap("writing")
     stage("verifying")
     given.update({e.reference.n: e.reference for e in outcome.extra})
-    # Text written before a Stop is verified in full (it is short and the user keeps it); a Stop that
-    # comes while verifying ends verification early.
+    if outcome.cancelled:  # what was written before the Stop is kept unjudged (steps.unchecked_draft)
+        sentences, headings = unchecked_draft(outcome)
+        return answers.cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),
+                                 sections=headings)
+    # A Stop that comes while verifying ends verification early.
     # A model able to judge also reads the sentences the cross-encoder leaves unsupported (support_reader).
     reader = SupportReader(lm) if options.judge_answers and options.read_unsupported and isinstance(lm, ScoresReplies) \
         else None
-    sentences, headings, report = verify_draft(outcome, scorer, given, rects_for,
-                                               None if outcome.cancelled else cancel, reader)
+    sentences, headings, report = verify_draft(outcome, scorer, given, rects_for, cancel, reader)
     clock.lap("verifying")
     if outcome.cancelled:
         return answers.cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),

@@ -3,7 +3,8 @@
 Quotes start grouped by paper (a paper's quotes usually make one point about it); groups are then
 merged, most similar first (average cosine of their quotes), while the similarity clears ``join``
 or while there are more than ``max_themes``. Deterministic and LM-free. A theme's heading names its
-point: the opening clause of its best-answering quote, a few words long.
+point: the opening clause of its best-answering quote when that clause is a short statement of its
+own; otherwise the theme has no heading (the first words of a long sentence name nothing).
 """
 
 from __future__ import annotations
@@ -96,16 +97,22 @@ _CLAUSE = re.compile(r"[;:]|,\s+(which|while|whereas|and thus|but|although|sugge
 HEADING_WORDS = 9
 
 
+# A clause opening with one of these depends on the rest of the sentence ("Since our algorithm is
+# trained on …"): cut short, it states nothing.
+_DEPENDENT = re.compile(r"^(since|because|although|though|while|whereas|if|when|as|unlike|after|before|given|"
+                        r"despite|to|for|in order|by|with|without|using|based on)\b", re.IGNORECASE)
+
+
 def heading(quote: str) -> str:
-    """A section heading from its best quote: the opening clause, lead-ins and parentheses dropped, <= 9 words."""
+    """A section heading from its best quote: the opening clause, lead-ins and parentheses dropped, when
+    it is a statement of at most nine words; ``""`` (no heading) when only a cut-off fragment would do."""
     text = " ".join(strip_markers(quote).split())
     text = _PARENS.sub("", _LEAD.sub("", text)).strip()
-    clause = _CLAUSE.split(text, maxsplit=1)[0].strip()
+    clause = _CLAUSE.split(text, maxsplit=1)[0].strip().rstrip(" ,.;:")
     words = clause.split()
-    cut = " ".join(words[:HEADING_WORDS]).rstrip(" ,.;:")
-    if len(words) > HEADING_WORDS:
-        cut += " …"
-    return capitalised(cut) if cut else "Evidence"
+    if not words or len(words) > HEADING_WORDS or _DEPENDENT.match(clause):
+        return ""
+    return capitalised(clause)
 
 
 def capitalised(text: str) -> str:

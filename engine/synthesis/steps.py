@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from engine.cite.markers import strip_markers
+from engine.cite.sentences import split_spans
 from engine.cite.support import SupportScorer
-from engine.cite.verify import Reader, RectsFor, VerifyReport, verify_text
+from engine.cite.verify import UNCHECKED, Reader, RectsFor, VerifyReport, verify_text
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
 from engine.synthesis.answer_judge import answers_as_well, bonuses, judge_candidates, none_answers
@@ -128,6 +129,30 @@ def verify_draft(outcome: WriteOutcome, scorer: SupportScorer, given: dict[int, 
     return sentences, tuple(headings), report
 
 
+def unchecked_draft(outcome: WriteOutcome) -> tuple[list[AnswerSentence], tuple[str, ...]]:
+    """The text written before a Stop, sentence by sentence, without its markers and marked not checked.
+
+    Judging it took as long as writing more (the judge may be the model itself), so a Stop would
+    otherwise wait tens of seconds; it is kept as written and never shown as if it had been checked."""
+    written = outcome.written
+    sentences: list[AnswerSentence] = []
+    headings = [ANSWER_HEADING]
+    for index, (title, text) in enumerate([("", written.direct), *written.sections]):
+        claims = [strip_markers(text[span.start:span.end]).strip() for span in split_spans(text)]
+        claims = [claim for claim in claims if claim]
+        if not claims:
+            continue
+        if index:
+            headings.append(title or "Details")
+        sentences.extend(AnswerSentence(claim, supported=False, section=len(headings) - 1, support=UNCHECKED)
+                         for claim in claims)
+    return sentences, tuple(headings)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def fallback_reason(sentences: Sequence[AnswerSentence], question: str, direct: Quote | None,
                     reading: Reading, lm: LanguageModel, scorer: SupportScorer, options: AskOptions) -> str:
     """Why the verified draft gives way to the evidence digest ("auto" mode only); "" when it stands."""
@@ -157,11 +182,13 @@ def written_notice(notice: str, outcome: WriteOutcome, report: VerifyReport, sco
     if report.unchecked:
         parts.append(f"Citations are not checked ({scorer.judge_problem}); they are shown as the model wrote them.")
     if report.invented or report.dropped:
-        parts.append(f"Verification removed {report.invented + report.dropped} citation(s) the sources do not back.")
+        parts.append(f"Verification removed {_count(report.invented + report.dropped, 'citation')} the sources "
+                     "do not back.")
     if report.unsupported:
-        parts.append(f"{len(report.unsupported)} sentence(s) could not be matched to a source and are marked.")
+        parts.append(f"{_count(len(report.unsupported), 'sentence')} could not be matched to a source and "
+                     f"{'is' if len(report.unsupported) == 1 else 'are'} marked.")
     return " ".join(p for p in parts if p)
 
 
 __all__ = ["Chosen", "HitText", "Reading", "Retrieve", "choose_evidence", "fallback_reason", "read_candidates",
-           "retrieve_passages", "verify_draft", "write_draft", "written_notice"]
+           "retrieve_passages", "unchecked_draft", "verify_draft", "write_draft", "written_notice"]

@@ -7,6 +7,7 @@ counter, so the accounting is measured, not just computed.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -165,6 +166,28 @@ def test_cancel_before_the_prompt_is_read(model: LlamaModel) -> None:
                        max_tokens=50, cancel=cancel)
     assert reply.cancelled and reply.text == "" and reply.completion_tokens == 0
     assert reply.prompt_tokens_evaluated < reply.prompt_tokens
+
+
+def test_cancel_inside_a_prompt_batch_stops_at_once_and_the_model_works_after(model: LlamaModel) -> None:
+    """One batch of 512 prompt tokens takes seconds on a busy CPU; llama.cpp's abort check stops it
+    part way, and the next call starts from a clean cache."""
+    cancel = CancelToken()
+    pressed: list[float] = []
+
+    def press() -> None:
+        pressed.append(time.monotonic())
+        cancel.cancel()
+
+    timer = threading.Timer(0.15, press)
+    timer.start()
+    reply = model.chat([ChatMessage("user", "A question read in one long batch: " + "passage words " * 240)],
+                       max_tokens=50, cancel=cancel)
+    stopped = time.monotonic()
+    timer.join()
+    assert reply.cancelled and reply.text == "" and reply.completion_tokens == 0
+    assert pressed and stopped - pressed[0] < 0.5
+    after = model.chat([SYSTEM, EVIDENCE], max_tokens=5)
+    assert not after.cancelled and after.text
 
 
 def test_stream_iterator_and_early_close(model: LlamaModel) -> None:

@@ -75,6 +75,14 @@ def test_a_text_file_named_gguf(tmp_path: Path) -> None:
     assert _digest(text) == before, "validation must never touch the user's file"
 
 
+def test_a_pdf_chosen_as_the_model_is_named_in_words(tmp_path: Path) -> None:
+    paper = tmp_path / "paper.pdf"
+    paper.write_bytes(b"%PDF-1.7\n" + b"0" * 64)
+    with pytest.raises(ModelFileError) as caught:
+        validate_gguf(paper)
+    assert "it is a PDF document" in str(caught.value) and "b'" not in str(caught.value)
+
+
 def test_an_empty_file(tmp_path: Path) -> None:
     empty = tmp_path / "empty.gguf"
     empty.write_bytes(b"")

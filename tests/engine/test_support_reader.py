@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
+import pytest
 from fixtures.models import minilm
 
 from engine.cite.support import SupportScorer
@@ -129,8 +130,9 @@ class Replies:
 
 def test_the_reader_scores_fully_plus_half_partially_and_applies_its_threshold() -> None:
     assert SupportReader(Replies(0.8, 0.2))(LOOSE, VITD) == 0.9  # type: ignore[arg-type]
-    assert SupportReader(Replies(0.5, 0.4))(LOOSE, VITD) is None  # 0.7 < the fitted threshold
-    assert 0.5 < SUPPORTED < 1.0
+    assert SupportReader(Replies(0.05, 0.2))(LOOSE, VITD) is None  # 0.15 < the fitted threshold
+    assert SupportReader(Replies(0.05, 0.2), threshold=0.1)(LOOSE, VITD) == pytest.approx(0.15)
+    assert 0.15 < SUPPORTED < 0.9
 
 
 def test_the_reader_asks_once_per_pair_and_a_model_error_adds_no_citation() -> None:

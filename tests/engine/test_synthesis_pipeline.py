@@ -255,7 +255,9 @@ def test_cancel_mid_answer_keeps_the_partial_answer_marked_cancelled() -> None:
     answer = ask(QUESTION, retrieve=retriever(SPECTER, S2ORC, GRAPH), scorer=scorer(), language_model=lambda: lm,
                  options=opts(mode="write"), cancel=cancel)
     assert answer.cancelled and "Cancelled" in answer.notice
-    assert answer.text  # what was drafted before the cancel is kept, verified
+    assert answer.text  # what was drafted before the cancel is kept, as written and not judged
+    assert answer.sentences and all(s.support == "unchecked" and not s.supported for s in answer.sentences)
+    assert "[" not in answer.text  # unjudged markers are dropped, not shown as citations
     check_guarantees(answer)
     assert "feedback" not in [s.step for s in answer.steps]
 

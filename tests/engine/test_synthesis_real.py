@@ -45,7 +45,7 @@ def test_smollm2_writes_with_feedback_and_the_cache_covers_later_steps(library: 
     answer = library.ask(AskRequest(QUESTION, mode="write", options=options), on_stage=stages.append)
     faithful(answer)
     assert answer.mode == AnswerMode.WRITTEN and answer.model
-    assert stages[:2] == ["retrieving", "drafting"] and stages[-1] == "verifying"
+    assert stages[:3] == ["loading", "retrieving", "drafting"] and stages[-1] == "verifying"
     later = [s for s in answer.steps if s.step.startswith(("feedback", "revise"))]
     assert later, answer.steps
     for step in later:  # only the new turn is evaluated; the rest comes from the KV cache

@@ -204,7 +204,7 @@ def test_esc_cancels_a_question_and_the_pane_is_ready_again(qtbot: QtBot, app_wi
     window.add_paths([corpus_papers / PAPERS[1]])
     ask(qtbot, window, QUESTION)  # queued behind the paper being added
     assert fast_client.asking and window.cancel_action.isEnabled()
-    assert window.ask_pane.stage_label.text() == "Retrieving passages…"
+    assert window.ask_pane.stage_label.text().startswith("Searching your papers…")
 
     qtbot.keyClick(window.ask_pane.question_box, Qt.Key.Key_Escape)
 
@@ -214,6 +214,6 @@ def test_esc_cancels_a_question_and_the_pane_is_ready_again(qtbot: QtBot, app_wi
     assert not window.ask_pane.stage_row.isVisible() and window.ask_pane.ask_button.isEnabled()
     assert not window.cancel_action.isEnabled()
     shown = window.ask_pane.answer_view.toPlainText()
-    assert "Retrieving passages" not in shown  # never left showing a stage that is over
+    assert "Searching your papers" not in shown  # never left showing a stage that is over
     if answer is None:
-        assert "Cancelled" in shown and not window.ask_pane.markdown_button.isEnabled()
+        assert "Stopped" in shown and not window.ask_pane.markdown_button.isEnabled()

@@ -117,7 +117,7 @@ class ExplodingEngine:
 def test_an_unexpected_exception_in_the_worker_becomes_an_error_signal(qtbot: QtBot, tmp_path: Path,
                                                                       caplog: pytest.LogCaptureFixture) -> None:
     engine = ExplodingEngine(tmp_path)
-    client = EngineClient(engine)  # type: ignore[arg-type]
+    client = EngineClient(engine, quick_engine=ExplodingEngine(tmp_path))  # type: ignore[arg-type]
     try:
         with qtbot.waitSignal(client.error, timeout=TIMEOUT_MS) as raised:
             client.refresh()

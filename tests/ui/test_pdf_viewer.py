@@ -149,3 +149,19 @@ def test_highlights_on_another_page_are_drawn_only_there(viewer: PdfViewer, corp
     assert viewer.visible_highlights()[0] == [rects[0].rect]
     viewer.go_to_page(2)
     assert viewer.visible_highlights()[0] == [rects[1].rect]
+
+
+@pytest.mark.parametrize("width", [300, 420, 700, 1000])
+def test_the_highlighted_quote_is_in_view_at_any_pane_width(qtbot: QtBot, viewer: PdfViewer, stored_passage,
+                                                            width: int) -> None:
+    document, passage = stored_passage
+    viewer.resize(width, 700)
+    qtbot.waitUntil(lambda: viewer.width() == width, timeout=5_000)
+    quote_rects = passage.rects_for_span(0, 60)
+    assert viewer.show_passage(document.path, passage.page_start, passage.rects, quote_rects)
+    qtbot.waitUntil(viewer.quote_in_view, timeout=2_000)
+    qtbot.wait(50)  # the scroll ranges settle after the layout runs: it must stay in view
+    assert viewer.quote_in_view()
+
+    viewer.resize(max(240, width // 2), 700)  # the pane narrowed after the citation opened
+    qtbot.waitUntil(viewer.quote_in_view, timeout=2_000)

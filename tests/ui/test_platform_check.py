@@ -13,6 +13,16 @@ from desktop.platform_check import XCB_LIBRARIES, missing_packages, platform_pro
 X11 = {"DISPLAY": ":0"}
 
 
+def _installed(name: str) -> str:
+    return f"lib{name}.so"
+
+
+def test_a_display_nobody_answers_on_is_named() -> None:
+    message = platform_problem({"DISPLAY": ":87"}, find=_installed, system="linux", answers=lambda _: False)
+    assert "No X server answers on DISPLAY=:87" in message and "--self-test" in message
+    assert platform_problem({"DISPLAY": ":0"}, find=_installed, system="linux", answers=lambda _: True) == ""
+
+
 def test_missing_xcb_libraries_are_named_with_the_apt_command() -> None:
     absent = {"xcb-cursor", "xcb-keysyms"}
     message = platform_problem(X11, find=lambda name: None if name in absent else f"lib{name}.so", system="linux")
@@ -26,16 +36,27 @@ def test_nothing_to_say_when_qt_will_not_use_xcb_or_everything_is_there() -> Non
     assert platform_problem({"QT_QPA_PLATFORM": "offscreen"}, find=none_found, system="linux") == ""
     assert platform_problem({"WAYLAND_DISPLAY": "wayland-0"}, find=none_found, system="linux") == ""
     assert platform_problem(X11, find=none_found, system="darwin") == ""
-    assert platform_problem(X11, find=lambda name: f"lib{name}.so", system="linux") == ""
-    assert "DISPLAY" in platform_problem({}, find=lambda name: f"lib{name}.so", system="linux")
+    assert platform_problem(X11, find=_installed, system="linux", answers=lambda _: True) == ""
+    assert "DISPLAY" in platform_problem({}, find=_installed, system="linux")
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or not missing_packages(),
-                    reason="every xcb library Qt needs is installed here")
-def test_quire_desktop_prints_the_message_instead_of_aborting_where_libraries_are_missing() -> None:
+def _no_display_env(display: str) -> dict[str, str]:
+    """This machine's environment with no reachable display: ``display`` (empty, or a number no X
+    server listens on), no Wayland, and Qt left to choose its plugin as it would for a user."""
     env = {key: value for key, value in os.environ.items() if key not in ("QT_QPA_PLATFORM", "WAYLAND_DISPLAY")}
+    return {**env, "DISPLAY": display, "WAYLAND_DISPLAY": ""}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Qt's xcb plugin is Linux's")
+@pytest.mark.parametrize("display", ["", ":87"])
+def test_quire_desktop_without_a_display_says_so_and_exits_non_zero(display: str) -> None:
+    """Whichever xcb libraries this machine has: missing ones are named, else the missing display is."""
     done = subprocess.run([sys.executable, "-m", "desktop"], capture_output=True, text=True, timeout=120,
-                          env={**env, "DISPLAY": ":0"})
+                          env=_no_display_env(display))
     assert done.returncode == 1, (done.returncode, done.stderr)  # not -6 (SIGABRT)
-    assert "sudo apt install" in done.stderr and "could not load the Qt platform plugin" not in done.stderr
+    assert "could not load the Qt platform plugin" not in done.stderr
+    if missing_packages():
+        assert "sudo apt install" in done.stderr
+    else:
+        assert "DISPLAY" in done.stderr and "--self-test" in done.stderr
     assert set(missing_packages()) <= set(XCB_LIBRARIES.values())

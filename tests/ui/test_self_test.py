@@ -15,6 +15,6 @@ from engine.demo import demo_papers
 def test_self_test_ingests_the_demo_papers_and_exits_zero() -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     done = subprocess.run([sys.executable, "-m", "desktop", "--self-test"], capture_output=True, text=True,
-                          env=env, timeout=300)
+                          env=env, timeout=3600)  # a hang guard only: the self-test itself fails on a stall
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"self-test passed: {len(demo_papers())} demo papers" in done.stdout

@@ -84,3 +84,20 @@ def test_the_dialog_says_when_settings_apply_and_what_a_small_model_skips(qtbot:
     if default_lm_path() is not None:  # the bundled SmolLM2: self-feedback and rewriting do not run
         assert dialog.small_model_label.isVisible()
         assert "Written answer" in dialog.small_model_label.text()
+
+
+def test_notes_appearing_never_squash_the_path_fields(qtbot: QtBot, tmp_path: Path) -> None:
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    dialog.resize(dialog.width(), dialog.minimumSizeHint().height())  # as small as the user can make it
+    dialog.model_edit.setText(str(tmp_path / "missing.gguf"))
+    dialog.accept()  # the problem note appears, several lines long, beside the small-model note
+    qtbot.waitUntil(lambda: bool(dialog.problems), timeout=TIMEOUT_MS)
+    dialog.model_edit.setText("")  # the small-model note comes back too
+    qtbot.wait(50)
+    for edit in (dialog.model_edit, dialog.embedder_edit):
+        assert edit.height() >= edit.sizeHint().height(), edit.accessibleName()
+    assert dialog.small_model_label.isVisible() and dialog.problem_label.isVisible()
+    assert dialog.height() >= dialog.layout().minimumSize().height()

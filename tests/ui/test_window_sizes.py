@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from engine.types import Answer, AnswerMode, AnswerSentence, Citation, Document, Reference
+from ui.column_fit import TITLE_MIN_PX, fit_columns
 from ui.engine_client import EngineClient
 from ui.library_model import Column
 from ui.main_window import MainWindow
@@ -70,8 +71,44 @@ def test_every_control_is_reachable_at_common_window_sizes(
         needed = bar.fontMetrics().horizontalAdvance(bar.tabText(index))
         assert bar.tabRect(index).width() >= needed, bar.tabText(index)
     header = window.table.horizontalHeader()
-    for column in Column:
-        assert not header.isSectionHidden(column) and header.sectionSize(column) >= 36, column
+    shown = [column for column in Column if not header.isSectionHidden(column)]
+    assert Column.AUTHORS in shown and Column.YEAR in shown  # only Pages and Status may give way
+    assert all(header.sectionSize(column) >= 36 for column in shown)
     title_width = header.sectionSize(Column.TITLE)
-    wanted = 80 if width < 1366 else 200  # ~12 characters in the smallest window, ~28 from 1366 px up
-    assert title_width >= wanted, f"titles get only {title_width} px at {width}x{height}"
+    table_width = window.table.viewport().width()
+    wanted = min(TITLE_MIN_PX, table_width // 2)  # the right-hand columns give way before the title does
+    assert title_width >= wanted, f"titles get only {title_width} of {table_width} px at {width}x{height}"
+    if width >= 1366:
+        assert title_width >= 200 and len(shown) == len(Column)
+
+
+def test_the_right_columns_give_way_rightmost_first_then_the_least_useful_hide() -> None:
+    wanted = {1: 120, 2: 48, 3: 52, 4: 72}  # authors, year, pages, status
+    minimum = {1: 56, 2: 40, 3: 40, 4: 56}
+    shrink, hide = (4, 3, 1, 2), (3, 4, 2, 1)
+    assert fit_columns(600, wanted, minimum, shrink, hide, 220) == (wanted, set())  # room for all
+    widths, hidden = fit_columns(450, wanted, minimum, shrink, hide, 220)
+    assert hidden == set() and widths[4] == 56 and widths[3] == 40 and widths[2] == 48
+    assert sum(widths.values()) <= 450 - 220 and widths[1] < 120  # authors elide before the title does
+    widths, hidden = fit_columns(330, wanted, minimum, shrink, hide, 165)
+    assert hidden == {3} and sum(w for c, w in widths.items() if c not in hidden) <= 165  # Pages goes first
+    widths, hidden = fit_columns(260, wanted, minimum, shrink, hide, 130)
+    assert hidden == {3, 4} and sum(w for c, w in widths.items() if c not in hidden) <= 130
+
+
+def test_a_narrow_library_keeps_titles_readable_and_widening_brings_columns_back(
+        qtbot: QtBot, window: MainWindow) -> None:
+    window.model.set_documents([Document(id=f"{n:064x}", content_hash=f"{n:064x}", path="/x.pdf",
+                                         title="Approximate nearest neighbour search for dense retrieval",
+                                         authors=("A. Author",), year=2020, page_count=9, passage_count=3,
+                                         added_at=float(n)) for n in range(1, 3)])
+    header = window.table.horizontalHeader()
+    authors_before = header.sectionSize(Column.AUTHORS)
+    window.splitter.setSizes([300, 500, 500])
+    qtbot.waitUntil(lambda: window.table.viewport().width() < 320, timeout=5_000)
+    table_width = window.table.viewport().width()
+    assert header.sectionSize(Column.TITLE) >= min(TITLE_MIN_PX, table_width // 2) - 2
+    window.splitter.setSizes([900, 300, 300])
+    qtbot.waitUntil(lambda: window.table.viewport().width() > 700, timeout=5_000)
+    assert not any(header.isSectionHidden(column) for column in Column)
+    assert header.sectionSize(Column.AUTHORS) == authors_before

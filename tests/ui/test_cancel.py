@@ -1,0 +1,89 @@
+"""Cancel: the text written so far stays where it is, under one message, and the engine stops at
+once (checked between tokens), so the history holds the partial answer marked cancelled."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QAction
+from pytestqt.qtbot import QtBot
+
+from engine.config import GenerationSettings, RetrievalSettings, Settings
+from engine.models import default_embedder_path, default_lm_path
+from engine.service import Engine
+from engine.types import Answer, AnswerMode, AnswerSentence
+from ui.answer_html import answer_html
+from ui.ask_pane import AskPane
+from ui.engine_client import EngineClient
+from ui.main_window import MainWindow
+
+
+def test_stopping_keeps_the_streamed_text_in_place_under_one_message(qtbot: QtBot) -> None:
+    pane = AskPane(QAction("Ask"))
+    qtbot.addWidget(pane)
+    pane.start_answer("How is SPECTER trained?")
+    pane.set_stage("drafting")
+    pane.append_token("SPECTER is trained on **citation** triplets [1")
+    pane.show_stopped("Stopped. What was written so far is kept; ask again whenever you are ready.")
+    shown = pane.answer_view.toPlainText()
+    assert "SPECTER is trained on citation triplets" in shown and "[1" not in shown
+    assert shown.count("Stopped") == 1 and "▍" not in shown
+    assert not pane.stage_row.isVisibleTo(pane) and pane.ask_button.isEnabled()
+
+
+def test_a_cancelled_answer_shows_one_message_not_two() -> None:
+    answer = Answer(question="q", text="SPECTER is trained on citations.", references=(),
+                    sentences=(AnswerSentence("SPECTER is trained on citations.", support="unchecked"),),
+                    mode=AnswerMode.WRITTEN, cancelled=True, notice="Cancelled; what was written so far is kept.")
+    markup = answer_html(answer)
+    assert markup.count("what was written so far is kept") == 1 and "Cancelled;" not in markup
+
+
+@pytest.fixture
+def writing_client(tmp_path: Path) -> Iterator[EngineClient]:
+    settings = Settings(retrieval=RetrievalSettings(rewrite=False, reranker="none", top_n=3),
+                        generation=GenerationSettings(feedback=False))
+    client = EngineClient(Engine(tmp_path / "home", settings=settings))
+    yield client
+    client.shutdown()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(default_lm_path() is None or default_embedder_path() is None,
+                    reason="the packaged SmolLM2 / MiniLM are not installed")
+def test_cancel_while_drafting_stops_the_real_model_within_a_second(
+        qtbot: QtBot, writing_client: EngineClient, tmp_path: Path, titled_pdf: Callable[[str], Path],
+        shown_errors: list[str]) -> None:
+    client = writing_client
+    window = MainWindow(client, QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat),
+                        progress_delay_ms=0, background_embedding=False)
+    qtbot.addWidget(window)
+    window.show()
+    window.add_paths([titled_pdf("Retrieval Systems Should Cite Their Passages")])
+    qtbot.waitUntil(lambda: not client.busy and window.model.rowCount() == 1, timeout=120_000)
+
+    tokens: list[str] = []
+    client.answer_token.connect(tokens.append)
+    window.ask_pane.write_box.setChecked(True)
+    window.ask_pane.question_box.setPlainText("What should retrieval systems cite?")
+    window.ask_action.trigger()
+    qtbot.waitUntil(lambda: len(tokens) >= 3 or not client.asking, timeout=300_000)
+    assert client.asking, "the model finished before it could be stopped"
+
+    pressed = time.monotonic()
+    window.cancel_action.trigger()
+    written = "".join(tokens)
+    qtbot.waitUntil(lambda: not client.asking, timeout=30_000)
+    assert time.monotonic() - pressed < 1.0
+
+    shown = window.ask_pane.answer_view.toPlainText()
+    assert shown.count("Stopped") == 1
+    assert written.split()[0].strip("*#") in shown  # the partial text never left the view
+    past: list[list[object]] = []
+    client.list_answers(past.append)
+    qtbot.waitUntil(lambda: bool(past), timeout=10_000)
+    assert past[0] and getattr(past[0][0], "cancelled", False)
