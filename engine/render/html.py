@@ -1,4 +1,9 @@
-"""An answer as HTML for the UI: ``quire://cite/<n>?s=<sentence>`` links, everything escaped.
+"""An answer as HTML: the one renderer behind the app's answer view and ``quire ask --html``.
+
+The markup is what Qt's rich-text engine (QTextDocument) and a browser both show the same way:
+inline styles, paragraphs, an ordered list of references. Only the citation links differ: the app
+passes a ``link`` that makes ``quire://cite/<n>?s=<sentence>`` (the sentence index tells the viewer
+which quote backs that claim), a saved file keeps the default, anchors to its own references list.
 
 Every string that comes from a paper or the model goes through :func:`html.escape`, so a PDF
 saying ``<script>`` or "ignore previous instructions" is shown as text, never interpreted.
@@ -7,71 +12,140 @@ saying ``<script>`` or "ignore previous instructions" is shown as text, never in
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Iterable
 
 from engine.cite.markers import find_markers
-from engine.render.common import SUPPORT_EXPLAINED, SUPPORTED, paper_line, paper_quotes, papers_of, support_level
-from engine.types import Answer, AnswerMode
+from engine.render.common import (
+    CONTRADICTED,
+    PARTIAL,
+    SUPPORT_EXPLAINED,
+    UNCHECKED,
+    UNSUPPORTED,
+    paper_line,
+    paper_quotes,
+    papers_of,
+    support_level,
+)
+from engine.types import Answer, AnswerMode, AnswerSentence, PaperReference
 
-# Inline, so an exported file shows the levels apart without a stylesheet: partly supported amber,
-# not supported red, contradicted red and struck through, not checked grey.
-LEVEL_STYLES = {"partial": "background-color:#fff3cd", "unsupported": "background-color:#fde7e4",
-                "contradicted": "background-color:#fde7e4; text-decoration:line-through",
-                "unchecked": "background-color:#ececec; text-decoration:underline dotted"}
+LinkFor = Callable[[int, int | None], str]  # (reference number, sentence index or None) -> href
+
+UNSUPPORTED_STYLE = "background-color:#fde7e4; color:#8c2a1c; text-decoration:underline"
+# Inline, so the levels look apart without a stylesheet: supported sentences are plain, partly supported
+# ones get an amber wash, unsupported ones are red, contradicted ones red and struck through (a source
+# says otherwise), not checked ones grey.
+LEVEL_STYLES = {PARTIAL: "background-color:#fff3cd; color:#6b4e00",
+                UNSUPPORTED: UNSUPPORTED_STYLE,
+                CONTRADICTED: UNSUPPORTED_STYLE + " line-through",
+                UNCHECKED: "background-color:#ececec; color:#444; text-decoration:underline"}
+LEVEL_WORDS = {PARTIAL: "partly supported", UNSUPPORTED: "not supported", CONTRADICTED: "contradicted by a source",
+               UNCHECKED: "not checked"}
+CITE_STYLE = "color:#1f5fbf; text-decoration:none; font-weight:600"
+STOPPED = "Stopped before the answer was finished; what was written so far is kept."
 
 
-def cite_url(n: int, sentence: int | None = None) -> str:
-    return f"quire://cite/{n}" + (f"?s={sentence}" if sentence is not None else "")
+def anchor_link(n: int, _sentence: int | None = None) -> str:
+    """A link to reference ``n`` in the same document: what a saved HTML file can follow."""
+    return f"#ref-{n}"
 
 
-def _sentence_html(text: str, index: int, known: set[int]) -> str:
+def linked(text: str, sentence: int | None, known: set[int], link: LinkFor = anchor_link) -> str:
+    """Escape ``text`` and turn each [n] marker into links, one per number (``[1-3]`` links 1, 2 and 3);
+    a number naming no reference stays plain text."""
     parts: list[str] = []
     position = 0
     for marker in find_markers(text):
         parts.append(html.escape(text[position:marker.start]))
-        links = [f'<a class="cite" href="{cite_url(n, index)}">{n}</a>' if n in known else str(n)
-                 for n in marker.numbers]
-        parts.append(f"[{', '.join(links)}]")
+        numbers = (f'<a class="cite" href="{html.escape(link(n, sentence))}" style="{CITE_STYLE}">{n}</a>'
+                   if n in known else str(n) for n in marker.numbers)
+        parts.append(f"[{', '.join(numbers)}]")
         position = marker.end
     parts.append(html.escape(text[position:]))
     return "".join(parts)
 
 
-def to_html(answer: Answer) -> str:
+def _sentence(index: int, sentence: AnswerSentence, known: set[int], link: LinkFor) -> str:
+    body = linked(sentence.text, index, known, link)
+    level = support_level(sentence)
+    if level not in SUPPORT_EXPLAINED:
+        return f'<span class="sentence">{body}</span>'
+    return (f'<span class="sentence {level}" title="{html.escape(SUPPORT_EXPLAINED[level])}" '
+            f'style="{LEVEL_STYLES[level]}">{body}</span>')  # hover explains the mark
+
+
+def references_html(answer: Answer, papers: Iterable[PaperReference], link: LinkFor, quotes: bool) -> str:
+    """One numbered item per cited paper: byline, title and pages (a link to its first cited passage),
+    then, with ``quotes``, each quote the answer relies on with its page."""
+    items = []
+    for paper in papers:
+        cited = "".join(f'<blockquote style="color:#555">“{html.escape(quote)}”{f" (p. {page})" if page else ""}'
+                        "</blockquote>" for quote, page in paper_quotes(answer, paper.n)) if quotes else ""
+        items.append(f'<li value="{paper.n}" id="ref-{paper.n}"><a name="ref-{paper.n}"></a>'
+                     f'<a href="{html.escape(link(paper.n, None))}" style="{CITE_STYLE}">'
+                     f"{html.escape(paper_line(paper))}</a>{cited}</li>")
+    if not items:
+        return ""
+    return ('<p style="margin-top:14px;margin-bottom:4px;font-weight:600">References</p>'
+            f'<ol class="references">{"".join(items)}</ol>')
+
+
+def legend(answer: Answer) -> str:
+    """A line naming each mark the answer shows, in its own colours."""
+    shown = {support_level(sentence) for sentence in answer.sentences} & set(SUPPORT_EXPLAINED)
+    if not shown:
+        return ""
+    marks = " · ".join(f'<span style="{LEVEL_STYLES[level]}">{LEVEL_WORDS[level]}</span>'
+                       for level in (PARTIAL, UNSUPPORTED, CONTRADICTED, UNCHECKED) if level in shown)
+    return (f'<p style="color:#777;font-size:small">Marked sentences: {marks}. Hover over one to see why; '
+            "check them before relying on them.</p>")
+
+
+def closest_html(answer: Answer, limit: int = 5, chars: int = 240) -> str:
+    """The passages closest to a question nothing answered: title, page and the passage's start."""
+    if not answer.contexts:
+        return ""
+    items = []
+    for reference in answer.contexts[:limit]:
+        text = " ".join(reference.text.split())
+        snippet = text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " …"
+        page = f", p. {reference.page}" if reference.page else ""
+        items.append(f"<li><b>{html.escape(reference.title or 'Untitled')}</b>{page}: "
+                     f'<span style="color:#555">{html.escape(snippet)}</span></li>')
+    return '<p style="font-weight:600;margin-top:10px">Closest passages</p><ul>' + "".join(items) + "</ul>"
+
+
+def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True) -> str:
+    """The whole answer: notice, paragraphs grouped by section, legend and references (with the quotes
+    each paper lends the answer when ``quotes``; the app shows them in its viewer instead)."""
     papers = papers_of(answer)
     known = {paper.n for paper in papers}
-    out = ['<div class="answer">']
-    if answer.notice:
-        out.append(f'<p class="notice">{html.escape(answer.notice)}</p>')
-    if answer.cancelled:
-        out.append('<p class="notice cancelled">Cancelled — partial answer.</p>')
-    section = -1
-    open_block = ""
+    blocks: list[str] = []
+    if answer.cancelled:  # one message, whatever the engine's notice says about the stop
+        blocks.append(f'<p class="notice" style="color:#8c2a1c"><i>{STOPPED}</i></p>')
+    elif answer.notice:
+        blocks.append(f'<p class="notice" style="color:#6b5d00;background-color:#fff8d6">&nbsp;'
+                      f"{html.escape(answer.notice)}&nbsp;</p>")
+    current_section = -1
+    paragraph: list[str] = []
     for index, sentence in enumerate(answer.sentences):
-        if sentence.section != section:
-            if open_block:
-                out.append(open_block)
-            section = sentence.section
-            if answer.sections and 0 <= section < len(answer.sections) and len(answer.sections) > 1 \
-                    and answer.sections[section]:  # a theme with no heading that names its point has none
-                out.append(f"<h3>{html.escape(answer.sections[section])}</h3>")
-            digest = answer.mode == AnswerMode.DIGEST
-            out.append("<ul>" if digest else "<p>")
-            open_block = "</ul>" if digest else "</p>"
-        level = support_level(sentence)
-        classes = "sentence" + ("" if level == SUPPORTED else f" {level}")
-        title = (f' title="{html.escape(SUPPORT_EXPLAINED[level])}" style="{LEVEL_STYLES[level]}"'
-                 if level in SUPPORT_EXPLAINED else "")
-        body = f'<span class="{classes}"{title}>{_sentence_html(sentence.text, index, known)}</span>'
-        out.append(f"<li>{body}</li>" if answer.mode == AnswerMode.DIGEST else body + " ")
-    if open_block:
-        out.append(open_block)
-    if papers:
-        out.append('<h3>References</h3><ol class="references">')
-        for paper in papers:
-            quotes = "".join(f'<blockquote class="quote">“{html.escape(quote)}”{f" (p. {page})" if page else ""}'
-                             "</blockquote>" for quote, page in paper_quotes(answer, paper.n))
-            out.append(f'<li value="{paper.n}" id="ref-{paper.n}"><a href="{cite_url(paper.n)}">'
-                       f"{html.escape(paper_line(paper))}</a>{quotes}</li>")
-        out.append("</ol>")
-    out.append("</div>")
-    return "\n".join(out)
+        if answer.sections and sentence.section != current_section:
+            if paragraph:
+                blocks.append(f"<p>{' '.join(paragraph)}</p>")
+                paragraph = []
+            current_section = sentence.section
+            # A theme whose heading would not name its point has none.
+            if 0 <= current_section < len(answer.sections) and answer.sections[current_section]:
+                heading = html.escape(answer.sections[current_section])
+                blocks.append(f'<p style="font-weight:600;margin-top:10px">{heading}</p>')
+        paragraph.append(_sentence(index, sentence, known, link))
+    if paragraph:
+        blocks.append(f"<p>{' '.join(paragraph)}</p>")
+    if not answer.sentences and answer.text:
+        blocks.append(f"<p>{linked(answer.text, None, known, link)}</p>")
+    blocks.append(legend(answer))
+    if answer.mode == AnswerMode.DIGEST and not answer.notice:
+        blocks.append('<p style="color:#777;font-size:small">Evidence digest: verbatim quotes grouped by theme.</p>')
+    blocks.append(references_html(answer, papers, link, quotes))
+    if answer.mode == AnswerMode.NO_EVIDENCE:
+        blocks.append(closest_html(answer))
+    return '<div class="answer" style="line-height:150%">' + "".join(blocks) + "</div>"

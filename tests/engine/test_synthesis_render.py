@@ -47,7 +47,7 @@ def test_html_escapes_all_paper_text_and_links_citations() -> None:
     rendered = to_html(sample(EVIL))
     assert "<script>" not in rendered and "<b>bold</b>" not in rendered
     assert "&lt;script&gt;" in rendered
-    assert 'href="quire://cite/1?s=0"' in rendered and 'href="quire://cite/3?s=1"' in rendered
+    assert 'href="#ref-1"' in rendered and 'href="#ref-3"' in rendered and 'id="ref-3"' in rendered
     assert 'class="sentence unsupported"' in rendered
 
 
