@@ -3,7 +3,8 @@
     QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py --digest
 
 States: the empty library, papers being indexed, an answer with citations, the viewer zoomed on the
-cited quote, and the answer's references grouped by paper; the window is 1366x768.
+cited quote, the answer's references grouped by paper, a table of papers, and (with ``--writer
+MODEL.gguf``) a written answer while it is drafted, its progress showing; the window is 1366x768.
 Everything is real: a temporary library, the shared corpus papers (or
 the bundled demo papers), the real engine answering a real question.
 """
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from desktop.app import application  # noqa: E402
 from engine.demo import demo_papers  # noqa: E402
@@ -33,6 +34,7 @@ from ui.theme import apply_theme  # noqa: E402
 
 CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", ROOT.parent / "shared" / "corpus")) / "papers"
 QUESTION = "How are citation graphs and paper embeddings used to represent scientific documents?"
+TABLE_QUESTION = "How are scientific documents represented for retrieval?"
 SIZE = (1366, 768)  # the most common laptop screen
 
 
@@ -51,10 +53,33 @@ def wait_until(condition: Callable[[], bool], timeout_s: float, what: str) -> No
         time.sleep(0.01)
 
 
-def save(window: MainWindow, out: Path, name: str) -> None:
+def save(window: QWidget, out: Path, name: str) -> None:
     pump(150)
     window.grab().save(str(out / name))
     print(f"wrote {out / name}")
+
+
+def table_of_papers(window: MainWindow, out: Path) -> None:
+    """The table window over the whole library, default columns, quotes as cells."""
+    tables = window.tables
+    tables.open(TABLE_QUESTION, None, "Library")
+    tables.window.resize(1366, 640)
+    tables.window.mode_box.setCurrentIndex(tables.window.mode_box.findData("quotes"))
+    tables.window.build_requested.emit()
+    wait_until(lambda: not tables.window.building, 900, "the table")
+    save(tables.window, out, "06-table.png")
+    tables.window.close()
+
+
+def written_answer_progress(window: MainWindow, client: EngineClient, out: Path) -> None:
+    """A written answer being drafted: the phase, tokens and rate shown while it streams; then Stop."""
+    window.ask_pane.question_box.setPlainText("How is SPECTER trained?")
+    window.ask_pane.write_box.setChecked(True)
+    window.ask_action.trigger()
+    wait_until(lambda: len(window.ask_pane._stream.split()) >= 25 or not client.asking, 900, "the draft")
+    save(window, out, "07-writing.png")
+    window.ask_pane.cancel_button.click()
+    wait_until(lambda: not client.asking, 120, "the stop")
 
 
 def papers(folder: Path) -> list[Path]:
@@ -74,6 +99,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     parser.add_argument("--digest", action="store_true",
                         help="answer in digest mode (verbatim quotes by theme; no language model, no query rewriting)")
+    parser.add_argument("--writer", type=Path, help="a GGUF model that can write: adds the written-answer state")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     app: QApplication = application()
@@ -125,6 +151,16 @@ def main() -> int:
             window.ask_pane.citation_activated.emit(cited, sentence)
             wait_until(lambda: bool(window.viewer.highlight_rects), 60, "the highlight")
             save(window, args.out, "04-viewer-highlight.png")
+            table_of_papers(window, args.out)
+            if args.writer:
+                from dataclasses import replace
+
+                settings = engine.settings
+                client.save_settings(replace(settings, generation=replace(settings.generation, model=str(args.writer),
+                                                                          digest=False),
+                                             retrieval=replace(settings.retrieval, rewrite=False)))
+                wait_until(lambda: not client.busy, 60, "the settings")
+                written_answer_progress(window, client, args.out)
             window.close()
         finally:
             client.shutdown()

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs, unquote, urlparse
 
 from engine.ingest import names, printed
 from engine.ingest.layout import clean_word
@@ -266,6 +268,19 @@ def find_doi(text: str) -> str:
     return printed.clean_doi(text)
 
 
+def crossmark_doi(links: Sequence[str]) -> str:
+    """The DOI a first page's CrossMark link carries ("crossmark.crossref.org/dialog/?doi=10.1126%2F...").
+    Publishers put that button on the paper's own first page for its own DOI; other links there (a
+    reference, a funder) may name other papers, so only CrossMark's is read."""
+    for link in links:
+        parsed = urlparse(link)
+        if parsed.netloc.lower().endswith("crossmark.crossref.org"):
+            found = parse_qs(parsed.query).get("doi", [""])[0]
+            if doi := printed.clean_doi(unquote(found)):
+                return doi
+    return ""
+
+
 def find_arxiv_id(text: str) -> str:
     match = _ARXIV_NEW.search(text) or _ARXIV_OLD.search(text)
     return match.group(1) if match else ""
@@ -318,7 +333,7 @@ def _fold(text: str) -> str:
 
 def extract_metadata(
     info: dict[str, Any], page_dict: dict[str, Any], page_height: float, first_pages_text: str, first_page_text: str,
-    xmp_packet: str | None = None,
+    xmp_packet: str | None = None, first_page_links: Sequence[str] = (),
 ) -> DocumentMeta:
     """Every source the PDF carries, best first, each field with its origin; empty where there is none.
 
@@ -349,6 +364,8 @@ def extract_metadata(
     doi = printed.clean_doi(xmp.doi) or printed.clean_doi(cover.get("DOI", "")) or find_doi(own)
     if doi:
         origins["doi"] = "xmp" if xmp.doi and doi == printed.clean_doi(xmp.doi) else "page"
+    elif doi := crossmark_doi(first_page_links):
+        origins["doi"] = "crossmark"
     year = _year(xmp, lines, arxiv_id, doi, cover, origins)
     venue = _venue(info, xmp, lines, page_folded, cover, origins)
     if arxiv_id:

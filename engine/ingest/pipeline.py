@@ -115,8 +115,13 @@ class PdfParse:
         except Exception as exc:  # a damaged metadata stream costs the XMP fields, not the file
             log.warning("XMP metadata of %s unreadable: %s", self.path, exc)
             packet = ""
+        try:  # a CrossMark button on the first page names the paper's own DOI
+            links = tuple(str(link.get("uri") or "") for link in self._document.load_page(0).get_links())
+        except Exception as exc:  # damaged annotations cost the link, not the file
+            log.warning("links of %s unreadable: %s", self.path, exc)
+            links = ()
         return extract_metadata(self._document.metadata or {}, page_dict, first_height,
-                                f"{first_text}\n{more}", first_text, packet)
+                                f"{first_text}\n{more}", first_text, packet, links)
 
     # --- pages ---------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ import pytest
 from engine.ingest.metadata import (
     before_references,
     choose_authors,
+    crossmark_doi,
     extract_metadata,
     find_abstract,
     find_arxiv_id,
@@ -107,6 +108,18 @@ def test_identifiers_come_from_the_paper_not_its_reference_list() -> None:
     assert before_references(text) == "A one-page abstract.\n"
     meta = extract_metadata({}, page([line(60, ("A Title In Large Type", 14.0))], BODY), HEIGHT, text, text)
     assert meta.doi == "" and meta.arxiv_id == ""
+
+
+def test_a_crossmark_link_gives_the_doi_the_page_does_not_print() -> None:
+    links = ("mailto:someone@example.org", "https://doi.org/10.1038/other.paper",  # a cited paper's link
+             "http://crossmark.crossref.org/dialog/?doi=10.1126%2Fscience.abp9563&domain=pdf&date_stamp=2023-04-13")
+    first = page([line(60, ("A Title In Large Type", 14.0))], BODY)
+    assert crossmark_doi(links) == "10.1126/science.abp9563"
+    assert crossmark_doi(links[:2]) == "" and crossmark_doi(("http://crossmark.crossref.org/dialog/?x=1",)) == ""
+    meta = extract_metadata({}, first, HEIGHT, "", "", None, links)
+    assert meta.doi == "10.1126/science.abp9563" and dict(meta.origins)["doi"] == "crossmark"
+    printed_doi = extract_metadata({}, first, HEIGHT, "doi:10.1000/xyz123", "doi:10.1000/xyz123", None, links)
+    assert printed_doi.doi == "10.1000/xyz123"  # what the page prints comes first
 
 
 def test_arxiv_stamp_wins_over_ids_cited_on_the_page() -> None:
