@@ -221,7 +221,7 @@ def fallback_reasons(rows: list[dict[str, Any]]) -> dict[str, int]:
     """Why written answers fell back to the digest, counted from their notices."""
     counts: dict[str, int] = {}
     for row in rows:
-        if row["mode"] == "digest":
+        if row["mode"] == "digest" and row.get("notice"):  # a digest asked for has no notice: no fallback
             reason = next((name for phrase, name in FALLBACKS.items() if phrase in row.get("notice", "")), "other")
             counts[reason] = counts.get(reason, 0) + 1
     return counts
