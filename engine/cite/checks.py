@@ -49,11 +49,14 @@ _DIRECTION_GROUPS: dict[str, str] = {}
 for _up, _down in _OPPOSITES.items():
     _DIRECTION_GROUPS.setdefault(_up, f"+{_up}")
     _DIRECTION_GROUPS.setdefault(_down, f"-{_up}")
-# Inflections the light stemmer leaves apart ("increases" -> "increase", "reduced" -> "reduc").
+# Stems and words that name the same direction ("increases" -> "increas", "reduced" -> "reduc"). Higher and
+# lower are one group with increase and decrease: "supplementation lowers Treg levels" against "Treg levels
+# can be increased by supplementation" is the opposite claim, whichever word each side chose.
 _SYNONYMS = {"reduce": "decrease", "reduc": "decrease", "decreas": "decrease", "increas": "increase",
              "improv": "improve", "degrade": "worsen", "degrad": "worsen", "hurt": "worsen", "drop": "fall",
              "declin": "fall", "decline": "fall", "grow": "rise", "fewer": "less",
-             "lowered": "lower", "outperform": "outperform", "underperform": "underperform"}
+             "higher": "increase", "lower": "decrease", "lowered": "decrease", "rais": "increase",
+             "raise": "increase", "elev": "increase", "outperform": "outperform", "underperform": "underperform"}
 
 
 # Where a claim's main clause ends and an added one begins ("X does Y, which shows Z").

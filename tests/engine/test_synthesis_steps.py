@@ -98,5 +98,5 @@ def test_a_written_answer_says_what_verification_changed() -> None:
     report = VerifyReport(invented=1, dropped=1, unsupported=["A sentence."])
     notice = written_notice("Your question was cut.", WriteOutcome(Written("", ()), trimmed="2 passages left out"),
                             report, scorer())
-    assert notice == ("Your question was cut. Note: 2 passages left out. Verification removed 2 citation(s) the "
-                      "sources do not back. 1 sentence(s) could not be matched to a source and are marked.")
+    assert notice == ("Your question was cut. Note: 2 passages left out. Verification removed 2 citations the "
+                      "sources do not back. 1 sentence could not be matched to a source and is marked.")
