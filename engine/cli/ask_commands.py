@@ -135,7 +135,8 @@ def print_answer(answer: Answer) -> None:
             if section != -1:
                 print()
             section = sentence.section
-            if answer.sections and 0 <= section < len(answer.sections) and answer.mode != AnswerMode.NO_EVIDENCE:
+            if answer.sections and 0 <= section < len(answer.sections) and answer.mode != AnswerMode.NO_EVIDENCE \
+                    and answer.sections[section]:  # a theme whose heading would not name its point has none
                 print(f"## {answer.sections[section]}")
         flag = "" if sentence.supported else "  (unsupported)"
         print(f"{'- ' if answer.mode == AnswerMode.DIGEST else ''}{sentence.text}{flag}")

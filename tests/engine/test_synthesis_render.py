@@ -148,3 +148,13 @@ def test_cli_bad_model_files_fail_clearly(tmp_path: Path, capsys: pytest.Capture
 def test_cli_missing_model_fails_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--home", str(tmp_path / "h"), "ask", "What is SPECTER?", "--model", str(tmp_path / "nope.gguf")]) == 1
     assert "nope.gguf" in capsys.readouterr().err
+
+
+def test_a_theme_without_a_heading_prints_none_in_the_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    from dataclasses import replace
+
+    from engine.cli.ask_commands import print_answer
+
+    print_answer(replace(sample(), sections=("SPECTER", "")))
+    out = capsys.readouterr().out
+    assert "## SPECTER" in out and "## \n" not in out and not out.rstrip().endswith("##")
