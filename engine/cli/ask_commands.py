@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 from dataclasses import replace
 from typing import Any
 
+from engine.cli.interrupt import run_cancellable
 from engine.progress import CancelToken
 from engine.render.bibtex import to_bibtex
 from engine.render.common import reference_line
@@ -84,26 +84,9 @@ def _ask(engine: Engine, args: argparse.Namespace) -> int:
     def on_stage(stage: str) -> None:
         print(f"… {stage}", file=sys.stderr, flush=True)
 
-    result: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            result["answer"] = engine.ask(request, on_token=on_token, on_stage=on_stage, cancel=cancel)
-        except BaseException as exc:  # handed to the main thread, which reports it
-            result["error"] = exc
-
-    worker = threading.Thread(target=work, name="quire-ask", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.2)
-    except KeyboardInterrupt:
-        print("\n… cancelling (the partial answer is kept)", file=sys.stderr, flush=True)
-        cancel.cancel()
-        worker.join()
-    if "error" in result:
-        raise result["error"]
-    answer: Answer = result["answer"]
+    answer: Answer = run_cancellable(
+        lambda: engine.ask(request, on_token=on_token, on_stage=on_stage, cancel=cancel),
+        cancel, "quire-ask", "cancelling (the partial answer is kept)")
     if args.json:
         print(json.dumps(answer_to_dict(answer), indent=2, ensure_ascii=False))
     elif args.csv:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 from dataclasses import asdict
-from typing import Any
 
+from engine.cli.interrupt import run_cancellable
 from engine.progress import CancelToken, Progress
 from engine.render.paper_table import to_csv, to_markdown
 from engine.service import Engine
@@ -45,32 +44,15 @@ def _table(engine: Engine, args: argparse.Namespace) -> int:
     columns = [parse_column(c) for c in args.column] if args.column else list(default_columns())
     doc_ids = [engine.document(d).id for d in args.doc] if args.doc else None
     cancel = CancelToken()
-    result: dict[str, Any] = {}
-
     def progress(report: Progress) -> None:
         if report.label:
             print(f"… {report.done + 1}/{report.total} {report.label[:70]}", file=sys.stderr, flush=True)
 
-    def work() -> None:
-        try:
-            result["table"] = engine.table(args.question, columns, doc_ids=doc_ids, model=args.model,
-                                           mode="quotes" if args.quotes else "write" if args.write else "auto",
-                                           progress=progress, cancel=cancel)
-        except BaseException as exc:  # handed to the main thread, which reports it
-            result["error"] = exc
-
-    worker = threading.Thread(target=work, name="quire-table", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.2)
-    except KeyboardInterrupt:
-        print("\n… stopping (finished rows are kept)", file=sys.stderr, flush=True)
-        cancel.cancel()
-        worker.join()
-    if "error" in result:
-        raise result["error"]
-    table: PaperTable = result["table"]
+    table: PaperTable = run_cancellable(
+        lambda: engine.table(args.question, columns, doc_ids=doc_ids, model=args.model,
+                             mode="quotes" if args.quotes else "write" if args.write else "auto",
+                             progress=progress, cancel=cancel),
+        cancel, "quire-table", "stopping (finished rows are kept)")
     if args.csv:
         print(to_csv(table), end="")
     elif args.json:
