@@ -12,7 +12,7 @@ import csv
 import io
 
 from engine.render.common import authors_short
-from engine.render.table import inert_cell
+from engine.render.table import inert_cell, markdown_cell
 from engine.types import PaperRow, PaperTable, Reference, TableCell
 
 
@@ -53,25 +53,21 @@ def to_csv(table: PaperTable) -> str:
     return buffer.getvalue()
 
 
-def _md(text: str) -> str:
-    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
-
-
 def to_markdown(table: PaperTable) -> str:
     """The question, any notice, then a Markdown table: paper, then a column per field (sentence, page)."""
-    lines = [f"**Q:** {_md(table.question)}", ""]
+    lines = [f"**Q:** {markdown_cell(table.question)}", ""]
     if table.notice:
-        lines += [f"> {_md(table.notice)}", ""]
+        lines += [f"> {markdown_cell(table.notice)}", ""]
     if not table.rows:
         empty = stopped_note(table) if table.cancelled else "No paper in scope addresses the question."
         return "\n".join([*lines, empty, ""])
-    lines.append("| Paper | " + " | ".join(_md(c.name) for c in table.columns) + " |")
+    lines.append("| Paper | " + " | ".join(markdown_cell(c.name) for c in table.columns) + " |")
     lines.append("|---" * (len(table.columns) + 1) + "|")
     for row in table.rows:
         who = _who(row)
         paper = row.title + (f" ({who}{', ' if who and row.year else ''}{row.year or ''})" if who or row.year else "")
-        cells = [_md(c.text) + (f" (p. {c.page})" if c.page is not None else "") for c in row.cells]
-        lines.append(f"| {_md(paper)} | " + " | ".join(cells) + " |")
+        cells = [markdown_cell(c.text) + (f" (p. {c.page})" if c.page is not None else "") for c in row.cells]
+        lines.append(f"| {markdown_cell(paper)} | " + " | ".join(cells) + " |")
     if table.cancelled:
         lines += ["", stopped_note(table)]
     return "\n".join(lines) + "\n"

@@ -85,21 +85,23 @@ def to_csv(answer: Answer) -> str:
     return buffer.getvalue()
 
 
-def _cell(text: str) -> str:
+def markdown_cell(text: str) -> str:
+    """Text fit for one Markdown table cell: one line, backslashes and pipes escaped."""
     return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def to_markdown_table(answer: Answer) -> str:
     """The question, then a Markdown table: #, paper, answer, quote, page."""
-    lines = [f"**Q:** {_cell(answer.question)}", ""]
+    lines = [f"**Q:** {markdown_cell(answer.question)}", ""]
     if answer.notice:
-        lines += [f"> {_cell(answer.notice)}", ""]
+        lines += [f"> {markdown_cell(answer.notice)}", ""]
     table = rows(answer)
     if not table:
-        return "\n".join([*lines, _cell(answer.text), ""])
+        return "\n".join([*lines, markdown_cell(answer.text), ""])
     lines += ["| # | Paper | Answer | Quote | Page |", "|---|---|---|---|---|"]
     for row in table:
         paper = row.paper + (f" ({row.authors}{', ' if row.authors and row.year else ''}{row.year})"
                              if row.authors or row.year else "")
-        lines.append(f"| {row.n} | {_cell(paper)} | {_cell(row.answer)} | “{_cell(row.quote)}” | {row.page} |")
+        lines.append(f"| {row.n} | {markdown_cell(paper)} | {markdown_cell(row.answer)} | "
+                     f"“{markdown_cell(row.quote)}” | {row.page} |")
     return "\n".join(lines) + "\n"
