@@ -17,7 +17,7 @@ from typing import Any
 import platformdirs
 import tomli_w
 
-from engine.disk import disk_full_message, is_disk_full
+from engine.disk import disk_full_message, is_disk_full, write_replacing
 from engine.errors import SettingsError
 
 log = logging.getLogger(__name__)
@@ -229,13 +229,8 @@ def save_settings(settings: Settings, path: Path) -> None:
     temporary = path.with_suffix(".toml.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with temporary.open("wb") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())  # a full disk can first show here, not at write()
-        os.replace(temporary, path)
+        write_replacing(path, text, temporary)
     except OSError as exc:
-        temporary.unlink(missing_ok=True)
         if is_disk_full(exc):
             raise SettingsError(disk_full_message(f"the settings file {path.name}", path.parent, len(text))) from None
         if path.is_dir():

@@ -9,6 +9,7 @@ Quire's (a cache, a library) as the fix.
 from __future__ import annotations
 
 import errno
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -65,3 +66,18 @@ def disk_full_message(what: str, folder: Path, needed: int | None = None) -> str
     want = f"about {human_bytes(needed)} more" if needed else "more space"
     return (f"The disk holding {folder} is full{have}, so Quire could not write {what}. Free {want} on that disk "
             "(or raise your disk quota), then run the same command again; nothing already stored was lost.")
+
+
+def write_replacing(path: Path, data: bytes, temporary: Path) -> None:
+    """Write ``data`` to ``temporary``, flush it to disk, then rename it over ``path``: a crash or a full
+    disk leaves the old file whole, never half a new one. On failure the temporary file is removed and
+    the ``OSError`` is raised for the caller to put in its own words."""
+    try:
+        with temporary.open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())  # a full disk can first show here, not at write()
+        os.replace(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from pathlib import Path
 
+from engine.disk import write_replacing
 from engine.errors import EngineError
 from engine.render.exports import FORMATS, export_documents
 from engine.service import Engine
@@ -36,12 +36,8 @@ def _export(engine: Engine, args: argparse.Namespace) -> int:
 
 def write_whole(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` all at once: a crash or a full disk leaves the old file, never half a new one."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
+        write_replacing(path, text.encode("utf-8"), path.with_name(f".{path.name}.{os.getpid()}.tmp"))
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         raise EngineError(f"Could not write {path} ({exc.strerror or exc}); choose another folder or free "
                           "some disk space.") from None
