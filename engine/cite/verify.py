@@ -19,6 +19,7 @@ measurements) the similarity scorer's thresholds decide.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -195,8 +196,9 @@ def _second_look(claim: str, cited: list[tuple[Reference, Judgement]], others: l
     read (it misreads loose paraphrase as "not stated" and even as "says otherwise"); one where a check
     found a clash anywhere in it (a number or a "not" it does not share) is not."""
     ranked = cited + sorted(others, key=lambda item: -item[1].score)
-    readable = [(ref, judgement) for ref, judgement in ranked if revisable(claim, ref.text, judgement)]
-    for reference, judgement in readable[:READER_PASSAGES]:
+    # Lazily: the checks run over each whole passage, and only the first READER_PASSAGES are read.
+    readable = ((ref, judgement) for ref, judgement in ranked if revisable(claim, ref.text, judgement))
+    for reference, judgement in itertools.islice(readable, READER_PASSAGES):
         score = reader(claim, reference.text)
         if score is not None:
             inserted = all(reference is not r for r, _ in cited)
