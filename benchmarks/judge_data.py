@@ -10,7 +10,12 @@ source kept back by a hash of the pair's id, the same on every run and machine).
 - CLIMATE-FEVER (held out by claim id, so no claim is on both sides);
 - FactCC-style pairs from real scientific text (benchmarks/judge_pairs.py): the sample datastore's
   papers (machine learning) and the abstracts of PubMedQA's training-side questions (biomedicine;
-  its 500 test questions are never used), held out by paper id.
+  its 500 test questions are never used), held out by paper id;
+- with ``--conclusions`` only (an experiment that did not ship, docs/experiments.md): conclusions
+  against results, from the same PubMedQA training-side abstracts. The authors' own conclusion
+  sentence against the results window that shares most words with it is ``supports`` (a loose,
+  inferred support, as in health claims); that sentence with its negation flipped is ``refutes``;
+  another paper's conclusion against the same window is ``neutral``.
 
 Never HealthVer or LitQA2: those are tests.
 """
@@ -22,6 +27,7 @@ import gzip
 import hashlib
 import json
 import random
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -30,7 +36,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from judge_pairs import LABELS, datastore_texts, documents_sentences, make_pairs
+from judge_pairs import LABELS, datastore_texts, documents_sentences, make_pairs, negate
+
+from engine.cite.windows import content_words, overlap, quote_windows
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DEFAULT_OUT = Path.home() / ".cache" / "quire-train" / "judge-data.jsonl.gz"
@@ -75,6 +83,50 @@ def pubmedqa_texts(shared: Path) -> Iterator[tuple[str, str]]:
             yield pmid, " ".join(record["CONTEXTS"])
 
 
+def _flip_negation(sentence: str) -> str | None:
+    """The sentence's first "not"/"no" taken out, or else a "not" put in; None when neither can be done."""
+    match = re.search(r"\b(not|no)\s+", sentence)
+    if match:
+        return sentence[:match.start()] + sentence[match.end():]
+    return negate(sentence)
+
+
+def pubmedqa_conclusions(shared: Path, per_paper: int = 2, seed: int = 13) -> Iterator[dict[str, object]]:
+    """Each training-side abstract's conclusion sentences against its results (see the module's notes)."""
+    folder = shared / "eval" / "pubmedqa"
+    records = json.loads((folder / "ori_pqal.json").read_text(encoding="utf-8"))
+    test_ids = set(json.loads((folder / "test_ground_truth.json").read_text(encoding="utf-8")))
+    rng = random.Random(seed)
+    papers = []
+    for pmid, record in sorted(records.items()):
+        if pmid in test_ids:
+            continue
+        results = " ".join(text for text, label in zip(record["CONTEXTS"], record["LABELS"], strict=False)
+                           if "RESULT" in label.upper() or "FINDING" in label.upper())
+        conclusions = documents_sentences([record["LONG_ANSWER"]])[0]
+        if results and conclusions:
+            papers.append((pmid, [w.text for w in quote_windows(results)], conclusions))
+    for index, (pmid, windows, conclusions) in enumerate(papers):
+        keep_back = held_out(f"pubmedqa-conclusions:{pmid}")
+        chosen = conclusions if len(conclusions) <= per_paper else [conclusions[0], conclusions[-1]]
+        for claim in chosen:
+            words = content_words(claim)
+            window = max(windows, key=lambda w: overlap(words, content_words(w)))
+            if overlap(words, content_words(window)) < 0.25:
+                continue  # the results never say it in so many words: no pair to learn from
+            base = {"source": "pubmedqa-conclusions", "held_out": keep_back, "evidence": window}
+            yield {**base, "claim": claim, "label": "supports", "kind": "conclusion"}
+            flipped = _flip_negation(claim)
+            if flipped:
+                yield {**base, "claim": flipped, "label": "refutes", "kind": "negation"}
+            others = [p for j, p in enumerate(papers) if j != index and held_out(
+                f"pubmedqa-conclusions:{p[0]}") == keep_back]
+            sample = rng.sample(others, min(40, len(others)))
+            window_words = content_words(window)
+            other = max((c for p in sample for c in p[2]), key=lambda c: overlap(content_words(c), window_words))
+            yield {**base, "claim": other, "label": "neutral", "kind": "other-paper"}
+
+
 def synthetic(name: str, texts: list[tuple[str, str]], per_doc: int, seed: int) -> Iterator[dict[str, object]]:
     """FactCC-style pairs from each text; a text's pairs are all held out or all trained on."""
     rng = random.Random(seed)
@@ -85,11 +137,13 @@ def synthetic(name: str, texts: list[tuple[str, str]], per_doc: int, seed: int) 
                    "source": f"synthetic-{name}", "kind": pair.kind, "held_out": keep_back}
 
 
-def build(shared: Path, seed: int = 13) -> list[dict[str, object]]:
+def build(shared: Path, seed: int = 13, conclusions: bool = False) -> list[dict[str, object]]:
     rows = list(nli_train(shared)) + list(climate_fever(shared))
     papers = list(datastore_texts(shared / "datastore" / "cs-sample.jsonl.gz"))
     rows += synthetic("datastore", papers, per_doc=3, seed=seed)
     rows += synthetic("pubmedqa", list(pubmedqa_texts(shared)), per_doc=6, seed=seed)
+    if conclusions:
+        rows += pubmedqa_conclusions(shared, seed=seed)
     return rows
 
 
@@ -98,8 +152,9 @@ def main() -> None:
     parser.add_argument("--shared", type=Path, default=SHARED)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--conclusions", action="store_true", help="add the conclusion-against-results pairs")
     args = parser.parse_args()
-    rows = build(args.shared, args.seed)
+    rows = build(args.shared, args.seed, args.conclusions)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(args.out, "wt", encoding="utf-8") as out:
         for row in rows:
