@@ -1,10 +1,10 @@
-"""The measured constants of retrieval and answer writing, each with what it does and where it came from.
+"""The measured constants of retrieval, answer writing and citation checking: what each does, where it came from.
 
 These are not user settings (those are :mod:`engine.config`, persisted as TOML): each value here was
-chosen by a benchmark and changing one changes a reported figure. Before changing one, re-run the
-benchmark named in its ``origin`` and report the figures beside the old ones (docs/numbers.md).
-The modules that use a value keep a module-level name bound to the field, so a benchmark can still
-set it for a grid search.
+chosen by a benchmark (or by hand, where its ``origin`` says so) and changing one changes a reported
+figure. Before changing one, re-run the benchmark named in its ``origin`` and report the figures
+beside the old ones (docs/numbers.md). The modules that use a value keep a module-level name bound
+to the field, so a benchmark can still set it for a grid search.
 """
 
 from __future__ import annotations
@@ -87,13 +87,80 @@ class SynthesisTuning:
         0.45, "When every judged sentence scores under this, the library does not hold the answer.",
         "benchmarks/no_answer.py: LitQA2 dev odd questions with and without their paper, and 20 ScholarQA-Multi "
         "questions; about 0.1 under the lowest P(Yes) of a question whose answer is there.")
+    judge_candidates: int = tuned(
+        8, "Sentences with the best answer scores that the answer judge reads.",
+        "benchmarks/answer_judge.py, 42 LitQA2 dev questions: the best 8 hold a sentence stating the ideal answer for "
+        "15 odd / 16 even, and judging 12, 16 or 24 left the top sentence the same (11 odd / 14 even at "
+        "judge_weight 0.2) at up to three times the cost (docs/answers.md).")
+    per_paper: int = tuned(
+        0, "Passages of one paper an answer reads (0: no cap).",
+        "Odd LitQA2 half, 12 passages: the key passage cited in 76 % with a cap of 3, 81 % with 5, 90.5 % uncapped; "
+        "a specific question's answer is in its paper (docs/answers.md).")
+    cell_floor: float = tuned(
+        0.12, "Topic score under which a cell of the per-paper table says 'not stated' instead of quoting the "
+              "paper's best sentence for its column (a column question shares few words with its answer).",
+        "Set by hand: not measured on a benchmark (docs/answers.md).")
+
+
+@dataclass(frozen=True)
+class CitationTuning:
+    """How a citation is checked (engine/cite) and when the writer's second reading supports a sentence
+    (engine/synthesis/support_reader.py).
+
+    The support judge's own cut-offs on its model's probabilities (supported at P(supports) >= 0.60,
+    contradicted at P(refutes) >= 0.225) are not here: ``benchmarks/verify.py --fit`` fitted them for that
+    model, and they live with it in resources/models/judge/judge.json, so a retrained judge brings its own.
+    """
+
+    embedding_weight: float = tuned(
+        0.4, "Weight of embedding cosine in the support scorer's similarity; the rest is the share of the "
+             "claim's content words found in the window.",
+        "Fitted with the packaged all-MiniLM-L6-v2 on 90 hand-labelled (sentence, passage) pairs "
+        "(tests/data/support_pairs.jsonl) by benchmarks/answers.py pairs, best F0.5 over weight and threshold: "
+        "precision / recall 0.96 / 0.96, 5-fold 0.94 / 0.96 (docs/numbers.md).")
+    support_threshold: float = tuned(
+        0.67, "Similarity at which a citation the model made is kept when verification runs without the judge "
+              "(SupportScorer(judge=None)); also the gate of the old, gated judge benchmarks/verify.py compares.",
+        "Fitted with embedding_weight (benchmarks/answers.py pairs).")
+    insert_threshold: float = tuned(
+        0.75, "Similarity at which verification without the judge attaches a citation the model did not make: "
+              "stricter than support_threshold, because the claim is then the engine's.",
+        "Set by hand above support_threshold; benchmarks/answers.py pairs reports its precision and recall.")
+    added_clause_coverage: float = tuned(
+        0.5, "Share of an added clause's content words (', which ...') a window must hold for the clause to "
+             "count as stated; under it the claim is at most partially supported.",
+        "Set by hand; benchmarks/verify.py measures the appended-clause perturbation it serves (0.000 of them "
+        "still supported, docs/numbers.md).")
+    judge_windows: int = tuned(
+        3, "Windows of a passage the judge's model reads: those sharing most content words with the claim.",
+        "Set by hand: the other windows almost never win, and each costs a model pass (docs/verification.md).")
+    min_window_words: int = tuned(
+        3, "Content words a window needs before the judge's model is asked about it (a figure label or a "
+           "heading states nothing).",
+        "Set by hand for citations the writer's LitQA2 answers kept against such windows; every verification "
+        "figure in docs/verification.md is measured with it.")
+    veto: float = tuned(
+        0.5, "P(refutes) at which the model vetoes a window the similarity gate lets through (the gated judge "
+             "only, SupportJudge.gated, kept for comparison).",
+        "Set by hand: behind the gate, the model's fitted contradicted cut-off vetoed true sentences of the "
+        "labelled corpus pairs, so it vetoes only when 'refutes' is at least as likely as the other two together.")
+    reader_supported: float = tuned(
+        0.25, "Support score (P(Fully) + 1/2 P(Partially)) at which the writer's second reading cites a "
+              "passage the judge left unsupported.",
+        "benchmarks/lm_judge.py on 113 held-out training-side pairs the judge hands the reader (Check-COVID, "
+        "CLIMATE-FEVER, PubMedQA FactCC-style): the lowest score at which 90 % of what the reader accepts is "
+        "labelled supports (12 of 13; AUC 0.81). Never fitted on HealthVer or LitQA2 (docs/verification.md).")
+    reader_passages: int = tuned(
+        2, "Passages the writer's second reading reads per unsupported sentence, the cited ones first.",
+        "Set by hand: each read costs about 2 s on a 2-core CPU (docs/verification.md).")
 
 
 RETRIEVAL = RetrievalTuning()
 SYNTHESIS = SynthesisTuning()
+CITATION = CitationTuning()
 
 
-def described(tuning: RetrievalTuning | SynthesisTuning) -> list[tuple[str, float, str, str]]:
+def described(tuning: RetrievalTuning | SynthesisTuning | CitationTuning) -> list[tuple[str, float, str, str]]:
     """(name, value, description, origin) of each tuned field, for docs and for checks."""
     return [(f.name, getattr(tuning, f.name), f.metadata["description"], f.metadata["origin"])
             for f in fields(tuning)]

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from engine.cite.markers import find_markers, strip_markers
 from engine.cite.windows import content_words
 from engine.text.stem import stem
+from engine.tuning import CITATION
 
 # A number may carry a unit letter ("81.1M", "3x"), but not sit inside a word ("S2ORC", "fp16").
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+)(?![\d,.]\d|\d)")
@@ -62,8 +63,9 @@ _SYNONYMS = {"reduce": "decrease", "reduc": "decrease", "decreas": "decrease", "
 # Where a claim's main clause ends and an added one begins ("X does Y, which shows Z").
 _CLAUSE = re.compile(r"(?:,\s*(?:which|and thus|thus|thereby|so that|so|while|whereas|and this|and it|and|but|"
                      r"making|leading to|showing|demonstrating|suggesting)\b|;\s*)", re.IGNORECASE)
-# An added clause is stated by the window when at least this share of its content words is there.
-ADDED_CLAUSE_COVERAGE = 0.5
+# An added clause is stated by the window when at least this share of its content words is there
+# (set by hand: engine/tuning.py).
+ADDED_CLAUSE_COVERAGE = CITATION.added_clause_coverage
 
 
 @dataclass(frozen=True)

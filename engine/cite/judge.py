@@ -32,14 +32,17 @@ from engine.cite.markers import strip_markers
 from engine.cite.readings import abbreviations, second_reading
 from engine.cite.windows import content_words, overlap, quote_windows
 from engine.errors import ModelFileError, ModelNotFoundError
+from engine.tuning import CITATION
 
 VERDICTS = ("supported", "partial", "unsupported", "contradicted")
 _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
-WINDOWS_PER_PASSAGE = 3  # judged windows of a passage, chosen by word overlap (the rest rarely win)
+# The numbers chosen for judging, with where each came from: engine/tuning.py (the fitted thresholds on the
+# model's probabilities travel with the model instead, see the module docstring).
+WINDOWS_PER_PASSAGE = CITATION.judge_windows  # judged windows of a passage, chosen by word overlap
 WHOLE_EVIDENCE_CHARS = 700  # evidence this short is also judged as a whole
-MIN_WINDOW_WORDS = 3  # content words a window needs before the model is asked about it
+MIN_WINDOW_WORDS = CITATION.min_window_words  # content words a window needs before the model is asked about it
 CACHE_SIZE = 4096
-VETO = 0.5  # P(refutes) at which the model vetoes a window the similarity gate lets through
+VETO = CITATION.veto  # P(refutes) at which the model vetoes a window the similarity gate lets through
 NOT_STATED = "the passage does not state this"  # the reason when the model, not a check, found no support
 SAYS_OTHERWISE = "the passage says otherwise"  # the reason when the model, not a check, found a contradiction
 

@@ -21,13 +21,15 @@ from engine.cite.markers import strip_markers
 from engine.cite.windows import Window, content_words, overlap, quote_windows
 from engine.embed.base import Embedder
 from engine.errors import ModelNotFoundError
+from engine.tuning import CITATION
 
 log = logging.getLogger(__name__)
 
-# Fitted on tests/data/support_pairs.jsonl with the packaged all-MiniLM-L6-v2 (benchmarks/answers.py --fit).
-EMBEDDING_WEIGHT = 0.4
-SUPPORT_THRESHOLD = 0.67  # keep a citation the model made
-INSERT_THRESHOLD = 0.75  # attach a citation the model did not make: stricter, it is the engine's claim
+# Fitted on tests/data/support_pairs.jsonl with the packaged all-MiniLM-L6-v2; what each does and where it
+# was measured: engine/tuning.py.
+EMBEDDING_WEIGHT = CITATION.embedding_weight
+SUPPORT_THRESHOLD = CITATION.support_threshold  # keep a citation the model made
+INSERT_THRESHOLD = CITATION.insert_threshold  # attach a citation the model did not make: the engine's claim
 
 
 @dataclass(frozen=True)

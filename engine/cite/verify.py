@@ -30,11 +30,12 @@ from engine.cite.sentences import Span, split_spans
 from engine.cite.support import SupportScorer
 from engine.cite.windows import content_words
 from engine.progress import CancelToken
+from engine.tuning import CITATION
 from engine.types import AnswerSentence, Citation, PageRect, Reference
 
 UNCHECKED = "unchecked"  # no judge could be loaded: a citation shown as written, never called supported
 RectsFor = Callable[[str, int, int], tuple[PageRect, ...]]  # (passage id, start, end) -> boxes
-READER_PASSAGES = 2  # passages a reader is asked about per unsupported sentence: each costs seconds on a CPU
+READER_PASSAGES = CITATION.reader_passages  # per unsupported sentence: each read costs seconds on a CPU
 
 
 def no_rects(_passage_id: str, _start: int, _end: int) -> tuple[PageRect, ...]:

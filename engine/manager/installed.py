@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from engine.disk import write_replacing
 from engine.errors import EngineError, ModelNotFoundError
 from engine.manager.catalog import CatalogError, CatalogModel
 from engine.manager.download import download, ensure_free_space
@@ -60,10 +61,10 @@ def _read_manifest(models_dir: Path) -> dict[str, dict[str, object]]:
 
 
 def _write_manifest(models_dir: Path, manifest: dict[str, dict[str, object]]) -> None:
+    """Replace the manifest whole: a crash or a full disk mid-write leaves the old one, never half a new one."""
     models_dir.mkdir(parents=True, exist_ok=True)
-    temporary = models_dir / f".{MANIFEST_NAME}.tmp"
-    temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(temporary, _manifest_path(models_dir))
+    write_replacing(_manifest_path(models_dir), json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8"),
+                    models_dir / f".{MANIFEST_NAME}.tmp")
 
 
 def _disk_size(path: Path) -> int:

@@ -37,7 +37,9 @@ from engine.retrieve.fts import FtsStemmer, quoted_words, uncommon_words
 log = logging.getLogger(__name__)
 
 FORMAT = 1
-K1 = 1.2  # FTS5's bm25() constants (fts5_aux.c)
+# FTS5's bm25() constants (fts5_aux.c), fixed there. Not tuned, so not in engine/tuning.py: the postings
+# must score exactly as FTS5 does, because a source whose postings are stale falls back to FTS5.
+K1 = 1.2
 B = 0.75
 MIN_IDF = 1e-6
 _FETCH_ROWS = 200_000

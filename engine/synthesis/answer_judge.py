@@ -32,9 +32,8 @@ from engine.tuning import SYNTHESIS
 
 log = logging.getLogger(__name__)
 
-# 8 candidates hold the sentence that answers for 31 of 42 odd-half LitQA2 dev questions (docs/answers.md).
-# The measured weights and thresholds: engine/tuning.py.
-CANDIDATES = 8
+# The measured candidate count, weights and thresholds: engine/tuning.py.
+CANDIDATES = SYNTHESIS.judge_candidates
 WEIGHT = SYNTHESIS.judge_weight
 MARGIN = SYNTHESIS.digest_margin
 NO_ANSWER = SYNTHESIS.no_answer

@@ -50,9 +50,8 @@ TOPIC_COSINE_WEIGHT = SYNTHESIS.topic_cosine_weight
 MIN_QUOTE_CHARS = 40
 MAX_QUOTE_CHARS = 500
 SECOND_QUOTE_SHARE = SYNTHESIS.second_quote_share
-# Passages of one paper an answer reads (0: no cap). Odd half, 12 passages: the key passage cited in
-# 76 % with a cap of 3, 81 % with 5, 90.5 % uncapped; a specific question's answer is in its paper.
-PER_PAPER = 0
+# Passages of one paper an answer reads (0: no cap; measured: engine/tuning.py).
+PER_PAPER = SYNTHESIS.per_paper
 
 _CAPTION = re.compile(r"(^|\n)\s*\(?(fig(ure)?s?\.?|tables?|supplementary\s+(fig(ure)?|table)s?\.?|extended data "
                       r"fig(ure)?\.?)\s*S?\d+[A-Za-z]?\b", re.IGNORECASE)

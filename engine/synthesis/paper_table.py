@@ -36,6 +36,7 @@ from engine.synthesis.evidence import (
     extract_evidence,
     tabular,
 )
+from engine.tuning import SYNTHESIS
 from engine.types import NOT_STATED, PaperRow, PaperTable, Reference, TableCell, TableColumn
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,9 @@ MAX_COLUMN_QUESTION_CHARS = 300
 PASSAGES_PER_CELL = 4  # passages of the paper read per column
 # A column question ("What data does the study use?") shares few words with the sentence that
 # answers it, so a cell accepts a weaker match than the row's own question needs; under this floor
-# the sentence is only loosely about the field, and the cell says "not stated" instead of quoting it.
-CELL_FLOOR = 0.12
+# the sentence is only loosely about the field, and the cell says "not stated" instead of quoting it
+# (set by hand: engine/tuning.py).
+CELL_FLOOR = SYNTHESIS.cell_floor
 _LINE = re.compile(r"^\s*\[(\d+)\]\s*(.+)$")
 
 # (query, paper, k) -> the paper's k passages nearest the query, numbered 1..k, best first.

@@ -23,15 +23,14 @@ import threading
 from engine.errors import GenerationError
 from engine.protocols import ChatMessage, ScoresReplies
 from engine.synthesis import prompts
+from engine.tuning import CITATION
 
 log = logging.getLogger(__name__)
 
 REPLIES = ("Fully", "Partially", "No")
-# Fitted by ``benchmarks/lm_judge.py`` on 113 held-out training-side pairs (Check-COVID, CLIMATE-FEVER,
-# PubMedQA FactCC-style) that the judge would hand the reader: the lowest score at which 90 % of what the
-# reader accepts is labelled "supports" (12 of 13 there). Never fitted on HealthVer or LitQA2. The 1.5B
-# writer seldom answers "Fully", so its scores are low; what matters is that they rank (AUC 0.81 there).
-SUPPORTED = 0.25
+# Fitted by ``benchmarks/lm_judge.py`` on training-side pairs (engine/tuning.py has how). The 1.5B writer
+# seldom answers "Fully", so its scores are low; what matters is that they rank (AUC 0.81 there).
+SUPPORTED = CITATION.reader_supported
 MAX_PASSAGE_CHARS = 1500  # a ~250-word passage whole; longer ones are cut (the prompt must fit 2k tokens)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -108,6 +109,31 @@ def test_a_folder_model_missing_a_file_leaves_nothing_installed(hub: FileServer,
         install_model(entry, tmp_path / "models")
     assert not (tmp_path / "models" / "broken").exists()
 
+
+
+def test_the_manifest_is_replaced_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    models = tmp_path / "models"
+    for name in ("first", "second"):
+        (models / name).mkdir(parents=True)
+        (models / name / "config.json").write_text("{}", encoding="utf-8")
+    manifest = models / "installed.json"
+    before = json.dumps({name: {"kind": "embedder", "path": name, "size_bytes": 2} for name in ("first", "second")})
+    manifest.write_text(before, encoding="utf-8")
+    synced: list[int] = []
+
+    def full_disk(_fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("engine.disk.os.fsync", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        remove_model("first", models)
+    assert manifest.read_text(encoding="utf-8") == before  # the old manifest, whole
+    assert not (models / ".installed.json.tmp").exists()
+
+    monkeypatch.setattr("engine.disk.os.fsync", synced.append)
+    remove_model("second", models)
+    assert synced and set(json.loads(manifest.read_text(encoding="utf-8"))) == {"first"}
+    assert list_installed(models) == []  # "first" lost its files in the failed removal; its record is skipped
 
 @pytest.mark.slow
 def test_cli_download_refuses_a_file_whose_checksum_does_not_match_the_catalog(hub: FileServer,

@@ -2,28 +2,88 @@
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import pytest
 
+from engine.cite import checks, judge, support, verify
 from engine.retrieve import dedupe, fts, fusion
-from engine.synthesis import answer_judge, evidence
-from engine.tuning import RETRIEVAL, SYNTHESIS, described
+from engine.synthesis import answer_judge, evidence, paper_table, support_reader
+from engine.tuning import CITATION, RETRIEVAL, SYNTHESIS, described
+
+# (module, its module-level name, tuning group, field): every tuned field is read through one of these.
+BINDINGS: list[tuple[ModuleType, str, object, str]] = [
+    (fts, "TITLE_WEIGHT", RETRIEVAL, "title_weight"),
+    (fts, "TEXT_WEIGHT", RETRIEVAL, "text_weight"),
+    (fts, "COMMON_TERM_SHARE", RETRIEVAL, "common_term_share"),
+    (fusion, "DEFAULT_RRF_K", RETRIEVAL, "rrf_k"),
+    (dedupe, "NEAR_DUPLICATE_JACCARD", RETRIEVAL, "near_duplicate_jaccard"),
+    (evidence, "RELEVANCE_THRESHOLD", SYNTHESIS, "relevance_threshold"),
+    (evidence, "RELATIVE_RELEVANCE", SYNTHESIS, "relative_relevance"),
+    (evidence, "TABLE_RELATIVE_RELEVANCE", SYNTHESIS, "table_relative_relevance"),
+    (evidence, "NUMBER_BONUS", SYNTHESIS, "number_bonus"),
+    (evidence, "NAME_BONUS", SYNTHESIS, "name_bonus"),
+    (evidence, "COUNTED_BONUS", SYNTHESIS, "counted_bonus"),
+    (evidence, "RANK_PENALTY", SYNTHESIS, "rank_penalty"),
+    (evidence, "LENGTH_PENALTY", SYNTHESIS, "length_penalty"),
+    (evidence, "TOPIC_COSINE_WEIGHT", SYNTHESIS, "topic_cosine_weight"),
+    (evidence, "SECOND_QUOTE_SHARE", SYNTHESIS, "second_quote_share"),
+    (evidence, "PER_PAPER", SYNTHESIS, "per_paper"),
+    (answer_judge, "WEIGHT", SYNTHESIS, "judge_weight"),
+    (answer_judge, "MARGIN", SYNTHESIS, "digest_margin"),
+    (answer_judge, "NO_ANSWER", SYNTHESIS, "no_answer"),
+    (answer_judge, "CANDIDATES", SYNTHESIS, "judge_candidates"),
+    (paper_table, "CELL_FLOOR", SYNTHESIS, "cell_floor"),
+    (support, "EMBEDDING_WEIGHT", CITATION, "embedding_weight"),
+    (support, "SUPPORT_THRESHOLD", CITATION, "support_threshold"),
+    (support, "INSERT_THRESHOLD", CITATION, "insert_threshold"),
+    (checks, "ADDED_CLAUSE_COVERAGE", CITATION, "added_clause_coverage"),
+    (judge, "WINDOWS_PER_PASSAGE", CITATION, "judge_windows"),
+    (judge, "MIN_WINDOW_WORDS", CITATION, "min_window_words"),
+    (judge, "VETO", CITATION, "veto"),
+    (support_reader, "SUPPORTED", CITATION, "reader_supported"),
+    (verify, "READER_PASSAGES", CITATION, "reader_passages"),
+]
+
+# The values as they were measured: moving a constant into engine/tuning.py must not change it.
+MEASURED = {
+    "TITLE_WEIGHT": 1.0, "TEXT_WEIGHT": 1.0, "COMMON_TERM_SHARE": 0.3, "DEFAULT_RRF_K": 60.0,
+    "NEAR_DUPLICATE_JACCARD": 0.8, "RELEVANCE_THRESHOLD": 0.25, "RELATIVE_RELEVANCE": 0.6,
+    "TABLE_RELATIVE_RELEVANCE": 0.6, "NUMBER_BONUS": 0.15, "NAME_BONUS": 0.05, "COUNTED_BONUS": 0.1,
+    "RANK_PENALTY": 0.0, "LENGTH_PENALTY": 0.03, "TOPIC_COSINE_WEIGHT": 0.4, "SECOND_QUOTE_SHARE": 0.85,
+    "PER_PAPER": 0, "WEIGHT": 0.2, "MARGIN": 0.1, "NO_ANSWER": 0.45, "CANDIDATES": 8, "CELL_FLOOR": 0.12,
+    "EMBEDDING_WEIGHT": 0.4, "SUPPORT_THRESHOLD": 0.67, "INSERT_THRESHOLD": 0.75, "ADDED_CLAUSE_COVERAGE": 0.5,
+    "WINDOWS_PER_PASSAGE": 3, "MIN_WINDOW_WORDS": 3, "VETO": 0.5, "SUPPORTED": 0.25, "READER_PASSAGES": 2,
+}
 
 
-@pytest.mark.parametrize("tuning", [RETRIEVAL, SYNTHESIS])
+@pytest.mark.parametrize("tuning", [RETRIEVAL, SYNTHESIS, CITATION])
 def test_each_tuned_value_has_a_description_and_an_origin(tuning: object) -> None:
     rows = described(tuning)  # type: ignore[arg-type]
     assert rows
     for name, value, description, origin in rows:
-        assert isinstance(value, float), name
+        assert isinstance(value, int | float) and not isinstance(value, bool), name
         assert len(description) > 20 and origin, name
 
 
-def test_the_modules_use_the_tuned_values() -> None:
-    assert (fts.TITLE_WEIGHT, fts.TEXT_WEIGHT, fts.COMMON_TERM_SHARE) == (1.0, 1.0, 0.3)
-    assert fusion.DEFAULT_RRF_K == RETRIEVAL.rrf_k == 60.0
-    assert dedupe.NEAR_DUPLICATE_JACCARD == 0.8
-    assert (evidence.RELEVANCE_THRESHOLD, evidence.RELATIVE_RELEVANCE, evidence.NUMBER_BONUS, evidence.NAME_BONUS,
-            evidence.COUNTED_BONUS, evidence.RANK_PENALTY, evidence.LENGTH_PENALTY, evidence.TOPIC_COSINE_WEIGHT,
-            evidence.SECOND_QUOTE_SHARE) == (0.25, 0.6, 0.15, 0.05, 0.1, 0.0, 0.03, 0.4, 0.85)
-    assert (answer_judge.WEIGHT, answer_judge.MARGIN, answer_judge.NO_ANSWER) == (0.2, 0.1, 0.45)
-    assert SYNTHESIS.no_answer == answer_judge.NO_ANSWER
+@pytest.mark.parametrize(("module", "name", "tuning", "field"), BINDINGS,
+                         ids=[f"{m.__name__}.{n}" for m, n, _, _ in BINDINGS])
+def test_the_module_name_is_bound_to_its_tuned_field(module: ModuleType, name: str, tuning: object,
+                                                     field: str) -> None:
+    assert getattr(module, name) == getattr(tuning, field)
+    assert getattr(module, name) == MEASURED[name]
+
+
+def test_every_tuned_field_is_used_through_a_module_name() -> None:
+    bound = {(id(tuning), field) for _, _, tuning, field in BINDINGS}
+    for tuning in (RETRIEVAL, SYNTHESIS, CITATION):
+        for name, *_ in described(tuning):
+            assert (id(tuning), name) in bound, name
+
+
+def test_the_support_scorer_and_reader_default_to_the_tuned_values() -> None:
+    """Defaults bound when the classes were defined: they must be the tuned values too."""
+    scorer = support.SupportScorer(embedder=None, judge=None)  # type: ignore[arg-type]
+    assert (scorer.weight, scorer.threshold, scorer.insert_threshold) == (
+        CITATION.embedding_weight, CITATION.support_threshold, CITATION.insert_threshold)
+    assert support_reader.SupportReader(lm=None).threshold == CITATION.reader_supported  # type: ignore[arg-type]
