@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from engine.retrieve.fts import TOKENIZER, CommonTerms, build_fts_query, vocabulary_table_sql
+from engine.retrieve.fts import CommonTerms, build_fts_query
+from engine.store.vocabulary import TOKENIZER, FtsVocabulary, vocabulary_table_sql
 
 ROWS = 2000
 
@@ -30,7 +31,7 @@ def conn() -> sqlite3.Connection:
 
 
 def terms_of(conn: sqlite3.Connection, share: float = 0.3) -> CommonTerms:
-    return CommonTerms(lambda sql, params: conn.execute(sql, params).fetchall(), share=share)
+    return CommonTerms(FtsVocabulary(lambda sql, params: conn.execute(sql, params).fetchall()), share=share)
 
 
 def test_a_common_word_is_dropped_and_a_rare_one_kept(conn: sqlite3.Connection) -> None:
