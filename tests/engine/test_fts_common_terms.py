@@ -75,7 +75,10 @@ def test_quotes_inside_words_survive_the_round_trip(conn: sqlite3.Connection) ->
 
 def test_every_passages_table_is_built_with_the_tokenizer_used_for_stemming() -> None:
     from engine.datastore import store as datastore_store
-    from engine.store import schema as library_schema
+    from engine.store.schema import ensure_schema
 
-    assert f"tokenize = '{TOKENIZER}'" in library_schema._V1
+    catalog = sqlite3.connect(":memory:", isolation_level=None)
+    ensure_schema(catalog)
+    (sql,) = catalog.execute("SELECT sql FROM sqlite_master WHERE name = 'passages_fts'").fetchone()
+    assert f"tokenize = '{TOKENIZER}'" in sql
     assert f"tokenize = '{TOKENIZER}'" in datastore_store._SCHEMA
