@@ -74,45 +74,46 @@ def _cascade(table: str, column: str, other_table: str, other_column: str = "id"
 def _v1_library(conn: sqlite3.Connection) -> None:
     """Version 1: documents, the files that hold them, their pages, passages, rectangles and text index."""
     db = sqlite_utils_db(conn)
-    db["meta"].create({"key": str, "value": str}, pk="key", not_null={"value"}, if_not_exists=True)
-    text_defaults = {"title": "", "authors": "[]", "doi": "", "arxiv_id": "", "abstract": "", "error": ""}
-    db["documents"].create(
+    db.table("meta").create({"key": str, "value": str}, pk="key", not_null={"value"}, if_not_exists=True)
+    documents = db.table("documents")
+    documents.create(
         {"id": str, "content_hash": str, "path": str, "title": str, "authors": str, "year": int, "doi": str,
          "arxiv_id": str, "abstract": str, "page_count": int, "passage_count": int, "status": str, "error": str,
          "file_size": int, "added_at": float, "updated_at": float},
         pk="id", not_null={"content_hash", "path", "title", "authors", "doi", "arxiv_id", "abstract", "page_count",
                            "passage_count", "status", "error", "file_size", "added_at", "updated_at"},
-        defaults={**text_defaults, "page_count": 0, "passage_count": 0, "file_size": 0}, if_not_exists=True)
-    db["documents"].create_index(["content_hash"], index_name="documents_hash", if_not_exists=True)
-    db["files"].create({"path": str, "doc_id": str, "size": int, "mtime": float}, pk="path",
-                       not_null={"doc_id", "size", "mtime"}, foreign_keys=[_cascade("files", "doc_id", "documents")],
-                       if_not_exists=True)
-    db["files"].create_index(["doc_id"], index_name="files_doc", if_not_exists=True)
-    db["pages"].create(
+        defaults={"title": "", "authors": "[]", "doi": "", "arxiv_id": "", "abstract": "", "error": "",
+                  "page_count": 0, "passage_count": 0, "file_size": 0},
+        if_not_exists=True)
+    documents.create_index(["content_hash"], index_name="documents_hash", if_not_exists=True)
+    files = db.table("files")
+    files.create({"path": str, "doc_id": str, "size": int, "mtime": float}, pk="path",
+                 not_null={"doc_id", "size", "mtime"}, foreign_keys=[_cascade("files", "doc_id", "documents")],
+                 if_not_exists=True)
+    files.create_index(["doc_id"], index_name="files_doc", if_not_exists=True)
+    db.table("pages").create(
         {"doc_id": str, "number": int, "width": float, "height": float, "word_count": int, "has_text_layer": int,
          "ocr_used": int},
-        pk=("doc_id", "number"), not_null={"doc_id", "number", "width", "height", "word_count", "has_text_layer",
-                                           "ocr_used"},
+        pk=("doc_id", "number"),
+        not_null={"doc_id", "number", "width", "height", "word_count", "has_text_layer", "ocr_used"},
         foreign_keys=[_cascade("pages", "doc_id", "documents")], if_not_exists=True)
     conn.execute(_PASSAGES)
-    db["passages"].create_index(["doc_id", "ordinal"], index_name="passages_doc", if_not_exists=True)
+    db.table("passages").create_index(["doc_id", "ordinal"], index_name="passages_doc", if_not_exists=True)
     conn.execute(_PASSAGE_RECTS)
     conn.execute(_PASSAGES_FTS)
 
 
 def _v2_answers(conn: sqlite3.Connection) -> None:
     """Version 2: past answers (the UI reopens earlier questions); the record is the answer as JSON."""
-    db = sqlite_utils_db(conn)
-    db["answers"].create({"id": str, "question": str, "created_at": float, "mode": str, "cancelled": int,
-                          "record": str},
-                         pk="id", not_null={"question", "created_at", "mode", "cancelled", "record"},
-                         if_not_exists=True)
-    db["answers"].create_index(["created_at"], index_name="answers_created", if_not_exists=True)
+    answers = sqlite_utils_db(conn).table("answers")
+    answers.create({"id": str, "question": str, "created_at": float, "mode": str, "cancelled": int, "record": str},
+                   pk="id", not_null={"question", "created_at", "mode", "cancelled", "record"}, if_not_exists=True)
+    answers.create_index(["created_at"], index_name="answers_created", if_not_exists=True)
 
 
 def _v3_passage_kinds(conn: sqlite3.Connection) -> None:
     """Version 3: each passage says what it is (text, caption, table, figure); older passages are text."""
-    passages = sqlite_utils_db(conn)["passages"]
+    passages = sqlite_utils_db(conn).table("passages")
     # A catalog made by the current CREATE statements but stamped with an older version already has
     # the column: adding it again would fail the whole upgrade.
     if "kind" not in passages.columns_dict:
@@ -123,12 +124,13 @@ def _v4_edits_and_collections(conn: sqlite3.Connection) -> None:
     """Version 4: metadata the user corrected (kept apart, so it outlives a re-read of the PDF), the
     collections a paper belongs to (from Zotero), and which Zotero item each imported paper came from."""
     db = sqlite_utils_db(conn)
-    db["document_edits"].create({"doc_id": str, "edits": str, "edited_at": float}, pk="doc_id",
-                                not_null={"edits", "edited_at"}, if_not_exists=True)
-    db["document_collections"].create({"doc_id": str, "collection": str, "source": str}, pk=("doc_id", "collection"),
-                                      not_null={"doc_id", "collection", "source"}, if_not_exists=True)
-    db["zotero_items"].create({"item": str, "doc_id": str, "modified": str, "file_path": str}, pk="item",
-                              not_null={"doc_id", "modified", "file_path"}, if_not_exists=True)
+    db.table("document_edits").create({"doc_id": str, "edits": str, "edited_at": float}, pk="doc_id",
+                                      not_null={"edits", "edited_at"}, if_not_exists=True)
+    db.table("document_collections").create({"doc_id": str, "collection": str, "source": str},
+                                            pk=("doc_id", "collection"), not_null={"doc_id", "collection", "source"},
+                                            if_not_exists=True)
+    db.table("zotero_items").create({"item": str, "doc_id": str, "modified": str, "file_path": str}, pk="item",
+                                    not_null={"doc_id", "modified", "file_path"}, if_not_exists=True)
 
 
 def _v5_venue_and_imported(conn: sqlite3.Connection) -> None:
@@ -139,9 +141,10 @@ def _v5_venue_and_imported(conn: sqlite3.Connection) -> None:
     more, and keeping them where they are loses nothing.
     """
     db = sqlite_utils_db(conn)
-    if "venue" not in db["documents"].columns_dict:
-        db["documents"].add_column("venue", str, not_null_default="")
-    db["document_imported"].create(
+    documents = db.table("documents")
+    if "venue" not in documents.columns_dict:
+        documents.add_column("venue", str, not_null_default="")
+    db.table("document_imported").create(
         {"doc_id": str, "source": str, "fields": str, "fill_only": int, "imported_at": float},
         pk=("doc_id", "source"), not_null={"doc_id", "source", "fields", "fill_only", "imported_at"},
         if_not_exists=True)
@@ -181,5 +184,5 @@ def ensure_schema(conn: sqlite3.Connection, migrations: dict[int, Migration] | N
                 raise StoreError(f"No migration from library schema {version}; update Quire.")
             step(conn)
             version += 1
-        sqlite_utils_db(conn)["meta"].insert({"key": "schema_version", "value": str(version)}, replace=True)
+        sqlite_utils_db(conn).table("meta").insert({"key": "schema_version", "value": str(version)}, replace=True)
     return version
