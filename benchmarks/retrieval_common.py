@@ -29,14 +29,13 @@ from engine.embed import Embedder, EmbeddingCache, embed_passages
 from engine.index import FlatIndex
 from engine.progress import Progress
 from engine.retrieve.fts import (
-    STEM_RANGE_SQL,
     TEXT_WEIGHT,
     TITLE_WEIGHT,
     CommonTerms,
     bm25_expression,
-    vocabulary_table_sql,
 )
 from engine.retrieve.source import ScoredId
+from engine.store.vocabulary import FtsVocabulary, vocabulary_table_sql
 from engine.types import Passage, SearchHit, content_hash
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -123,7 +122,8 @@ class BenchSource:
         self.index: FlatIndex | None = None
         self._vectors: dict[str, np.ndarray] = {}
         self.conn.execute(vocabulary_table_sql())
-        self.common_terms = CommonTerms(lambda sql, params: self.conn.execute(sql, params).fetchall())
+        self.vocabulary = FtsVocabulary(lambda sql, params: self.conn.execute(sql, params).fetchall())
+        self.common_terms = CommonTerms(self.vocabulary)
 
     @property
     def name(self) -> str:
@@ -177,7 +177,7 @@ class BenchSource:
         return {p: self._vectors[p] for p in passage_ids if p in self._vectors}
 
     def stem_frequencies(self, low: str, high: str) -> dict[str, int]:
-        return dict(self.conn.execute(STEM_RANGE_SQL, (low, high)).fetchall())
+        return self.vocabulary.stems_between(low, high)
 
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
         return [SearchHit(passage_id=p, doc_id=self.records[p].doc_id, source=self._name, title=self.records[p].title,

@@ -42,16 +42,15 @@ from retrieval_common import load_distractors, load_questions
 from engine.embed import SentenceTransformerEmbedder
 from engine.index import build_index, save_index
 from engine.retrieve.fts import (
-    STEM_RANGE_SQL,
     CommonTerms,
     FtsStemmer,
     bm25_expression,
     build_fts_query,
-    vocabulary_table_sql,
 )
 from engine.retrieve.postings import Bm25Postings, PostingsStamp, build_postings, search_fts_query
 from engine.retrieve.retriever import RetrievalOptions, Retriever
 from engine.retrieve.source import ScoredId
+from engine.store.vocabulary import FtsVocabulary, vocabulary_table_sql
 from engine.types import SearchHit
 
 DIMENSION = 384
@@ -67,7 +66,8 @@ class DiskSource:
         self.stored = stored  # the passages' vectors on disk (memory-mapped), as a datastore's cache holds them
         self.postings = postings
         self.conn.execute(vocabulary_table_sql())
-        self.common_terms = CommonTerms(lambda sql, params: self.conn.execute(sql, params).fetchall())
+        self.vocabulary = FtsVocabulary(lambda sql, params: self.conn.execute(sql, params).fetchall())
+        self.common_terms = CommonTerms(self.vocabulary)
         self.stemmer = FtsStemmer()
 
     @property
@@ -94,7 +94,7 @@ class DiskSource:
     def stem_frequencies(self, low: str, high: str) -> dict[str, int]:
         if self.postings is not None:  # as DatastoreSource does
             return self.postings.stems_between(low, high)
-        return dict(self.conn.execute(STEM_RANGE_SQL, (low, high)).fetchall())
+        return self.vocabulary.stems_between(low, high)
 
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
         rows = self.conn.execute("SELECT rowid, title, text FROM passages_fts WHERE rowid IN (SELECT value FROM "

@@ -31,16 +31,15 @@ from engine.index.faiss_index import FaissIndex
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.retrieve.embedding import EMBED_STEP, embed_into_index
 from engine.retrieve.fts import (
-    STEM_RANGE_SQL,
     TEXT_WEIGHT,
     TITLE_WEIGHT,
     CommonTerms,
     FtsStemmer,
     bm25_expression,
-    vocabulary_table_sql,
 )
 from engine.retrieve.postings import Bm25Postings, PostingsError, PostingsStamp, build_postings, search_fts_query
 from engine.retrieve.source import ScoredId
+from engine.store.vocabulary import FtsVocabulary, vocabulary_table_sql
 from engine.types import Passage, SearchHit
 
 log = logging.getLogger(__name__)
@@ -67,7 +66,8 @@ class DatastoreSource:
         self._embed_lock = threading.Lock()
         self._prefix = f"{name}:"
         self.store.query(vocabulary_table_sql())
-        self._common_terms = CommonTerms(self.store.query)
+        self._vocabulary = FtsVocabulary(self.store.query)
+        self._common_terms = CommonTerms(self._vocabulary)
         self._stemmer = FtsStemmer()
         self._postings: Bm25Postings | None = None
         self._postings_loaded = False
@@ -131,7 +131,7 @@ class DatastoreSource:
         postings = self.postings()
         if postings is not None:  # a binary search; fts5vocab would count every posting in the range
             return postings.stems_between(low, high)
-        return {term: int(documents) for term, documents in self.store.query(STEM_RANGE_SQL, (low, high))}
+        return self._vocabulary.stems_between(low, high)
 
     def _lexical_from_postings(self, fts_query: str, k: int) -> list[ScoredId] | None:
         """The FTS5 query's result from the precomputed postings; None when they cannot answer it."""

@@ -26,12 +26,15 @@ from engine.disk import OPEN_ROOM, disk_full_message, is_disk_full
 from engine.errors import StoreError
 from engine.retrieve.dedupe import normalize_title
 from engine.sqlite import connect, connect_read_only, transaction, use_wal, writable_place
+from engine.store.vocabulary import TOKENIZER
 
 SCHEMA_VERSION = 1
 # Problems kept per import (the count is always exact): enough to fix a file, bounded for a bad one.
 MAX_STORED_PROBLEMS = 10_000
 
-_SCHEMA = """
+# Hand-written, not sqlite-utils: three of its tables need UNIQUE constraints and two of its indexes
+# are partial, which sqlite-utils' create() and create_index() cannot declare.
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS imports (
     id INTEGER PRIMARY KEY,
@@ -77,7 +80,7 @@ CREATE TABLE IF NOT EXISTS passages (
     UNIQUE (record_rowid, ordinal)
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
-    title, text, content = '', tokenize = 'porter unicode61 remove_diacritics 2'
+    title, text, content = '', tokenize = '{TOKENIZER}'
 );
 """
 

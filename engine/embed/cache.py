@@ -22,6 +22,7 @@ SCHEMA_VERSION = 1
 # SQLite's default limit on bound parameters is 32766 on modern builds but 999 on old ones.
 _CHUNK = 900
 
+# Hand-written, not sqlite-utils: it cannot make a WITHOUT ROWID table (which keeps no second copy of the key).
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
     model_id TEXT NOT NULL,

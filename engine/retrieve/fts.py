@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from engine.errors import QueryError
+from engine.store.vocabulary import TOKENIZER, FtsVocabulary
 from engine.text.stopwords import QUESTION_WORDS, STOP_WORDS
 from engine.text.tokens import WORD
 from engine.tuning import RETRIEVAL
@@ -103,7 +104,6 @@ def bm25_expression(table: str, title_weight: float = TITLE_WEIGHT, text_weight:
 
 # --- common words --------------------------------------------------------------------------
 
-TOKENIZER = "porter unicode61 remove_diacritics 2"  # what every passages_fts table is built with
 # A query word found in more than this share of a source's passages is left out of its BM25 query:
 # FTS5 scores every row that matches any OR'd word, and such a word's low IDF barely moves the
 # ranking (measured: engine/tuning.py).
@@ -111,17 +111,6 @@ COMMON_TERM_SHARE = RETRIEVAL.common_term_share
 # Document frequencies are cached this long; ingest changes them slowly and pruning is a heuristic.
 _TERM_CACHE_SECONDS = 60.0
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
-
-
-def vocabulary_table_sql(table: str = "passages_fts") -> str:
-    """SQL creating the connection-local ``fts5vocab`` table :class:`CommonTerms` reads (run it
-    before ``PRAGMA query_only``: a temp table is still a write)."""
-    return f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_vocab USING fts5vocab(main, {table}, 'row')"
-
-
-# The stems :func:`vocabulary_table_sql`'s table holds in a range, with their passage counts
-# (fts5vocab answers a range on ``term`` from its index: ~25 ms for 40k stems of a 1M-stem table).
-STEM_RANGE_SQL = "SELECT term, doc FROM temp.passages_fts_vocab WHERE term >= ? AND term < ?"
 
 
 def quoted_words(fts_query: str) -> list[str]:
@@ -167,18 +156,13 @@ class FtsStemmer:
 class CommonTerms:
     """Drops the words most passages of one FTS5 table contain from that table's BM25 queries.
 
-    ``execute(sql, params)`` runs a read query on the connection that holds ``passages_fts``,
-    on which :func:`vocabulary_table_sql` has been run once; the document frequency of each word
-    comes from that ``fts5vocab`` table, the word stemmed by :class:`FtsStemmer`.
+    The document frequency of each word comes from the table's own vocabulary, the word stemmed
+    by :class:`FtsStemmer`.
     """
 
-    def __init__(self, execute: Callable[[str, Sequence[object]], list[tuple]], share: float = COMMON_TERM_SHARE,
-                 table: str = "passages_fts") -> None:
-        if not table.replace("_", "").isalnum():
-            raise ValueError(f"not a table name: {table!r}")
-        self._execute = execute
+    def __init__(self, vocabulary: FtsVocabulary, share: float = COMMON_TERM_SHARE) -> None:
+        self._vocabulary = vocabulary
         self._share = share
-        self._table = table
         self._lock = threading.Lock()
         self._stemmer = FtsStemmer()
         self._frequencies: dict[str, int] = {}
@@ -204,12 +188,11 @@ class CommonTerms:
         now = time.monotonic()
         if now < self._fresh_until:
             return
-        self._rows = int(self._execute(f"SELECT count(*) FROM {self._table}", ())[0][0])
+        self._rows = self._vocabulary.rows()
         self._frequencies.clear()
         self._fresh_until = now + _TERM_CACHE_SECONDS
 
     def _frequency(self, stem: str) -> int:
         if stem not in self._frequencies:
-            rows = self._execute(f"SELECT doc FROM temp.{self._table}_vocab WHERE term = ?", (stem,))
-            self._frequencies[stem] = int(rows[0][0]) if rows else 0
+            self._frequencies[stem] = self._vocabulary.frequency(stem)
         return self._frequencies[stem]

@@ -24,7 +24,7 @@ from engine.index import load_index, open_or_rebuild
 from engine.index.faiss_index import FaissIndex
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.retrieve.embedding import EMBED_STEP, embed_into_index
-from engine.retrieve.fts import STEM_RANGE_SQL, CommonTerms, bm25_expression, vocabulary_table_sql
+from engine.retrieve.fts import CommonTerms, bm25_expression
 from engine.retrieve.source import ScoredId
 from engine.store.search_reads import SearchReads
 from engine.types import LIBRARY_SOURCE, Passage, SearchHit
@@ -41,9 +41,9 @@ class LibrarySource:
         self.index_path = index_path
         self.cache = cache
         self.embedder = embedder
-        self._reads = SearchReads(catalog_path, setup=(vocabulary_table_sql(),))
+        self._reads = SearchReads(catalog_path)
         self._lock = threading.RLock()
-        self._common_terms = CommonTerms(self._reads.query)
+        self._common_terms = CommonTerms(self._reads.vocabulary)
         self._index: FaissIndex | None = None
         self._embed_lock = threading.Lock()
 
@@ -64,7 +64,7 @@ class LibrarySource:
 
     def stem_frequencies(self, low: str, high: str) -> dict[str, int]:
         """Indexed stems in [low, high) with their passage counts (see PassageSource)."""
-        return {term: int(documents) for term, documents in self._reads.query(STEM_RANGE_SQL, (low, high))}
+        return self._reads.vocabulary.stems_between(low, high)
 
     # --- dense --------------------------------------------------------------------------
 

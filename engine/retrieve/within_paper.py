@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from engine.retrieve.dedupe import paper_groups
-from engine.retrieve.fts import TOKENIZER
+from engine.store.vocabulary import TOKENIZER
 from engine.types import SearchHit
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from engine.errors import DocumentNotFoundError, StoreError
 from engine.sqlite import connect, connect_read_only, transaction, use_wal, writable_place
 from engine.store.codec import decode_words, encode_words
 from engine.store.overlay import apply_edits
-from engine.store.schema import SCHEMA_VERSION, current_version, ensure_schema
+from engine.store.schema import SCHEMA_VERSION, current_version, ensure_schema, sqlite_utils_db
 from engine.types import Document, DocumentStatus, Page, PageRect, Passage, Rect
 
 if TYPE_CHECKING:
@@ -91,9 +91,7 @@ class Library:
     @cached_property
     def db(self) -> sqlite_utils.Database:
         """sqlite-utils over the same connection (loaded on first use: most commands never need it)."""
-        import sqlite_utils
-
-        return sqlite_utils.Database(self._conn)
+        return sqlite_utils_db(self._conn)
 
     def close(self) -> None:
         with self._lock:
@@ -181,6 +179,7 @@ class Library:
                          (file.path, document.id, file.size, file.mtime))
 
     def _insert_passages(self, conn: sqlite3.Connection, passages: Iterable[Passage]) -> int:
+        # Raw sqlite3: the ingest hot path, and each passage's rowid keys its rectangles and FTS row.
         count = 0
         for passage in passages:
             cursor = conn.execute(

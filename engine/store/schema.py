@@ -2,57 +2,33 @@
 
 A migration is a function from version N to N+1, run inside one transaction when an older
 catalog is opened; a catalog newer than this program is refused rather than damaged.
+
+Tables, indexes and added columns are declared through sqlite-utils, whose calls join the open
+transaction (as savepoints) instead of committing. Three objects stay SQL, each saying why.
+sqlite-utils is imported only when the schema changes: opening an up-to-date catalog, which every
+command does, reads the version with plain SQL.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from engine.errors import StoreError
 from engine.sqlite import transaction
+from engine.store.vocabulary import TOKENIZER
+
+if TYPE_CHECKING:
+    import sqlite_utils
+    from sqlite_utils.db import ForeignKey
 
 SCHEMA_VERSION = 5
 
-_V1 = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
-    id TEXT PRIMARY KEY,
-    content_hash TEXT NOT NULL,
-    path TEXT NOT NULL,
-    title TEXT NOT NULL DEFAULT '',
-    authors TEXT NOT NULL DEFAULT '[]',
-    year INTEGER,
-    doi TEXT NOT NULL DEFAULT '',
-    arxiv_id TEXT NOT NULL DEFAULT '',
-    abstract TEXT NOT NULL DEFAULT '',
-    page_count INTEGER NOT NULL DEFAULT 0,
-    passage_count INTEGER NOT NULL DEFAULT 0,
-    status TEXT NOT NULL,
-    error TEXT NOT NULL DEFAULT '',
-    file_size INTEGER NOT NULL DEFAULT 0,
-    added_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS documents_hash ON documents(content_hash);
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY,
-    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    size INTEGER NOT NULL,
-    mtime REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS files_doc ON files(doc_id);
-CREATE TABLE IF NOT EXISTS pages (
-    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    number INTEGER NOT NULL,
-    width REAL NOT NULL,
-    height REAL NOT NULL,
-    word_count INTEGER NOT NULL,
-    has_text_layer INTEGER NOT NULL,
-    ocr_used INTEGER NOT NULL,
-    PRIMARY KEY (doc_id, number)
-);
-CREATE TABLE IF NOT EXISTS passages (
+Migration = Callable[[sqlite3.Connection], None]
+
+# SQL: sqlite-utils' create() cannot declare a UNIQUE column (passage ids are looked up through it).
+_PASSAGES = """CREATE TABLE IF NOT EXISTS passages (
     rowid INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
     doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
@@ -65,48 +41,96 @@ CREATE TABLE IF NOT EXISTS passages (
     content_hash TEXT NOT NULL,
     is_reference INTEGER NOT NULL,
     words BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id, ordinal);
-CREATE TABLE IF NOT EXISTS passage_rects (
+)"""
+# SQL: sqlite-utils cannot make a WITHOUT ROWID table (rectangles are stored in their key's order).
+_PASSAGE_RECTS = """CREATE TABLE IF NOT EXISTS passage_rects (
     passage_rowid INTEGER NOT NULL REFERENCES passages(rowid) ON DELETE CASCADE,
     seq INTEGER NOT NULL,
     page INTEGER NOT NULL,
     x0 REAL NOT NULL, y0 REAL NOT NULL, x1 REAL NOT NULL, y1 REAL NOT NULL,
     PRIMARY KEY (passage_rowid, seq)
-) WITHOUT ROWID;
-CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
-    title, text, tokenize = 'porter unicode61 remove_diacritics 2'
-);
-"""
+) WITHOUT ROWID"""
+# SQL: enable_fts() only indexes an existing table's columns (content=, triggers); this index holds
+# the document title beside each passage's text, written by the catalog itself.
+_PASSAGES_FTS = f"""CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
+    title, text, tokenize = '{TOKENIZER}'
+)"""
 
-Migration = Callable[[sqlite3.Connection], None]
+
+def sqlite_utils_db(conn: sqlite3.Connection) -> sqlite_utils.Database:
+    """sqlite-utils over ``conn`` that changes nothing about it: no plugins, no connection PRAGMAs."""
+    import sqlite_utils
+
+    return sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
+
+
+def _cascade(table: str, column: str, other_table: str, other_column: str = "id") -> ForeignKey:
+    """A foreign key whose rows go when the row they point at goes."""
+    from sqlite_utils.db import ForeignKey
+
+    return ForeignKey(table, column, other_table, other_column, on_delete="CASCADE")
+
+
+def _v1_library(conn: sqlite3.Connection) -> None:
+    """Version 1: documents, the files that hold them, their pages, passages, rectangles and text index."""
+    db = sqlite_utils_db(conn)
+    db.table("meta").create({"key": str, "value": str}, pk="key", not_null={"value"}, if_not_exists=True)
+    documents = db.table("documents")
+    documents.create(
+        {"id": str, "content_hash": str, "path": str, "title": str, "authors": str, "year": int, "doi": str,
+         "arxiv_id": str, "abstract": str, "page_count": int, "passage_count": int, "status": str, "error": str,
+         "file_size": int, "added_at": float, "updated_at": float},
+        pk="id", not_null={"content_hash", "path", "title", "authors", "doi", "arxiv_id", "abstract", "page_count",
+                           "passage_count", "status", "error", "file_size", "added_at", "updated_at"},
+        defaults={"title": "", "authors": "[]", "doi": "", "arxiv_id": "", "abstract": "", "error": "",
+                  "page_count": 0, "passage_count": 0, "file_size": 0},
+        if_not_exists=True)
+    documents.create_index(["content_hash"], index_name="documents_hash", if_not_exists=True)
+    files = db.table("files")
+    files.create({"path": str, "doc_id": str, "size": int, "mtime": float}, pk="path",
+                 not_null={"doc_id", "size", "mtime"}, foreign_keys=[_cascade("files", "doc_id", "documents")],
+                 if_not_exists=True)
+    files.create_index(["doc_id"], index_name="files_doc", if_not_exists=True)
+    db.table("pages").create(
+        {"doc_id": str, "number": int, "width": float, "height": float, "word_count": int, "has_text_layer": int,
+         "ocr_used": int},
+        pk=("doc_id", "number"),
+        not_null={"doc_id", "number", "width", "height", "word_count", "has_text_layer", "ocr_used"},
+        foreign_keys=[_cascade("pages", "doc_id", "documents")], if_not_exists=True)
+    conn.execute(_PASSAGES)
+    db.table("passages").create_index(["doc_id", "ordinal"], index_name="passages_doc", if_not_exists=True)
+    conn.execute(_PASSAGE_RECTS)
+    conn.execute(_PASSAGES_FTS)
 
 
 def _v2_answers(conn: sqlite3.Connection) -> None:
     """Version 2: past answers (the UI reopens earlier questions); the record is the answer as JSON."""
-    conn.execute("CREATE TABLE IF NOT EXISTS answers (id TEXT PRIMARY KEY, question TEXT NOT NULL, "
-                 "created_at REAL NOT NULL, mode TEXT NOT NULL, cancelled INTEGER NOT NULL, record TEXT NOT NULL)")
-    conn.execute("CREATE INDEX IF NOT EXISTS answers_created ON answers(created_at)")
+    answers = sqlite_utils_db(conn).table("answers")
+    answers.create({"id": str, "question": str, "created_at": float, "mode": str, "cancelled": int, "record": str},
+                   pk="id", not_null={"question", "created_at", "mode", "cancelled", "record"}, if_not_exists=True)
+    answers.create_index(["created_at"], index_name="answers_created", if_not_exists=True)
 
 
 def _v3_passage_kinds(conn: sqlite3.Connection) -> None:
     """Version 3: each passage says what it is (text, caption, table, figure); older passages are text."""
+    passages = sqlite_utils_db(conn).table("passages")
     # A catalog made by the current CREATE statements but stamped with an older version already has
     # the column: adding it again would fail the whole upgrade.
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(passages)")}
-    if "kind" not in columns:
-        conn.execute("ALTER TABLE passages ADD COLUMN kind TEXT NOT NULL DEFAULT 'text'")
+    if "kind" not in passages.columns_dict:
+        passages.add_column("kind", str, not_null_default="text")
 
 
 def _v4_edits_and_collections(conn: sqlite3.Connection) -> None:
     """Version 4: metadata the user corrected (kept apart, so it outlives a re-read of the PDF), the
     collections a paper belongs to (from Zotero), and which Zotero item each imported paper came from."""
-    conn.execute("CREATE TABLE IF NOT EXISTS document_edits (doc_id TEXT PRIMARY KEY, edits TEXT NOT NULL, "
-                 "edited_at REAL NOT NULL)")
-    conn.execute("CREATE TABLE IF NOT EXISTS document_collections (doc_id TEXT NOT NULL, collection TEXT NOT NULL, "
-                 "source TEXT NOT NULL, PRIMARY KEY (doc_id, collection))")
-    conn.execute("CREATE TABLE IF NOT EXISTS zotero_items (item TEXT PRIMARY KEY, doc_id TEXT NOT NULL, "
-                 "modified TEXT NOT NULL, file_path TEXT NOT NULL)")
+    db = sqlite_utils_db(conn)
+    db.table("document_edits").create({"doc_id": str, "edits": str, "edited_at": float}, pk="doc_id",
+                                      not_null={"edits", "edited_at"}, if_not_exists=True)
+    db.table("document_collections").create({"doc_id": str, "collection": str, "source": str},
+                                            pk=("doc_id", "collection"), not_null={"doc_id", "collection", "source"},
+                                            if_not_exists=True)
+    db.table("zotero_items").create({"item": str, "doc_id": str, "modified": str, "file_path": str}, pk="item",
+                                    not_null={"doc_id", "modified", "file_path"}, if_not_exists=True)
 
 
 def _v5_venue_and_imported(conn: sqlite3.Connection) -> None:
@@ -116,12 +140,14 @@ def _v5_venue_and_imported(conn: sqlite3.Connection) -> None:
     Zotero values an older catalog stored as corrections stay corrections: they cannot be told apart any
     more, and keeping them where they are loses nothing.
     """
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
-    if "venue" not in columns:
-        conn.execute("ALTER TABLE documents ADD COLUMN venue TEXT NOT NULL DEFAULT ''")
-    conn.execute("CREATE TABLE IF NOT EXISTS document_imported (doc_id TEXT NOT NULL, source TEXT NOT NULL, "
-                 "fields TEXT NOT NULL, fill_only INTEGER NOT NULL, imported_at REAL NOT NULL, "
-                 "PRIMARY KEY (doc_id, source))")
+    db = sqlite_utils_db(conn)
+    documents = db.table("documents")
+    if "venue" not in documents.columns_dict:
+        documents.add_column("venue", str, not_null_default="")
+    db.table("document_imported").create(
+        {"doc_id": str, "source": str, "fields": str, "fill_only": int, "imported_at": float},
+        pk=("doc_id", "source"), not_null={"doc_id", "source", "fields", "fill_only", "imported_at"},
+        if_not_exists=True)
 
 
 # MIGRATIONS[n] upgrades a catalog from version n to n + 1.
@@ -130,6 +156,7 @@ MIGRATIONS: dict[int, Migration] = {1: _v2_answers, 2: _v3_passage_kinds, 3: _v4
 
 
 def current_version(conn: sqlite3.Connection) -> int:
+    # Plain SQL: every open reads this, and importing sqlite-utils (~0.2 s) would slow every command.
     has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
     if not has_meta:
         return 0
@@ -149,10 +176,7 @@ def ensure_schema(conn: sqlite3.Connection, migrations: dict[int, Migration] | N
         return version
     with transaction(conn):
         if version == 0:
-            # One statement at a time: executescript() would commit mid-way.
-            for statement in _V1.split(";\n"):
-                if statement.strip():
-                    conn.execute(statement)
+            _v1_library(conn)
             version = 1
         while version < target:
             step = migrations.get(version)
@@ -160,5 +184,5 @@ def ensure_schema(conn: sqlite3.Connection, migrations: dict[int, Migration] | N
                 raise StoreError(f"No migration from library schema {version}; update Quire.")
             step(conn)
             version += 1
-        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version),))
+        sqlite_utils_db(conn).table("meta").insert({"key": "schema_version", "value": str(version)}, replace=True)
     return version

@@ -17,25 +17,25 @@ from pathlib import Path
 
 from engine.errors import StoreError
 from engine.sqlite import connect_read_only, writable_place
+from engine.store.vocabulary import FtsVocabulary, vocabulary_table_sql
 from engine.types import LIBRARY_SOURCE, Passage, SearchHit
 
 
 class SearchReads:
     """Read-only queries on the catalog (``library.db``) for the library's search source."""
 
-    def __init__(self, catalog_path: Path, setup: Sequence[str] = ()) -> None:
-        """``setup``: statements run once before the connection turns read-only (connection-local
-        tables such as an ``fts5vocab`` view: creating a temp table is still a write)."""
+    def __init__(self, catalog_path: Path) -> None:
         try:
             conn = (sqlite3.connect(str(catalog_path), check_same_thread=False, timeout=30, isolation_level=None)
                     if writable_place(catalog_path) else connect_read_only(catalog_path))  # a read-only library
-            for statement in setup:
-                conn.execute(statement)
+            conn.execute(vocabulary_table_sql())
             conn.execute("PRAGMA query_only=ON")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"The library database {catalog_path} cannot be opened for search ({exc}).") from None
         self._conn = conn
         self._lock = threading.RLock()
+        # The stems of the catalog's FTS index with their passage counts (common words, spelling).
+        self.vocabulary = FtsVocabulary(self.query)
 
     def close(self) -> None:
         with self._lock:

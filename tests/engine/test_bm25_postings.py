@@ -18,16 +18,14 @@ from engine.embed import HashingEmbedder
 from engine.errors import Cancelled
 from engine.progress import CancelToken, Progress
 from engine.retrieve.fts import (
-    STEM_RANGE_SQL,
-    TOKENIZER,
     FtsStemmer,
     bm25_expression,
     build_fts_query,
     quoted_words,
-    vocabulary_table_sql,
 )
 from engine.retrieve.postings import Bm25Postings, PostingsError, PostingsStamp, bm25_idf, build_postings
 from engine.service import Engine
+from engine.store.vocabulary import TOKENIZER, FtsVocabulary, vocabulary_table_sql
 
 QUESTIONS = [
     "How do residual networks make very deep image classifiers trainable?",
@@ -103,7 +101,7 @@ def test_a_range_of_stems_matches_fts5vocab(fts_db: Path, tmp_path: Path) -> Non
     with sqlite3.connect(fts_db) as conn:
         conn.execute(vocabulary_table_sql())
         for low, high in (("c", "d"), ("net", "neu"), ("network", "network\0"), ("zzz", "zzzz"), ("a", "{")):
-            expected = dict(conn.execute(STEM_RANGE_SQL, (low, high)).fetchall())
+            expected = FtsVocabulary(lambda sql, params: conn.execute(sql, params).fetchall()).stems_between(low, high)
             assert postings.stems_between(low, high) == expected
             assert expected or low == "zzz"
 

@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from engine.retrieve.fts import TOKENIZER, CommonTerms, build_fts_query, vocabulary_table_sql
+from engine.retrieve.fts import CommonTerms, build_fts_query
+from engine.store.vocabulary import TOKENIZER, FtsVocabulary, vocabulary_table_sql
 
 ROWS = 2000
 
@@ -30,7 +31,7 @@ def conn() -> sqlite3.Connection:
 
 
 def terms_of(conn: sqlite3.Connection, share: float = 0.3) -> CommonTerms:
-    return CommonTerms(lambda sql, params: conn.execute(sql, params).fetchall(), share=share)
+    return CommonTerms(FtsVocabulary(lambda sql, params: conn.execute(sql, params).fetchall()), share=share)
 
 
 def test_a_common_word_is_dropped_and_a_rare_one_kept(conn: sqlite3.Connection) -> None:
@@ -74,7 +75,10 @@ def test_quotes_inside_words_survive_the_round_trip(conn: sqlite3.Connection) ->
 
 def test_every_passages_table_is_built_with_the_tokenizer_used_for_stemming() -> None:
     from engine.datastore import store as datastore_store
-    from engine.store import schema as library_schema
+    from engine.store.schema import ensure_schema
 
-    assert f"tokenize = '{TOKENIZER}'" in library_schema._V1
+    catalog = sqlite3.connect(":memory:", isolation_level=None)
+    ensure_schema(catalog)
+    (sql,) = catalog.execute("SELECT sql FROM sqlite_master WHERE name = 'passages_fts'").fetchone()
+    assert f"tokenize = '{TOKENIZER}'" in sql
     assert f"tokenize = '{TOKENIZER}'" in datastore_store._SCHEMA

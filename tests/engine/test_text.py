@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from engine.retrieve.fts import TOKENIZER
+from engine.store.vocabulary import TOKENIZER
 from engine.text.abbreviations import is_abbreviation
 from engine.text.sentences import ends_sentence, split_sentences, split_spans, starts_sentence
 from engine.text.stem import stem
