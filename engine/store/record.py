@@ -87,7 +87,7 @@ def _ref_from(data: dict[str, Any]) -> Reference:
     return Reference(n=data["n"], passage_id=data["passage_id"], doc_id=data["doc_id"], source=data["source"],
                      title=data["title"], text=data["text"], page=data.get("page"), page_end=data.get("page_end"),
                      authors=tuple(data.get("authors", ())), year=data.get("year"), doi=data.get("doi", ""),
-                     arxiv_id=data.get("arxiv_id", ""), url=data.get("url", ""))
+                     arxiv_id=data.get("arxiv_id", ""), url=data.get("url", ""), venue=data.get("venue", ""))
 
 
 def _rects_from(rows: list[list[float]]) -> tuple[PageRect, ...]:
