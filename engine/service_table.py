@@ -21,7 +21,8 @@ from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.synthesis.evidence import to_reference
 from engine.synthesis.paper_table import PaperInScope, RowCallback, build_table, default_columns
 from engine.synthesis.pipeline import normalise_question
-from engine.types import Document, DocumentStatus, PageRect, PaperTable, Passage, Reference, SearchHit, TableColumn
+from engine.table_types import PaperTable, TableColumn
+from engine.types import Document, DocumentStatus, PageRect, Passage, Reference, SearchHit
 
 log = logging.getLogger(__name__)
 

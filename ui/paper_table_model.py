@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from engine.types import PaperRow, TableCell, TableColumn
+from engine.table_types import PaperRow, TableCell, TableColumn
 
 _Index = QModelIndex | QPersistentModelIndex
 PAPER_COLUMN = 0

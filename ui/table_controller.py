@@ -10,7 +10,8 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
 from engine.render.paper_table import stopped_note, to_csv, to_markdown
-from engine.types import LIBRARY_SOURCE, Citation, PaperRow, PaperTable, Reference, TableCell
+from engine.table_types import PaperRow, PaperTable, TableCell
+from engine.types import LIBRARY_SOURCE, Citation, Reference
 from ui.answer_controller import export_file_name
 from ui.engine_client import EngineClient
 from ui.engine_tasks import PassageLocation

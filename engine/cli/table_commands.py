@@ -12,7 +12,7 @@ from engine.progress import CancelToken, Progress
 from engine.render.paper_table import to_csv, to_markdown
 from engine.service import Engine
 from engine.synthesis.paper_table import default_columns
-from engine.types import PaperTable, TableColumn
+from engine.table_types import PaperTable, TableColumn
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -13,7 +13,8 @@ import io
 
 from engine.render.common import authors_short
 from engine.render.table import inert_cell, markdown_cell
-from engine.types import PaperRow, PaperTable, Reference, TableCell
+from engine.table_types import PaperRow, PaperTable, TableCell
+from engine.types import Reference
 
 
 def stopped_note(table: PaperTable) -> str:

@@ -36,7 +36,8 @@ from engine.synthesis.evidence import (
     extract_evidence,
     tabular,
 )
-from engine.types import NOT_STATED, PaperRow, PaperTable, Reference, TableCell, TableColumn
+from engine.table_types import NOT_STATED, PaperRow, PaperTable, TableCell, TableColumn
+from engine.types import Reference
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,8 @@ from engine.synthesis.paper_table import (
     default_columns,
     normalise_columns,
 )
-from engine.types import NOT_STATED, PaperRow, Reference, TableColumn
+from engine.table_types import NOT_STATED, PaperRow, TableColumn
+from engine.types import Reference
 
 QUESTION = "How are scientific document embeddings trained?"
 PAPERS = {

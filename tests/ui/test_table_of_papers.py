@@ -14,7 +14,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
-from engine.types import TableColumn
+from engine.table_types import TableColumn
 from ui.ask_pane import SELECTED
 from ui.engine_client import EngineClient
 from ui.main_window import MainWindow
@@ -137,7 +137,7 @@ def test_200_rows_arrive_without_the_window_slowing_down(qtbot: QtBot) -> None:
 
     from PySide6.QtWidgets import QApplication
 
-    from engine.types import PaperRow, TableCell
+    from engine.table_types import PaperRow, TableCell
     from ui.table_window import TableWindow
 
     window = TableWindow()
