@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine.cite.support import SupportScorer
@@ -50,7 +50,7 @@ def papers_in_scope(tools: TableTools, doc_ids: Collection[str] | None) -> list[
     if doc_ids is not None:
         wanted = {tools.document(doc_id).id for doc_id in doc_ids}
         documents = [d for d in documents if d.id in wanted]
-    return [PaperInScope(d.id, d.title or Path(d.path).name, d.authors, d.year) for d in documents
+    return [PaperInScope(d.id, replace(d.bib, title=d.bib.title or Path(d.path).name)) for d in documents
             if d.status != DocumentStatus.FAILED and d.passage_count > 0]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.bibliography import Bibliography
 from engine.types import PageRect
 
 NOT_STATED = "not stated"
@@ -47,10 +48,8 @@ class PaperRow:
     """One paper that addresses the table's question, with a cell per column."""
 
     doc_id: str
-    title: str
+    bib: Bibliography
     cells: tuple[TableCell, ...]
-    authors: tuple[str, ...] = ()
-    year: int | None = None
     relevance: float = 0.0  # how closely its best passage addresses the question
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import NamedTuple, overload
 
+from engine.bibliography import Bibliography
+
 
 class DocumentStatus(StrEnum):
     """Where a document stands in the library."""
@@ -152,11 +154,7 @@ class Document:
     id: str
     content_hash: str
     path: str
-    title: str = ""
-    authors: tuple[str, ...] = ()
-    year: int | None = None
-    doi: str = ""
-    arxiv_id: str = ""
+    bib: Bibliography = field(default_factory=Bibliography)  # as read, with imports and corrections laid over
     abstract: str = ""
     page_count: int = 0
     passage_count: int = 0
@@ -164,7 +162,6 @@ class Document:
     error: str = ""  # why it failed, or which pages need OCR
     file_size: int = 0
     added_at: float = 0.0
-    venue: str = ""  # the journal or proceedings it appeared in, where known
     collections: tuple[str, ...] = ()  # where it is filed (Zotero's collections, "Parent › Child"), sorted
 
 
@@ -227,23 +224,18 @@ class SearchHit:
     passage_id: str
     doc_id: str
     source: str
-    title: str
+    bib: Bibliography  # the paper the passage is from
     text: str
     score: float = 0.0
     page: int | None = None
     page_end: int | None = None
-    authors: tuple[str, ...] = ()
-    year: int | None = None
-    doi: str = ""
-    arxiv_id: str = ""
-    url: str = ""
     is_reference: bool = False
     ranks: tuple[tuple[str, int], ...] = ()
-    venue: str = ""  # the journal or proceedings, where known (library papers)
 
     @property
     def search_text(self) -> str:
-        return f"{self.title}\n{self.text}" if self.title else self.text
+        title = self.bib.title
+        return f"{title}\n{self.text}" if title else self.text
 
     @property
     def is_library(self) -> bool:
@@ -307,16 +299,10 @@ class Reference:
     passage_id: str
     doc_id: str
     source: str
-    title: str
+    bib: Bibliography  # the paper the passage is from
     text: str
     page: int | None = None
     page_end: int | None = None
-    authors: tuple[str, ...] = ()
-    year: int | None = None
-    doi: str = ""
-    arxiv_id: str = ""
-    url: str = ""
-    venue: str = ""  # journal or proceedings, where known
 
 
 @dataclass(frozen=True)
@@ -331,13 +317,7 @@ class PaperReference:
     n: int
     doc_id: str
     source: str
-    title: str
-    authors: tuple[str, ...] = ()
-    year: int | None = None
-    doi: str = ""
-    arxiv_id: str = ""
-    url: str = ""
-    venue: str = ""
+    bib: Bibliography
     pages: tuple[int, ...] = ()
     passage_ids: tuple[str, ...] = ()
 

@@ -14,6 +14,7 @@ import time
 import pytest
 from fixtures.scripted_lm import ScriptedLM
 
+from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
 from engine.cite.windows import content_words
 from engine.embed import HashingEmbedder
@@ -51,13 +52,15 @@ def search_in(texts: dict[str, list[str]]):  # type: ignore[no-untyped-def]
         if not words:
             raise QueryError("nothing to search for")
         ranked = sorted(enumerate(texts[paper.doc_id]), key=lambda item: -len(words & content_words(item[1])))
-        return [Reference(n, f"{paper.doc_id}:{i}", paper.doc_id, "library", paper.title, text, page=i + 1)
+        return [Reference(n, f"{paper.doc_id}:{i}", paper.doc_id, "library", Bibliography(paper.bib.title), text,
+                          page=i + 1)
                 for n, (i, text) in enumerate(ranked[:k], start=1)]
     return search
 
 
 def papers(*names: str) -> list[PaperInScope]:
-    return [PaperInScope(name, name.upper(), ("Ada Lovelace", "Alan Turing"), 2020) for name in names]
+    return [PaperInScope(name, Bibliography(name.upper(), authors=("Ada Lovelace", "Alan Turing"), year=2020))
+            for name in names]
 
 
 @pytest.fixture(scope="module")

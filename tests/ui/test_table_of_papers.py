@@ -14,6 +14,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
+from engine.bibliography import Bibliography
 from engine.table_types import TableColumn
 from ui.ask_pane import SELECTED
 from ui.engine_client import EngineClient
@@ -151,7 +152,8 @@ def test_200_rows_arrive_without_the_window_slowing_down(qtbot: QtBot) -> None:
     seconds = []
     for i in range(200):
         started = time.perf_counter()
-        window.model.add_row(PaperRow(f"d{i}", f"Paper {i}", tuple(TableCell(text, text, "p", 0, 9, 1)
+        window.model.add_row(PaperRow(f"d{i}", Bibliography(f"Paper {i}"),
+                                      tuple(TableCell(text, text, "p", 0, 9, 1)
                                                                    for _ in columns)))
         QApplication.processEvents()
         seconds.append(time.perf_counter() - started)
