@@ -53,10 +53,9 @@ def extract(path: Path) -> dict[str, Any]:
     from engine.render.common import surname
 
     with PdfParse(path, IngestOptions(ocr=False, parse_workers=0)) as parse:
-        meta = parse.meta
-    return {"title": meta.title, "first_author": surname(meta.authors[0]) if meta.authors else "",
-            "authors": list(meta.authors), "year": meta.year, "doi": meta.doi,
-            "venue": getattr(meta, "venue", "")}
+        bib = parse.meta.bib
+    return {"title": bib.title, "first_author": surname(bib.authors[0]) if bib.authors else "",
+            "authors": list(bib.authors), "year": bib.year, "doi": bib.doi, "venue": bib.venue}
 
 
 def judge(truth: dict[str, Any], got: dict[str, Any]) -> dict[str, bool | None]:

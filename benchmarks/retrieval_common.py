@@ -25,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from engine.bibliography import Bibliography
 from engine.embed import Embedder, EmbeddingCache, embed_passages
 from engine.index import FlatIndex
 from engine.progress import Progress
@@ -180,8 +181,9 @@ class BenchSource:
         return self.vocabulary.stems_between(low, high)
 
     def hits(self, passage_ids: Sequence[str]) -> list[SearchHit]:
-        return [SearchHit(passage_id=p, doc_id=self.records[p].doc_id, source=self._name, title=self.records[p].title,
-                          text=self.records[p].text) for p in passage_ids if p in self.records]
+        return [SearchHit(passage_id=p, doc_id=self.records[p].doc_id, source=self._name,
+                          bib=Bibliography(title=self.records[p].title), text=self.records[p].text)
+                for p in passage_ids if p in self.records]
 
     def embed_pending(self, *args: object, **kwargs: object) -> int:
         return 0

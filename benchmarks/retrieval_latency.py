@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from retrieval_common import load_distractors, load_questions
 
+from engine.bibliography import Bibliography
 from engine.embed import SentenceTransformerEmbedder
 from engine.index import build_index, save_index
 from engine.retrieve.fts import (
@@ -100,7 +101,7 @@ class DiskSource:
         rows = self.conn.execute("SELECT rowid, title, text FROM passages_fts WHERE rowid IN (SELECT value FROM "
                                  "json_each(?))", (json.dumps([int(p) for p in passage_ids]),)).fetchall()
         by_id = {str(r[0]): r for r in rows}
-        return [SearchHit(passage_id=p, doc_id=p, source="bench", title=by_id[p][1], text=by_id[p][2])
+        return [SearchHit(passage_id=p, doc_id=p, source="bench", bib=Bibliography(title=by_id[p][1]), text=by_id[p][2])
                 for p in passage_ids if p in by_id]
 
     def embed_pending(self, *args: object, **kwargs: object) -> int:

@@ -156,13 +156,14 @@ def labelled_pairs(judges: dict[str, SupportJudge], scorer: SupportScorer) -> di
 def answer_timing(judge: SupportJudge, scorer: SupportScorer, docs: list[list[str]],
                   repeats: int = 3) -> dict[str, Any]:
     """Seconds to verify a 10-sentence answer (cited, mis-cited and uncited sentences) against 8 passages."""
+    from engine.bibliography import Bibliography
     from engine.cite.verify import verify_text
     from engine.types import Reference
 
     rng = random.Random(3)
     chosen = rng.sample([d for d in docs if len(d) >= 8], 8)
     passages = [" ".join(d[:6]) for d in chosen]
-    sources = {n: Reference(n, f"p{n}", f"d{n}", "library", f"paper {n}", text) for n, text in
+    sources = {n: Reference(n, f"p{n}", f"d{n}", "library", Bibliography(f"paper {n}"), text) for n, text in
                enumerate(passages, start=1)}
     sentences = []
     for i in range(10):

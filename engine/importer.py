@@ -251,7 +251,7 @@ class Importer:
         if known and known.size == found.st_size and known.mtime == found.st_mtime:
             document = self.library.document(known.doc_id)
             if document.status != DocumentStatus.FAILED:
-                return IngestResult(str(path), Outcome.UNCHANGED, document.id, document.title,
+                return IngestResult(str(path), Outcome.UNCHANGED, document.id, document.bib.title,
                                     document.page_count, document.passage_count)
         _refuse_non_pdf(path, found.st_size)  # a glance at the first KiB before hashing every byte
         refuse_hollow(path, found)
@@ -266,7 +266,7 @@ class Importer:
             self.library.add_file(FileRecord(key, existing.id, found.st_size, found.st_mtime), replaces=replaced)
             note = "" if existing.path == key else f"same file as {existing.path}"
             return IngestResult(str(path), Outcome.UPDATED if updated else Outcome.UNCHANGED, existing.id,
-                                existing.title, existing.page_count, existing.passage_count, note)
+                                existing.bib.title, existing.page_count, existing.passage_count, note)
         replaces = known.doc_id if known and known.doc_id != record.doc_id else None
         updated = replaces is not None and not self._is_failure(replaces)
         return _Plan(path, key, digest, record, replaces, updated)
@@ -286,15 +286,14 @@ class Importer:
             with PdfParse(plan.path, self.options, content_hash=plan.digest) as parse:
                 stored, warnings = self._store(plan, parse, progress, cancel)
         outcome = Outcome.UPDATED if plan.updated else Outcome.ADDED
-        return IngestResult(str(plan.path), outcome, stored.id, stored.title, stored.page_count,
+        return IngestResult(str(plan.path), outcome, stored.id, stored.bib.title, stored.page_count,
                             stored.passage_count, "; ".join(warnings))
 
     def _store(self, plan: _Plan, parse: _ParseSource, progress: ProgressCallback,
                cancel: CancelToken | None) -> tuple[Document, list[str]]:
         meta = parse.meta
-        draft = Document(id=plan.record.doc_id, content_hash=plan.digest, path=plan.key, title=meta.title,
-                         authors=meta.authors, year=meta.year, doi=meta.doi, arxiv_id=meta.arxiv_id,
-                         abstract=meta.abstract, venue=meta.venue, file_size=parse.file_size)
+        draft = Document(id=plan.record.doc_id, content_hash=plan.digest, path=plan.key, bib=meta.bib,
+                         abstract=meta.abstract, file_size=parse.file_size)
         warnings: list[str] = []
 
         def final_status() -> tuple[DocumentStatus, str]:

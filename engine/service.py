@@ -23,7 +23,8 @@ from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.request import AskRequest
 from engine.retrieve.source import PassageSource
 from engine.store import Library
-from engine.types import Answer, Document, Page, PaperRow, PaperTable, Passage, SearchHit, TableColumn
+from engine.table_types import PaperRow, PaperTable, TableColumn
+from engine.types import Answer, Document, Page, Passage, SearchHit
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine.cite.support import SupportScorer
@@ -21,7 +21,8 @@ from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.synthesis.evidence import to_reference
 from engine.synthesis.paper_table import PaperInScope, RowCallback, build_table, default_columns
 from engine.synthesis.pipeline import normalise_question
-from engine.types import Document, DocumentStatus, PageRect, PaperTable, Passage, Reference, SearchHit, TableColumn
+from engine.table_types import PaperTable, TableColumn
+from engine.types import Document, DocumentStatus, PageRect, Passage, Reference, SearchHit
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ def papers_in_scope(tools: TableTools, doc_ids: Collection[str] | None) -> list[
     if doc_ids is not None:
         wanted = {tools.document(doc_id).id for doc_id in doc_ids}
         documents = [d for d in documents if d.id in wanted]
-    return [PaperInScope(d.id, d.title or Path(d.path).name, d.authors, d.year) for d in documents
+    return [PaperInScope(d.id, replace(d.bib, title=d.bib.title or Path(d.path).name)) for d in documents
             if d.status != DocumentStatus.FAILED and d.passage_count > 0]
 
 

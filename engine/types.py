@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import NamedTuple, overload
 
+from engine.bibliography import Bibliography
+
 
 class DocumentStatus(StrEnum):
     """Where a document stands in the library."""
@@ -152,11 +154,7 @@ class Document:
     id: str
     content_hash: str
     path: str
-    title: str = ""
-    authors: tuple[str, ...] = ()
-    year: int | None = None
-    doi: str = ""
-    arxiv_id: str = ""
+    bib: Bibliography = field(default_factory=Bibliography)  # as read, with imports and corrections laid over
     abstract: str = ""
     page_count: int = 0
     passage_count: int = 0
@@ -164,7 +162,6 @@ class Document:
     error: str = ""  # why it failed, or which pages need OCR
     file_size: int = 0
     added_at: float = 0.0
-    venue: str = ""  # the journal or proceedings it appeared in, where known
     collections: tuple[str, ...] = ()  # where it is filed (Zotero's collections, "Parent › Child"), sorted
 
 
@@ -227,23 +224,18 @@ class SearchHit:
     passage_id: str
     doc_id: str
     source: str
-    title: str
+    bib: Bibliography  # the paper the passage is from
     text: str
     score: float = 0.0
     page: int | None = None
     page_end: int | None = None
-    authors: tuple[str, ...] = ()
-    year: int | None = None
-    doi: str = ""
-    arxiv_id: str = ""
-    url: str = ""
     is_reference: bool = False
     ranks: tuple[tuple[str, int], ...] = ()
-    venue: str = ""  # the journal or proceedings, where known (library papers)
 
     @property
     def search_text(self) -> str:
-        return f"{self.title}\n{self.text}" if self.title else self.text
+        title = self.bib.title
+        return f"{title}\n{self.text}" if title else self.text
 
     @property
     def is_library(self) -> bool:
@@ -307,16 +299,10 @@ class Reference:
     passage_id: str
     doc_id: str
     source: str
-    title: str
+    bib: Bibliography  # the paper the passage is from
     text: str
     page: int | None = None
     page_end: int | None = None
-    authors: tuple[str, ...] = ()
-    year: int | None = None
-    doi: str = ""
-    arxiv_id: str = ""
-    url: str = ""
-    venue: str = ""  # journal or proceedings, where known
 
 
 @dataclass(frozen=True)
@@ -331,13 +317,7 @@ class PaperReference:
     n: int
     doc_id: str
     source: str
-    title: str
-    authors: tuple[str, ...] = ()
-    year: int | None = None
-    doi: str = ""
-    arxiv_id: str = ""
-    url: str = ""
-    venue: str = ""
+    bib: Bibliography
     pages: tuple[int, ...] = ()
     passage_ids: tuple[str, ...] = ()
 
@@ -475,65 +455,3 @@ class IngestResult:
     passages: int = 0
     reason: str = ""  # why it failed, or a warning (pages needing OCR, a duplicate of another file)
     seconds: float = 0.0
-
-
-# --- tables of papers ----------------------------------------------------------------------------
-
-NOT_STATED = "not stated"
-
-
-@dataclass(frozen=True)
-class TableColumn:
-    """A field of a table of papers: its heading and the question each paper's cell answers."""
-
-    name: str
-    question: str
-
-
-@dataclass(frozen=True)
-class TableCell:
-    """One paper's answer to one column: a sentence and the verbatim quote behind it, or "not stated".
-
-    ``quote`` is ``passage text[quote_start:quote_end]``; ``written`` marks a sentence the writer
-    composed (and the support judge found backed by ``quote``); otherwise ``text`` is the quote.
-    """
-
-    text: str = NOT_STATED
-    quote: str = ""
-    passage_id: str = ""
-    quote_start: int = 0
-    quote_end: int = 0
-    page: int | None = None
-    rects: tuple[PageRect, ...] = ()
-    written: bool = False
-
-    @property
-    def stated(self) -> bool:
-        return bool(self.quote)
-
-
-@dataclass(frozen=True)
-class PaperRow:
-    """One paper that addresses the table's question, with a cell per column."""
-
-    doc_id: str
-    title: str
-    cells: tuple[TableCell, ...]
-    authors: tuple[str, ...] = ()
-    year: int | None = None
-    relevance: float = 0.0  # how closely its best passage addresses the question
-
-
-@dataclass(frozen=True)
-class PaperTable:
-    """Rows = the papers in scope that address ``question``; columns = the fields asked for."""
-
-    question: str
-    columns: tuple[TableColumn, ...]
-    rows: tuple[PaperRow, ...] = ()
-    papers_in_scope: int = 0
-    papers_read: int = 0  # addressing papers whose rows were filled in (fewer when cancelled)
-    cancelled: bool = False
-    notice: str = ""
-    model: str = ""  # the writer's model id; "" when cells are quotes
-    papers_addressing: int = 0  # papers found to address the question (rows, once all are read)

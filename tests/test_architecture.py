@@ -22,8 +22,8 @@ APP_PACKAGES = ("ui", "desktop")
 # progress reports, what a citation marker is, and the Qt-free wording of answers and references the
 # exports use too); only the adapter may hold the engine itself. Not engine.importer: it loads PyMuPDF
 # and a process pool.
-UI_MAY_IMPORT = ("engine.types", "engine.request", "engine.progress", "engine.errors", "engine.cite.markers",
-                 "engine.render")
+UI_MAY_IMPORT = ("engine.types", "engine.bibliography", "engine.table_types", "engine.request", "engine.progress",
+                 "engine.errors", "engine.cite.markers", "engine.render")
 # The engine client and the two modules it is split into (its worker thread, the work it runs there).
 UI_ADAPTER = (ROOT / "ui" / "engine_client.py", ROOT / "ui" / "engine_worker.py", ROOT / "ui" / "engine_tasks.py")
 LINTED = ("engine", "ui", "desktop", "tests", "benchmarks")

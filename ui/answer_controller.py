@@ -238,18 +238,18 @@ class AnswerController(QObject):
         self._client.locate(reference, citation, self._show_location)
 
     def _show_location(self, location: PassageLocation) -> None:
-        reference = location.reference
+        reference, bib = location.reference, location.reference.bib
         if location.path:
-            title = reference.title or Path(location.path).name
+            title = bib.title or Path(location.path).name
             if self._viewer.show_passage(location.path, location.page, location.passage_rects, location.quote_rects,
                                          title=title):
-                self._status(f"[{reference.n}] {reference.title or Path(location.path).name}, page {location.page}")
+                self._status(f"[{reference.n}] {title}, page {location.page}")
             return
         if location.removed:
-            self._status(f"[{reference.n}] {reference.title or 'This paper'} was removed from the library; "
+            self._status(f"[{reference.n}] {bib.title or 'This paper'} was removed from the library; "
                          "showing the quoted passage as the answer saved it.")
-        self._viewer.show_record(reference.title, reference.text, authors=reference.authors, year=reference.year,
-                                 source="" if location.removed else reference.source, url=reference.url,
+        self._viewer.show_record(bib.title, reference.text, authors=bib.authors, year=bib.year,
+                                 source="" if location.removed else reference.source, url=bib.url,
                                  quote=location.quote, removed=location.removed)
 
     def export(self, kind: str) -> None:

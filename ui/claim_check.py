@@ -9,6 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import QUrl
 
+from engine.bibliography import Bibliography
 from engine.types import Citation, Reference
 
 CHECK_SCHEME, CHECK_HOST = "quire", "check"
@@ -30,7 +31,7 @@ def parse_check_url(url: QUrl) -> int | None:
 def as_reference(passage: Any) -> tuple[Reference, Citation]:
     """A checked passage as what the viewer opens: the passage and its deciding quote."""
     reference = Reference(n=0, passage_id=passage.passage_id, doc_id=passage.doc_id, source=passage.source,
-                          title=passage.title, text=passage.quote, page=passage.page)
+                          bib=Bibliography(title=passage.title), text=passage.quote, page=passage.page)
     citation = Citation(n=0, passage_id=passage.passage_id, quote=passage.quote, quote_start=0,
                         quote_end=len(passage.quote), support=passage.score)
     return reference, citation

@@ -34,18 +34,19 @@ def details_html(documents: Sequence[Document], status: Callable[[Document], str
         return (f"<p><b>{len(documents)} papers selected</b> ({pages} pages).</p>"
                 '<p style="color:#888">Ask with the scope “Selected papers” to question just these.</p>')
     document = documents[0]
-    rows = [_row("Authors", ", ".join(document.authors) or "unknown"),
-            _row("Year", str(document.year) if document.year else "unknown"),
+    bib = document.bib
+    rows = [_row("Authors", ", ".join(bib.authors) or "unknown"),
+            _row("Year", str(bib.year) if bib.year else "unknown"),
             _row("Pages", str(document.page_count)),
             _row("Status", status(document) if status else _STATUS.get(document.status, document.status.value))]
     if document.error:
         rows.append(_row("Why", document.error))
-    if document.venue:
-        rows.append(_row("Venue", document.venue))
-    if document.doi:
-        rows.append(_row("DOI", document.doi))
-    if document.arxiv_id:
-        rows.append(_row("arXiv", document.arxiv_id))
+    if bib.venue:
+        rows.append(_row("Venue", bib.venue))
+    if bib.doi:
+        rows.append(_row("DOI", bib.doi))
+    if bib.arxiv_id:
+        rows.append(_row("arXiv", bib.arxiv_id))
     rows.append(_row("File", document.path))
     if collections:
         rows.append(_row("Collections", "; ".join(collections)))

@@ -24,7 +24,8 @@ from engine.errors import Cancelled
 from engine.progress import CancelToken, Progress
 from engine.request import AskRequest
 from engine.service import Engine
-from engine.types import Answer, Citation, Document, PaperTable, Reference, TableColumn
+from engine.table_types import PaperTable, TableColumn
+from engine.types import Answer, Citation, Document, Reference
 from ui.engine_tasks import (
     PassageLocation,
     ProgressThrottle,

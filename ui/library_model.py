@@ -39,7 +39,7 @@ _STATUS_TEXT = {DocumentStatus.INDEXED: "Indexed", DocumentStatus.SCANNED: "Scan
 
 def display_title(document: Document) -> str:
     """The title, or the file name for a paper whose title could not be read (and for failures)."""
-    return document.title or Path(document.path).name or document.id
+    return document.bib.title or Path(document.path).name or document.id
 
 
 def plain_tooltip(text: str) -> str:
@@ -158,9 +158,9 @@ class LibraryModel(QAbstractTableModel):
         if column == Column.TITLE:
             return display_title(document)
         if column == Column.AUTHORS:
-            return _authors_text(document.authors)
+            return _authors_text(document.bib.authors)
         if column == Column.YEAR:
-            return str(document.year) if document.year else ""
+            return str(document.bib.year) if document.bib.year else ""
         if column == Column.PAGES:
             return str(document.page_count) if document.page_count else ""
         return _STATUS_TEXT.get(document.status, document.status.value)
@@ -169,8 +169,8 @@ class LibraryModel(QAbstractTableModel):
     def _tooltip(document: Document, column: Column) -> str | None:
         if column == Column.TITLE:
             return plain_tooltip(f"{display_title(document)}\n{document.path}")
-        if column == Column.AUTHORS and document.authors:
-            return plain_tooltip(", ".join(document.authors))
+        if column == Column.AUTHORS and document.bib.authors:
+            return plain_tooltip(", ".join(document.bib.authors))
         if column == Column.STATUS and document.error:
             return plain_tooltip(document.error)
         return None
@@ -180,9 +180,9 @@ class LibraryModel(QAbstractTableModel):
         if column == Column.TITLE:
             return display_title(document).casefold()
         if column == Column.AUTHORS:
-            return _authors_text(document.authors).casefold()
+            return _authors_text(document.bib.authors).casefold()
         if column == Column.YEAR:
-            return document.year or 0
+            return document.bib.year or 0
         if column == Column.PAGES:
             return document.page_count
         return document.status.value
@@ -217,4 +217,4 @@ class LibraryFilter(QSortFilterProxyModel):
             return False
         document = model.document(source_row)
         return any(self._text in name.casefold() for name in document.collections) or \
-            any(self._text in author.casefold() for author in document.authors)
+            any(self._text in author.casefold() for author in document.bib.authors)

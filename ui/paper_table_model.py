@@ -12,17 +12,18 @@ from collections.abc import Sequence
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from engine.types import PaperRow, TableCell, TableColumn
+from engine.table_types import PaperRow, TableCell, TableColumn
 
 _Index = QModelIndex | QPersistentModelIndex
 PAPER_COLUMN = 0
 
 
 def paper_label(row: PaperRow) -> str:
-    first = row.authors[0].split()[-1] if row.authors and row.authors[0].split() else ""
-    who = f"{first} et al." if len(row.authors) > 1 and first else first
-    details = ", ".join(str(part) for part in (who, row.year) if part)
-    return f"{row.title} ({details})" if details else row.title
+    bib = row.bib
+    first = bib.authors[0].split()[-1] if bib.authors and bib.authors[0].split() else ""
+    who = f"{first} et al." if len(bib.authors) > 1 and first else first
+    details = ", ".join(str(part) for part in (who, bib.year) if part)
+    return f"{bib.title} ({details})" if details else bib.title
 
 
 class PaperTableModel(QAbstractTableModel):
@@ -79,7 +80,7 @@ class PaperTableModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.DisplayRole:
                 return paper_label(row)
             if role == Qt.ItemDataRole.ToolTipRole:
-                return ", ".join(row.authors) or row.title
+                return ", ".join(row.bib.authors) or row.bib.title
             return None
         if role == Qt.ItemDataRole.DisplayRole:
             return cell.text

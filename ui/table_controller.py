@@ -10,7 +10,8 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
 from engine.render.paper_table import stopped_note, to_csv, to_markdown
-from engine.types import LIBRARY_SOURCE, Citation, PaperRow, PaperTable, Reference, TableCell
+from engine.table_types import PaperRow, PaperTable, TableCell
+from engine.types import LIBRARY_SOURCE, Citation, Reference
 from ui.answer_controller import export_file_name
 from ui.engine_client import EngineClient
 from ui.engine_tasks import PassageLocation
@@ -24,8 +25,7 @@ _EXPORTS = {"csv": ("Export the table as CSV", "CSV (*.csv)", ".csv", to_csv),
 
 def cell_reference(row: PaperRow, cell: TableCell) -> tuple[Reference, Citation]:
     """The passage and quote behind a cell, as the viewer's lookup takes them."""
-    reference = Reference(1, cell.passage_id, row.doc_id, LIBRARY_SOURCE, row.title, cell.quote, page=cell.page,
-                          authors=row.authors, year=row.year)
+    reference = Reference(1, cell.passage_id, row.doc_id, LIBRARY_SOURCE, row.bib, cell.quote, page=cell.page)
     citation = Citation(1, cell.passage_id, cell.quote, cell.quote_start, cell.quote_end, 1.0, cell.rects)
     return reference, citation
 
@@ -115,10 +115,10 @@ class TableController(QObject):
     def _show_location(self, location: PassageLocation) -> None:
         if location.path:
             self._viewer.show_passage(location.path, location.page, location.passage_rects, location.quote_rects,
-                                      title=location.reference.title)
+                                      title=location.reference.bib.title)
             self._main.raise_()
         elif location.removed:
-            self._status(f"{location.reference.title or 'This paper'} was removed from the library.")
+            self._status(f"{location.reference.bib.title or 'This paper'} was removed from the library.")
 
     def export(self, kind: str) -> None:
         if self.table is None or kind not in _EXPORTS:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.types import PaperRow, TableCell, TableColumn
+from engine.table_types import PaperRow, TableCell, TableColumn
 from ui.paper_table_model import PaperTableModel
 
 # (engine mode, label): "auto" writes cells only with a model able to write sentences that hold up.

@@ -158,7 +158,7 @@ def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
     progress(Progress("judging", 1, 2, f"judging {len(hits)} passages"))
     judgements = judge.judge_passages(text, [hit.text for hit in hits])
     passages = [CheckedPassage(j.verdict, j.score, j.contradiction, j.quote, j.start, j.end, hit.passage_id,
-                               hit.doc_id, hit.source, hit.title, hit.page, j.reason)
+                               hit.doc_id, hit.source, hit.bib.title, hit.page, j.reason)
                 for hit, j in zip(hits, judgements, strict=True)]
     order = {"supported": 0, "partial": 1, "contradicted": 2, "unsupported": 3}
     passages.sort(key=lambda p: (order[p.verdict], -(p.contradiction if p.verdict == "contradicted" else p.score)))

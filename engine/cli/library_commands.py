@@ -63,9 +63,9 @@ def _ingest_then_embed(engine: Engine, args: argparse.Namespace) -> int:
 def _remove(engine: Engine, doc_id: str, as_json: bool) -> int:
     removed = engine.remove(doc_id)
     if as_json:
-        print(json.dumps({"removed": removed.id, "title": removed.title}))
+        print(json.dumps({"removed": removed.id, "title": removed.bib.title}))
     else:
-        print(terminal_safe(f"removed {removed.id}  {removed.title or Path(removed.path).name}"))
+        print(terminal_safe(f"removed {removed.id}  {removed.bib.title or Path(removed.path).name}"))
     return 0
 
 
@@ -107,8 +107,9 @@ def _ingest(engine: Engine, paths: list[str], password: str | None, as_json: boo
 
 
 def document_json(document: Document) -> dict[str, Any]:
-    return {"id": document.id, "title": document.title, "authors": list(document.authors), "year": document.year,
-            "venue": document.venue, "doi": document.doi, "arxiv_id": document.arxiv_id, "pages": document.page_count,
+    bib = document.bib
+    return {"id": document.id, "title": bib.title, "authors": list(bib.authors), "year": bib.year,
+            "venue": bib.venue, "doi": bib.doi, "arxiv_id": bib.arxiv_id, "pages": document.page_count,
             "passages": document.passage_count, "path": document.path, "status": document.status.value,
             "error": document.error, "abstract": document.abstract, "file_size": document.file_size}
 
@@ -128,10 +129,11 @@ def _list(engine: Engine, as_json: bool) -> int:
         print("The library is empty. Add papers with: quire ingest FOLDER_OR_PDF")
         return 0
     for d in documents:
-        authors = ", ".join(d.authors[:2]) + (" et al." if len(d.authors) > 2 else "")
-        title = d.title or Path(d.path).name
+        bib = d.bib
+        authors = ", ".join(bib.authors[:2]) + (" et al." if len(bib.authors) > 2 else "")
+        title = bib.title or Path(d.path).name
         status = "" if d.status.value == "indexed" else f"  [{d.status.value}]"
-        print(terminal_safe(f"{d.id}  {title[:70]:<70}  {authors[:30]:<30} {d.year or '':>4} {d.page_count:>4}p"
+        print(terminal_safe(f"{d.id}  {title[:70]:<70}  {authors[:30]:<30} {bib.year or '':>4} {d.page_count:>4}p"
                             f"{status}"))
     return 0
 
@@ -190,7 +192,7 @@ def _demo(engine: Engine, as_json: bool) -> int:
         documents = [d for d in engine.documents() if d.passage_count]
         if documents:
             first = engine.passages(documents[0].id)[0]
-            print(f"\nA passage of {documents[0].title!r}, page {first.page_start}, "
+            print(f"\nA passage of {documents[0].bib.title!r}, page {first.page_start}, "
                   f"highlighted by {len(first.rects)} rectangles:\n  {first.text[:300]}...")
             _demo_question(engine)
     return code

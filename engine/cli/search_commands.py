@@ -44,9 +44,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def hit_json(hit: SearchHit) -> dict[str, Any]:
-    return {"passage_id": hit.passage_id, "doc_id": hit.doc_id, "source": hit.source, "title": hit.title,
+    bib = hit.bib
+    return {"passage_id": hit.passage_id, "doc_id": hit.doc_id, "source": hit.source, "title": bib.title,
             "page": hit.page, "page_end": hit.page_end, "score": round(hit.score, 6), "text": hit.text,
-            "authors": list(hit.authors), "year": hit.year, "doi": hit.doi, "arxiv_id": hit.arxiv_id, "url": hit.url,
+            "authors": list(bib.authors), "year": bib.year, "doi": bib.doi, "arxiv_id": bib.arxiv_id, "url": bib.url,
             "ranks": dict(hit.ranks)}
 
 
@@ -86,7 +87,7 @@ def print_grouped(hits: list[SearchHit], width: int = 100) -> None:
     rank_of = {id(hit): rank for rank, hit in enumerate(hits, start=1)}
     for group in group_by_paper(hits):
         first = group[0]
-        print(f"{first.title or '(untitled)'}  [{first.source}]  {first.doc_id}")
+        print(f"{first.bib.title or '(untitled)'}  [{first.source}]  {first.doc_id}")
         for hit in group:
             where = "" if hit.page is None else f"p. {hit.page}  "
             print(f"  {rank_of[id(hit)]:>2}. {where}score {hit.score:.4f}")

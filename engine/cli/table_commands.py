@@ -6,13 +6,14 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
+from typing import Any
 
 from engine.cli.interrupt import run_cancellable
 from engine.progress import CancelToken, Progress
 from engine.render.paper_table import to_csv, to_markdown
 from engine.service import Engine
 from engine.synthesis.paper_table import default_columns
-from engine.types import PaperTable, TableColumn
+from engine.table_types import PaperRow, PaperTable, TableColumn
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -40,6 +41,18 @@ def parse_column(text: str) -> TableColumn:
     return TableColumn(name.strip(), question.strip())
 
 
+def table_json(table: PaperTable) -> dict[str, Any]:
+    """The table as JSON data; a row's title, authors and year are keys of the row itself, as scripts read them."""
+    data = asdict(table)
+    data["rows"] = [_row_json(row) for row in table.rows]
+    return data
+
+
+def _row_json(row: PaperRow) -> dict[str, Any]:
+    return {"doc_id": row.doc_id, "title": row.bib.title, "cells": [asdict(cell) for cell in row.cells],
+            "authors": list(row.bib.authors), "year": row.bib.year, "relevance": row.relevance}
+
+
 def _table(engine: Engine, args: argparse.Namespace) -> int:
     columns = [parse_column(c) for c in args.column] if args.column else list(default_columns())
     doc_ids = [engine.document(d).id for d in args.doc] if args.doc else None
@@ -56,7 +69,7 @@ def _table(engine: Engine, args: argparse.Namespace) -> int:
     if args.csv:
         print(to_csv(table), end="")
     elif args.json:
-        print(json.dumps(asdict(table), indent=2, ensure_ascii=False, default=list))
+        print(json.dumps(table_json(table), indent=2, ensure_ascii=False, default=list))
     else:
         print(to_markdown(table), end="")
     return 130 if table.cancelled else 0

@@ -59,7 +59,8 @@ def _edit(engine: Engine, args: argparse.Namespace) -> int:
     authors = [name.strip() for name in args.authors.split(";")] if args.authors is not None else None
     document = engine.update_metadata(args.doc_id, title=args.title, authors=authors, year=args.year, doi=args.doi,
                                       venue=args.venue)
-    print(f"{document.id[:12]}  {terminal_safe(document.title)} — {terminal_safe(', '.join(document.authors))} "
-          f"({document.year or 'no year'}){'  ' + terminal_safe(document.venue) if document.venue else ''}"
-          f"{'  doi:' + document.doi if document.doi else ''}")
+    bib = document.bib
+    print(f"{document.id[:12]}  {terminal_safe(bib.title)} — {terminal_safe(', '.join(bib.authors))} "
+          f"({bib.year or 'no year'}){'  ' + terminal_safe(bib.venue) if bib.venue else ''}"
+          f"{'  doi:' + bib.doi if bib.doi else ''}")
     return 0

@@ -28,8 +28,8 @@ SOURCE_PREFIX = "datastore:"
 
 def _record_fields(source: DatastoreSource, document: Document) -> dict[str, object] | None:
     """The title, authors, year and identifiers of ``source``'s record of ``document``, if it has one."""
-    doi = normalize_doi(document.doi)
-    arxiv_id = normalize_arxiv(document.arxiv_id)
+    doi = normalize_doi(document.bib.doi)
+    arxiv_id = normalize_arxiv(document.bib.arxiv_id)
     # The datastore reader stores both identifiers lower-case and without an arXiv version, the
     # normalised forms compared here; equality keeps the lookup on the columns' indexes.
     for column, value in (("doi", doi), ("arxiv_id", arxiv_id)):
@@ -56,9 +56,9 @@ def fill_from_datastores(library: Library, registry: DatastoreRegistry, doc_ids:
     filled = 0
     for doc_id in doc_ids:
         document = library.document(doc_id)
-        if not (document.doi or document.arxiv_id):
+        if not (document.bib.doi or document.bib.arxiv_id):
             continue
-        if document.title and document.authors and document.year:
+        if document.bib.title and document.bib.authors and document.bib.year:
             continue  # nothing missing
         for name in names:
             try:

@@ -71,9 +71,9 @@ def file_fingerprint(path: Path) -> str:
 
 def passages_of(record: Record, passage_words: int) -> list[StoredPassage]:
     """A record's passages; a record with a title but no text becomes one passage holding the title."""
-    texts = split_passages(record.text, passage_words) or [record.title]
-    return [StoredPassage(record.id, ordinal, record.title, text,
-                          content_hash(f"{record.title}\n{text}" if record.title else text))
+    title = record.bib.title
+    texts = split_passages(record.text, passage_words) or [title]
+    return [StoredPassage(record.id, ordinal, title, text, content_hash(f"{title}\n{text}" if title else text))
             for ordinal, text in enumerate(texts)]
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from engine.bibliography import Bibliography
 from engine.datastore.record_title import split_glued_title
 from engine.errors import EngineError
 
@@ -40,14 +41,9 @@ class Record:
     """One paper of a datastore file, with the line it came from. ``id`` is the file's own id."""
 
     id: str
-    title: str
+    bib: Bibliography
     text: str
     line: int
-    year: int | None = None
-    url: str = ""
-    authors: tuple[str, ...] = ()
-    doi: str = ""
-    arxiv_id: str = ""
     origin: str = ""  # the record's "source" field (e.g. "s2orc"), kept for display
 
 
@@ -211,9 +207,9 @@ def record_from_json(number: int, data: dict[str, Any]) -> Record | LineProblem:
     doi = _doi(_string(data.get("doi")) or _string(_external(data, "doi")), url)
     arxiv_id = _arxiv(_string(data.get("arxiv_id")) or _string(data.get("arxiv")) or _string(_external(data, "arxiv")),
                       url, doi)
-    return Record(id=record_id, title=title, text=text, line=number, year=_year(data.get("year")), url=url,
-                  authors=_authors(data.get("authors")), doi=doi, arxiv_id=arxiv_id,
-                  origin=_string(data.get("source")))
+    bib = Bibliography(title=title, authors=_authors(data.get("authors")), year=_year(data.get("year")), doi=doi,
+                       arxiv_id=arxiv_id, url=url)
+    return Record(id=record_id, bib=bib, text=text, line=number, origin=_string(data.get("source")))
 
 
 def _string(value: Any) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.bibliography import Bibliography
 from engine.datastore.files import CACHE_FILE, DATABASE_FILE, INDEX_FILE, POSTINGS_FOLDER
 from engine.datastore.store import DatastoreStore, StoredPassage
 from engine.embed import Embedder, EmbeddingCache
@@ -270,9 +271,9 @@ class DatastoreSource:
             if not rows:
                 continue
             record_id, title, text, authors, year, doi, arxiv_id, url = rows[0]
-            found.append(SearchHit(passage_id=passage_id, doc_id=record_id, source=self._name, title=title, text=text,
-                                   authors=tuple(_json_loads_list(authors)), year=year, doi=doi, arxiv_id=arxiv_id,
-                                   url=url))
+            bib = Bibliography(title=title, authors=tuple(_json_loads_list(authors)), year=year, doi=doi,
+                               arxiv_id=arxiv_id, url=url)
+            found.append(SearchHit(passage_id=passage_id, doc_id=record_id, source=self._name, bib=bib, text=text))
         return found
 
     # --- embedding -------------------------------------------------------------------------

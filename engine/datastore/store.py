@@ -310,11 +310,12 @@ class DatastoreStore:
         """Store records with their passages and FTS rows, and advance the import, in one transaction."""
         with self.transaction() as conn:
             for record, passages in records:
+                bib = record.bib
                 cursor = conn.execute(
                     "INSERT INTO records(id, title, year, url, authors, doi, arxiv_id, norm_title, origin, import_id, "
                     "line, word_count, passage_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (record.id, record.title, record.year, record.url, json.dumps(list(record.authors)), record.doi,
-                     record.arxiv_id, normalize_title(record.title), record.origin, import_id, record.line,
+                    (record.id, bib.title, bib.year, bib.url, json.dumps(list(bib.authors)), bib.doi, bib.arxiv_id,
+                     normalize_title(bib.title), record.origin, import_id, record.line,
                      len(record.text.split()), len(passages)))
                 record_rowid = cursor.lastrowid
                 for passage in passages:

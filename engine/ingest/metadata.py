@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
+from engine.bibliography import Bibliography
 from engine.ingest import names, printed
 from engine.ingest.layout import clean_word
 from engine.ingest.xmp import XmpFields, read_xmp
@@ -93,13 +94,8 @@ _SECTION_HEAD = re.compile(
 
 @dataclass(frozen=True)
 class DocumentMeta:
-    title: str = ""
-    authors: tuple[str, ...] = ()
-    year: int | None = None
-    doi: str = ""
-    arxiv_id: str = ""
+    bib: Bibliography = field(default_factory=Bibliography)
     abstract: str = ""
-    venue: str = ""
     # Where each filled field came from ("xmp", "info", "page", "cover", "arxiv", "doi"), for display
     # and for deciding what a datastore record may fill in.
     origins: tuple[tuple[str, str], ...] = ()
@@ -370,8 +366,8 @@ def extract_metadata(
     venue = _venue(info, xmp, lines, page_folded, cover, origins)
     if arxiv_id:
         origins["arxiv_id"] = "page"
-    return DocumentMeta(title=title, authors=authors, year=year, doi=doi, arxiv_id=arxiv_id,
-                        abstract=find_abstract(first_page_text), venue=venue, origins=tuple(sorted(origins.items())))
+    bib = Bibliography(title=title, authors=authors, year=year, doi=doi, arxiv_id=arxiv_id, venue=venue)
+    return DocumentMeta(bib=bib, abstract=find_abstract(first_page_text), origins=tuple(sorted(origins.items())))
 
 
 def _title(info: dict[str, str], xmp: XmpFields, page_dict: dict[str, Any], page_height: float, page_text: str,

@@ -155,9 +155,9 @@ class PdfParse:
                  cancel: CancelToken | None = None) -> Iterator[Passage]:
         """Yield passages in reading order while reading the PDF one page at a time."""
         numbering = Numbering()
-        chunker = Chunker(self.doc_id, self.meta.title, self.options.passage_words, numbering=numbering)
+        chunker = Chunker(self.doc_id, self.meta.bib.title, self.options.passage_words, numbering=numbering)
         # Captions, tables and figure text become passages of their own kind, never mixed into the text.
-        others = {kind: Chunker(self.doc_id, self.meta.title, self.options.passage_words, kind=kind,
+        others = {kind: Chunker(self.doc_id, self.meta.bib.title, self.options.passage_words, kind=kind,
                                 numbering=numbering) for kind in (CAPTION, TABLE, FIGURE)}
         window = self.options.header_window
         ahead: deque[PageLayout] = deque(self._opening)

@@ -18,8 +18,9 @@ from collections.abc import Iterable, Sequence
 from pybtex.database import BibliographyData, Entry, Person
 from pybtex.database.output.bibtex import Writer
 
+from engine.bibliography import Bibliography
 from engine.ingest.names import split_name
-from engine.render.common import Work, papers_of
+from engine.render.common import papers_of
 from engine.text.stopwords import STOP_WORDS
 from engine.types import Answer, PaperReference
 
@@ -55,21 +56,21 @@ def _ascii_word(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", folded).lower()
 
 
-def cite_key(reference: Work) -> str:
+def cite_key(work: Bibliography) -> str:
     """``family + year + first significant title word``, e.g. ``cohan2020specter`` (ASCII only)."""
-    family = _ascii_word(split_name(reference.authors[0]).family) if reference.authors else ""
-    words = (_ascii_word(word) for word in re.split(r"[\s:/–—-]+", reference.title))
+    family = _ascii_word(split_name(work.authors[0]).family) if work.authors else ""
+    words = (_ascii_word(word) for word in re.split(r"[\s:/–—-]+", work.title))
     word = next((w for w in words if w and w not in STOP_WORDS and not w.isdigit()), "")
-    key = f"{family or 'anon'}{reference.year or ''}{word or 'paper'}"
+    key = f"{family or 'anon'}{work.year or ''}{word or 'paper'}"
     return key[:60]
 
 
-def unique_keys(references: Iterable[Work]) -> list[str]:
-    """One key per reference, with ``a``, ``b``, … appended where two papers would share one."""
+def unique_keys(works: Iterable[Bibliography]) -> list[str]:
+    """One key per work, with ``a``, ``b``, … appended where two papers would share one."""
     keys: list[str] = []
     used: set[str] = set()
-    for reference in references:
-        base = key = cite_key(reference)
+    for work in works:
+        base = key = cite_key(work)
         suffix = 0
         while key in used:
             key = base + _letters(suffix)
@@ -94,31 +95,29 @@ def cited_papers(answer: Answer) -> list[PaperReference]:
     return list(papers_of(answer))
 
 
-def entry_type(reference: Work) -> str:
+def entry_type(work: Bibliography) -> str:
     """``article``, ``inproceedings`` or ``misc``, from the venue and identifiers that are known."""
-    venue = getattr(reference, "venue", "")
-    if venue:
-        return "inproceedings" if _PROCEEDINGS.search(venue) else "article"
+    if work.venue:
+        return "inproceedings" if _PROCEEDINGS.search(work.venue) else "article"
     return "misc"
 
 
-def _entry(reference: Work) -> Entry:
-    kind = entry_type(reference)
-    fields: list[tuple[str, str]] = [("title", brace_title(reference.title or "Untitled"))]
-    venue = getattr(reference, "venue", "")
+def _entry(work: Bibliography) -> Entry:
+    kind = entry_type(work)
+    fields: list[tuple[str, str]] = [("title", brace_title(work.title or "Untitled"))]
     if kind == "article":
-        fields.append(("journal", escape_latex(venue)))
+        fields.append(("journal", escape_latex(work.venue)))
     elif kind == "inproceedings":
-        fields.append(("booktitle", escape_latex(venue)))
-    if reference.year:
-        fields.append(("year", str(reference.year)))
-    if reference.doi:
-        fields.append(("doi", reference.doi))
-    if reference.arxiv_id:
-        fields += [("eprint", reference.arxiv_id), ("archivePrefix", "arXiv")]
-    if reference.url:
-        fields.append(("url", reference.url))
-    persons = [Person(_person(name)) for name in reference.authors if name.strip()]
+        fields.append(("booktitle", escape_latex(work.venue)))
+    if work.year:
+        fields.append(("year", str(work.year)))
+    if work.doi:
+        fields.append(("doi", work.doi))
+    if work.arxiv_id:
+        fields += [("eprint", work.arxiv_id), ("archivePrefix", "arXiv")]
+    if work.url:
+        fields.append(("url", work.url))
+    persons = [Person(_person(name)) for name in work.authors if name.strip()]
     return Entry(kind, fields=fields, persons={"author": persons} if persons else {})
 
 
@@ -141,7 +140,7 @@ def _write(data: BibliographyData) -> str:
     return str(_VerbatimWriter(encoding="UTF-8").to_string(data))
 
 
-def works_to_bibtex(works: Sequence[Work]) -> str:
+def works_to_bibtex(works: Sequence[Bibliography]) -> str:
     """A BibTeX file with one entry per work, keys unique."""
     if not works:
         return ""
@@ -149,10 +148,10 @@ def works_to_bibtex(works: Sequence[Work]) -> str:
     return _write(data)
 
 
-def entry(reference: Work, key: str) -> str:
+def entry(work: Bibliography, key: str) -> str:
     """One BibTeX entry under ``key``."""
-    return _write(BibliographyData(entries=[(key, _entry(reference))])).strip()
+    return _write(BibliographyData(entries=[(key, _entry(work))])).strip()
 
 
 def to_bibtex(answer: Answer) -> str:
-    return works_to_bibtex(cited_papers(answer))
+    return works_to_bibtex([paper.bib for paper in cited_papers(answer)])

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from engine.ingest.names import family_name
 from engine.types import Answer, AnswerSentence, PaperReference, Reference
 
-Work = Reference | PaperReference  # anything with a title, authors, year and identifiers
+Work = Reference | PaperReference  # a cited paper, or one passage of it: its ``bib`` and ``source``
 SUPPORTED, PARTIAL, UNSUPPORTED, CONTRADICTED = "supported", "partial", "unsupported", "contradicted"
 UNCHECKED = "unchecked"
 # What each verdict means, for tooltips and notes. "Contradicted" (a source says the opposite) and
@@ -85,10 +85,8 @@ def papers_of(answer: Answer) -> tuple[PaperReference, ...]:
     for cited in grouped.values():
         first = cited[0]
         pages_cited = sorted({p for r in cited if r.page for p in range(r.page, (r.page_end or r.page) + 1)})
-        papers.append(PaperReference(n=first.n, doc_id=first.doc_id, source=first.source, title=first.title,
-                                     authors=first.authors, year=first.year, doi=first.doi, arxiv_id=first.arxiv_id,
-                                     url=first.url, venue=first.venue, pages=tuple(pages_cited),
-                                     passage_ids=tuple(r.passage_id for r in cited)))
+        papers.append(PaperReference(n=first.n, doc_id=first.doc_id, source=first.source, bib=first.bib,
+                                     pages=tuple(pages_cited), passage_ids=tuple(r.passage_id for r in cited)))
     return tuple(sorted(papers, key=lambda paper: paper.n))
 
 
@@ -117,13 +115,6 @@ def paper_line(paper: PaperReference) -> str:
     return work_line(paper, page_list(paper.pages))
 
 
-def authors_short(reference: Work) -> str:
-    names = list(reference.authors)
-    if not names:
-        return ""
-    return names[0] + (" et al." if len(names) > 2 else f" and {names[1]}" if len(names) == 2 else "")
-
-
 def join_sentences(parts: Iterable[str]) -> str:
     """Join with ". ", without doubling a full stop a part already ends with ("et al.")."""
     out = ""
@@ -136,15 +127,6 @@ def join_sentences(parts: Iterable[str]) -> str:
     return out
 
 
-def locator(reference: Work) -> str:
-    """``doi:…``, else ``arXiv:…``, else the URL (plain text)."""
-    if reference.doi:
-        return f"doi:{reference.doi}"
-    if reference.arxiv_id:
-        return f"arXiv:{reference.arxiv_id}"
-    return reference.url
-
-
 def reference_line(reference: Reference) -> str:
     """``Cohan et al. 2020, SPECTER: … p. 3. doi:...`` — one passage's paper and pages, plain text."""
     return work_line(reference, pages(reference))
@@ -152,11 +134,12 @@ def reference_line(reference: Reference) -> str:
 
 def work_line(work: Work, where: str) -> str:
     """Byline, title, ``where`` (pages), the datastore it came from and its DOI/arXiv id/URL."""
-    title = " ".join(work.title.split()) or "(untitled)"
-    who = byline(work.authors, work.year)
+    bib = work.bib
+    title = " ".join(bib.title.split()) or "(untitled)"
+    who = byline(bib.authors, bib.year)
     head = f"{who}, {title}" if who else title
     parts = [head, where]
     if work.source != "library":
         parts.append(f"[{work.source}]")
-    parts.append(locator(work))
+    parts.append(bib.locator)
     return join_sentences(parts)

@@ -109,7 +109,7 @@ def closest_html(answer: Answer, limit: int = 5, chars: int = 240) -> str:
         text = " ".join(reference.text.split())
         snippet = text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " …"
         page = f", p. {reference.page}" if reference.page else ""
-        items.append(f"<li><b>{html.escape(reference.title or 'Untitled')}</b>{page}: "
+        items.append(f"<li><b>{html.escape(reference.bib.title or 'Untitled')}</b>{page}: "
                      f'<span style="color:#555">{html.escape(snippet)}</span></li>')
     return '<p style="font-weight:600;margin-top:10px">Closest passages</p><ul>' + "".join(items) + "</ul>"
 

@@ -81,17 +81,14 @@ def _sentence(text: str) -> str:
 
 def work_markdown(work: Work, where: str) -> str:
     """``Cohan et al. 2020, *SPECTER…*. pp. 3, 6. [doi:10.…](https://doi.org/10.…)`` with every field escaped."""
-    who = byline(work.authors, work.year)
-    title = f"*{escape_markdown(work.title)}*" if work.title.strip() else "(untitled)"
+    bib = work.bib
+    who = byline(bib.authors, bib.year)
+    title = f"*{escape_markdown(bib.title)}*" if bib.title.strip() else "(untitled)"
     parts = [f"{escape_markdown(who)}, {title}" if who else title, where]
     if work.source != "library":
         parts.append(escape_markdown(f"[{work.source}]"))
-    if work.doi:
-        parts.append(_link(f"doi:{work.doi}", doi_url(work.doi)))
-    elif work.arxiv_id:
-        parts.append(_link(f"arXiv:{work.arxiv_id}", safe_url(f"https://arxiv.org/abs/{work.arxiv_id}")))
-    elif work.url:
-        parts.append(_link(work.url, safe_url(work.url)))
+    # The DOI is percent-quoted for the link; arXiv and other addresses only checked for a safe scheme.
+    parts.append(_link(bib.locator, doi_url(bib.doi) if bib.doi else safe_url(bib.link)))
     return join_sentences(parts)
 
 

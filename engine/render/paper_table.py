@@ -11,9 +11,8 @@ from __future__ import annotations
 import csv
 import io
 
-from engine.render.common import authors_short
 from engine.render.table import inert_cell, markdown_cell
-from engine.types import PaperRow, PaperTable, Reference, TableCell
+from engine.table_types import PaperTable, TableCell
 
 
 def stopped_note(table: PaperTable) -> str:
@@ -32,10 +31,6 @@ def csv_header(table: PaperTable) -> list[str]:
     return header
 
 
-def _who(row: PaperRow) -> str:
-    return authors_short(Reference(0, "", row.doc_id, "library", row.title, "", authors=row.authors))
-
-
 def _page(cell: TableCell) -> str:
     return "" if cell.page is None else str(cell.page)
 
@@ -46,7 +41,7 @@ def to_csv(table: PaperTable) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([inert_cell(name) for name in csv_header(table)])
     for row in table.rows:
-        cells = [" ".join(row.title.split()), _who(row), str(row.year or "")]
+        cells = [" ".join(row.bib.title.split()), row.bib.authors_short, str(row.bib.year or "")]
         for cell in row.cells:
             cells += [cell.text, cell.quote, _page(cell)]
         writer.writerow([inert_cell(text) for text in cells])
@@ -64,8 +59,8 @@ def to_markdown(table: PaperTable) -> str:
     lines.append("| Paper | " + " | ".join(markdown_cell(c.name) for c in table.columns) + " |")
     lines.append("|---" * (len(table.columns) + 1) + "|")
     for row in table.rows:
-        who = _who(row)
-        paper = row.title + (f" ({who}{', ' if who and row.year else ''}{row.year or ''})" if who or row.year else "")
+        who, year = row.bib.authors_short, row.bib.year
+        paper = row.bib.title + (f" ({who}{', ' if who and year else ''}{year or ''})" if who or year else "")
         cells = [markdown_cell(c.text) + (f" (p. {c.page})" if c.page is not None else "") for c in row.cells]
         lines.append(f"| {markdown_cell(paper)} | " + " | ".join(cells) + " |")
     if table.cancelled:

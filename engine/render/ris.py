@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from engine.bibliography import Bibliography
 from engine.ingest.names import split_name
 from engine.render.bibtex import entry_type, unique_keys
-from engine.render.common import Work
 
 _RIS_TYPES = {"article": "JOUR", "inproceedings": "CPAPER", "misc": "GEN"}
 _CSL_TYPES = {"article": "article-journal", "inproceedings": "paper-conference", "misc": "article"}
@@ -21,7 +21,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())  # a newline would end the RIS field early
 
 
-def works_to_ris(works: Sequence[Work]) -> str:
+def works_to_ris(works: Sequence[Bibliography]) -> str:
     """One ``TY``…``ER`` record per work."""
     records = []
     for work in works:
@@ -32,9 +32,8 @@ def works_to_ris(works: Sequence[Work]) -> str:
             lines.append(f"AU  - {name.family}, {name.given}" if name.given else f"AU  - {name.family}")
         if work.year:
             lines.append(f"PY  - {work.year}")
-        venue = getattr(work, "venue", "")
-        if venue:
-            lines.append(f"{'T2' if kind == 'inproceedings' else 'JO'}  - {_one_line(venue)}")
+        if work.venue:
+            lines.append(f"{'T2' if kind == 'inproceedings' else 'JO'}  - {_one_line(work.venue)}")
         if work.doi:
             lines.append(f"DO  - {work.doi}")
         if work.url:
@@ -46,7 +45,7 @@ def works_to_ris(works: Sequence[Work]) -> str:
     return "\n\n".join(records) + ("\n" if records else "")
 
 
-def works_to_csl(works: Sequence[Work]) -> list[dict[str, object]]:
+def works_to_csl(works: Sequence[Bibliography]) -> list[dict[str, object]]:
     """CSL-JSON items, ids equal to the BibTeX keys."""
     items: list[dict[str, object]] = []
     for work, key in zip(works, unique_keys(works), strict=True):
@@ -60,9 +59,8 @@ def works_to_csl(works: Sequence[Work]) -> list[dict[str, object]]:
             item["author"] = authors
         if work.year:
             item["issued"] = {"date-parts": [[work.year]]}
-        venue = getattr(work, "venue", "")
-        if venue:
-            item["container-title"] = venue
+        if work.venue:
+            item["container-title"] = work.venue
         if work.doi:
             item["DOI"] = work.doi
         if work.url:
@@ -73,5 +71,5 @@ def works_to_csl(works: Sequence[Work]) -> list[dict[str, object]]:
     return items
 
 
-def works_to_csl_json(works: Sequence[Work]) -> str:
+def works_to_csl_json(works: Sequence[Bibliography]) -> str:
     return json.dumps(works_to_csl(works), ensure_ascii=False, indent=2) + "\n"

@@ -12,8 +12,7 @@ import io
 from dataclasses import dataclass
 
 from engine.cite.markers import defuse_markers, strip_markers
-from engine.render.common import authors_short
-from engine.types import Answer, PaperReference, Reference
+from engine.types import Answer, Reference
 
 COLUMNS = ("n", "paper", "authors", "year", "answer", "quote", "page", "link")
 
@@ -34,14 +33,6 @@ class TableRow:
         return (str(self.n), self.paper, self.authors, self.year, self.answer, self.quote, self.page, self.link)
 
 
-def _link(paper: PaperReference) -> str:
-    if paper.doi:
-        return f"https://doi.org/{paper.doi}"
-    if paper.arxiv_id:
-        return f"https://arxiv.org/abs/{paper.arxiv_id}"
-    return paper.url
-
-
 def rows(answer: Answer) -> list[TableRow]:
     """One row per cited paper, in the answer's order."""
     out = []
@@ -52,10 +43,10 @@ def rows(answer: Answer) -> list[TableRow]:
         citation = next(c for c in sentence.citations if c.n == paper.n)
         passage: Reference | None = next((r for r in answer.references if r.passage_id == citation.passage_id), None)
         page = "" if passage is None or passage.page is None else str(passage.page)
-        who = authors_short(passage) if passage is not None else ""
-        out.append(TableRow(paper.n, " ".join(paper.title.split()), who, str(paper.year or ""),
+        who = passage.bib.authors_short if passage is not None else ""
+        out.append(TableRow(paper.n, " ".join(paper.bib.title.split()), who, str(paper.bib.year or ""),
                             defuse_markers(strip_markers(sentence.text)), " ".join(citation.quote.split()), page,
-                            _link(paper), sentence.supported))
+                            paper.bib.link, sentence.supported))
     return out
 
 

@@ -37,8 +37,8 @@ class LMJudgeReranker:
         self._template = (resources.files("resources") / "prompts" / "judge_relevance.txt").read_text(encoding="utf-8")
 
     def grade(self, query: str, hit: SearchHit, cancel: CancelToken | None = None) -> int | None:
-        prompt = (self._template.replace("{question}", " ".join(query.split())[:1000])
-                  .replace("{title}", hit.title).replace("{passage}", " ".join(hit.text.split())[:MAX_PASSAGE_CHARS]))
+        prompt = (self._template.replace("{question}", " ".join(query.split())[:1000]).replace("{title}", hit.bib.title)
+                  .replace("{passage}", " ".join(hit.text.split())[:MAX_PASSAGE_CHARS]))
         try:
             completion = self.model.chat([ChatMessage("user", prompt)], max_tokens=4, temperature=0.0, cancel=cancel)
         except GenerationError as exc:

@@ -41,11 +41,11 @@ def normalize_arxiv(arxiv_id: str) -> str:
 def paper_keys(hit: SearchHit) -> set[str]:
     """Every key that identifies ``hit``'s paper; its own (source, doc id) is always one of them."""
     keys = {f"doc:{hit.source}:{hit.doc_id}"}
-    if hit.doi:
-        keys.add(f"doi:{normalize_doi(hit.doi)}")
-    if hit.arxiv_id:
-        keys.add(f"arxiv:{normalize_arxiv(hit.arxiv_id)}")
-    title = normalize_title(hit.title)
+    if hit.bib.doi:
+        keys.add(f"doi:{normalize_doi(hit.bib.doi)}")
+    if hit.bib.arxiv_id:
+        keys.add(f"arxiv:{normalize_arxiv(hit.bib.arxiv_id)}")
+    title = normalize_title(hit.bib.title)
     if len(title) >= MIN_TITLE_CHARS:
         keys.add(f"title:{title}")
     return keys

@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any
 from engine.disk import OPEN_ROOM, disk_full_message, is_disk_full
 from engine.errors import DocumentNotFoundError, StoreError
 from engine.sqlite import connect, connect_read_only, transaction, use_wal, writable_place
-from engine.store.codec import decode_words, encode_words
+from engine.store.codec import (
+    BIBLIOGRAPHY_COLUMNS,
+    bibliography_columns,
+    decode_bibliography,
+    decode_words,
+    encode_bibliography,
+    encode_words,
+)
 from engine.store.overlay import apply_edits
 from engine.store.schema import SCHEMA_VERSION, current_version, ensure_schema, sqlite_utils_db
 from engine.types import Document, DocumentStatus, Page, PageRect, Passage, Rect
@@ -155,11 +162,10 @@ class Library:
             stored = replace(document, passage_count=count, page_count=len(pages), added_at=now,
                              status=status, error=note)
             conn.execute(
-                "UPDATE documents SET title=?, authors=?, year=?, doi=?, arxiv_id=?, abstract=?, venue=?, "
-                "page_count=?, passage_count=?, status=?, error=?, file_size=? WHERE id=?",
-                (stored.title, json.dumps(list(stored.authors)), stored.year, stored.doi, stored.arxiv_id,
-                 stored.abstract, stored.venue, stored.page_count, stored.passage_count, stored.status.value,
-                 stored.error, stored.file_size, stored.id))
+                f"UPDATE documents SET {_SET_BIBLIOGRAPHY}, abstract=?, page_count=?, passage_count=?, status=?, "
+                "error=?, file_size=? WHERE id=?",
+                (*encode_bibliography(stored.bib), stored.abstract, stored.page_count, stored.passage_count,
+                 stored.status.value, stored.error, stored.file_size, stored.id))
             conn.execute("INSERT OR REPLACE INTO files(path, doc_id, size, mtime) VALUES (?,?,?,?)",
                          (file.path, stored.id, file.size, file.mtime))
             apply_edits(conn, stored.id)  # imports and the user's corrections outlive a re-read of the PDF
@@ -314,16 +320,17 @@ class Library:
         return problems
 
 
+_SET_BIBLIOGRAPHY = ", ".join(f"{name}=?" for name in BIBLIOGRAPHY_COLUMNS)
+
 # The collections come along as a JSON list, sorted, so one query gives the whole library's filing.
-_DOC_COLUMNS = ("id, content_hash, path, title, authors, year, doi, arxiv_id, abstract, page_count, "
-                "passage_count, status, error, file_size, added_at, venue, "
+_DOC_COLUMNS = ("id, content_hash, path, abstract, page_count, passage_count, status, error, file_size, added_at, "
                 "(SELECT json_group_array(collection) FROM (SELECT DISTINCT collection FROM document_collections "
-                "WHERE doc_id = documents.id ORDER BY collection))")
+                f"WHERE doc_id = documents.id ORDER BY collection)), {bibliography_columns()}")
 
 
 def _document(row: tuple[Any, ...]) -> Document:
-    return Document(id=row[0], content_hash=row[1], path=row[2], title=row[3], authors=tuple(json.loads(row[4])),
-                    year=row[5], doi=row[6], arxiv_id=row[7], abstract=row[8], page_count=row[9],
-                    passage_count=row[10], status=DocumentStatus(row[11]), error=row[12], file_size=row[13],
-                    added_at=row[14], venue=row[15], collections=tuple(json.loads(row[16] or "[]")))
+    return Document(id=row[0], content_hash=row[1], path=row[2], abstract=row[3], page_count=row[4],
+                    passage_count=row[5], status=DocumentStatus(row[6]), error=row[7], file_size=row[8],
+                    added_at=row[9], collections=tuple(json.loads(row[10] or "[]")),
+                    bib=decode_bibliography(row[11:]))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.bibliography import Bibliography
 from engine.types import (
     Answer,
     AnswerMode,
@@ -28,11 +29,11 @@ def _rects(rects: tuple[PageRect, ...]) -> list[list[float]]:
 
 
 def _reference(reference: Reference) -> dict[str, Any]:
+    bib = reference.bib.to_dict()
+    # The title before the pages, the rest of the bibliography after them: the order records have always had.
     return {"n": reference.n, "passage_id": reference.passage_id, "doc_id": reference.doc_id,
-            "source": reference.source, "title": reference.title, "page": reference.page,
-            "page_end": reference.page_end, "authors": list(reference.authors), "year": reference.year,
-            "doi": reference.doi, "arxiv_id": reference.arxiv_id, "url": reference.url, "venue": reference.venue,
-            "text": reference.text}
+            "source": reference.source, "title": bib.pop("title"), "page": reference.page,
+            "page_end": reference.page_end, **bib, "text": reference.text}
 
 
 def _citation(citation: Citation) -> dict[str, Any]:
@@ -42,15 +43,12 @@ def _citation(citation: Citation) -> dict[str, Any]:
 
 
 def _paper(paper: PaperReference) -> dict[str, Any]:
-    return {"n": paper.n, "doc_id": paper.doc_id, "source": paper.source, "title": paper.title,
-            "authors": list(paper.authors), "year": paper.year, "doi": paper.doi, "arxiv_id": paper.arxiv_id,
-            "url": paper.url, "venue": paper.venue, "pages": list(paper.pages), "passage_ids": list(paper.passage_ids)}
+    return {"n": paper.n, "doc_id": paper.doc_id, "source": paper.source, **paper.bib.to_dict(),
+            "pages": list(paper.pages), "passage_ids": list(paper.passage_ids)}
 
 
 def _paper_from(data: dict[str, Any]) -> PaperReference:
-    return PaperReference(n=data["n"], doc_id=data["doc_id"], source=data["source"], title=data["title"],
-                          authors=tuple(data.get("authors", ())), year=data.get("year"), doi=data.get("doi", ""),
-                          arxiv_id=data.get("arxiv_id", ""), url=data.get("url", ""), venue=data.get("venue", ""),
+    return PaperReference(n=data["n"], doc_id=data["doc_id"], source=data["source"], bib=Bibliography.from_dict(data),
                           pages=tuple(data.get("pages", ())), passage_ids=tuple(data.get("passage_ids", ())))
 
 
@@ -85,9 +83,8 @@ def answer_to_dict(answer: Answer) -> dict[str, Any]:
 
 def _ref_from(data: dict[str, Any]) -> Reference:
     return Reference(n=data["n"], passage_id=data["passage_id"], doc_id=data["doc_id"], source=data["source"],
-                     title=data["title"], text=data["text"], page=data.get("page"), page_end=data.get("page_end"),
-                     authors=tuple(data.get("authors", ())), year=data.get("year"), doi=data.get("doi", ""),
-                     arxiv_id=data.get("arxiv_id", ""), url=data.get("url", ""))
+                     bib=Bibliography.from_dict(data), text=data["text"], page=data.get("page"),
+                     page_end=data.get("page_end"))
 
 
 def _rects_from(rows: list[list[float]]) -> tuple[PageRect, ...]:

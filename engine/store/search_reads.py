@@ -15,8 +15,10 @@ import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
+from engine.bibliography import Bibliography
 from engine.errors import StoreError
 from engine.sqlite import connect_read_only, writable_place
+from engine.store.codec import bibliography_columns, decode_bibliography
 from engine.store.vocabulary import FtsVocabulary, vocabulary_table_sql
 from engine.types import LIBRARY_SOURCE, Passage, SearchHit
 
@@ -94,19 +96,18 @@ class SearchReads:
             return []
         with self._lock:
             rows = self._conn.execute(
-                "SELECT p.id, p.doc_id, d.title, p.text, p.page_start, p.page_end, d.authors, d.year, d.doi, "
-                "d.arxiv_id, p.is_reference, d.venue FROM passages p JOIN documents d ON d.id = p.doc_id "
-                "WHERE p.id IN (SELECT value FROM json_each(?))", (json.dumps(list(passage_ids)),)).fetchall()
+                f"SELECT p.id, p.doc_id, p.text, p.page_start, p.page_end, p.is_reference, {bibliography_columns('d')} "
+                "FROM passages p JOIN documents d ON d.id = p.doc_id WHERE p.id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(passage_ids)),)).fetchall()
         by_id = {row[0]: row for row in rows}
         found: list[SearchHit] = []
         for passage_id in passage_ids:
             row = by_id.get(passage_id)
             if row is None:
                 continue
-            found.append(SearchHit(passage_id=row[0], doc_id=row[1], source=LIBRARY_SOURCE, title=row[2], text=row[3],
-                                   page=row[4], page_end=row[5], authors=tuple(json.loads(row[6] or "[]")),
-                                   year=row[7], doi=row[8] or "", arxiv_id=row[9] or "", is_reference=bool(row[10]),
-                                   venue=row[11] or ""))
+            found.append(SearchHit(passage_id=row[0], doc_id=row[1], source=LIBRARY_SOURCE,
+                                   bib=decode_bibliography(row[6:]), text=row[2], page=row[3], page_end=row[4],
+                                   is_reference=bool(row[5])))
         return found
 
     def papers(self) -> list[SearchHit]:
@@ -114,8 +115,8 @@ class SearchReads:
         with self._lock:
             rows = self._conn.execute("SELECT id, title, doi, arxiv_id FROM documents WHERE passage_count > 0"
                                       ).fetchall()
-        return [SearchHit(passage_id="", doc_id=r[0], source=LIBRARY_SOURCE, title=r[1], text="", doi=r[2] or "",
-                          arxiv_id=r[3] or "") for r in rows]
+        return [SearchHit(passage_id="", doc_id=r[0], source=LIBRARY_SOURCE,
+                          bib=Bibliography(title=r[1], doi=r[2] or "", arxiv_id=r[3] or ""), text="") for r in rows]
 
     def passages_for_embedding(self, passage_ids: Sequence[str]) -> list[Passage]:
         """Light Passages (text, title, hash; no boxes): all embedding needs."""

@@ -96,10 +96,8 @@ class Evidence:
 
 def to_reference(hit: SearchHit, n: int, text: str | None = None) -> Reference:
     """Number a search hit. ``text`` replaces the hit's text (the library passage as stored)."""
-    return Reference(n=n, passage_id=hit.passage_id, doc_id=hit.doc_id, source=hit.source, title=hit.title,
-                     text=hit.text if text is None else text, page=hit.page, page_end=hit.page_end,
-                     authors=hit.authors, year=hit.year, doi=hit.doi, arxiv_id=hit.arxiv_id, url=hit.url,
-                     venue=hit.venue)
+    return Reference(n=n, passage_id=hit.passage_id, doc_id=hit.doc_id, source=hit.source, bib=hit.bib,
+                     text=hit.text if text is None else text, page=hit.page, page_end=hit.page_end)
 
 
 def diverse(hits: Sequence[SearchHit], top_n: int, per_paper: int = PER_PAPER) -> list[SearchHit]:

@@ -66,6 +66,5 @@ def _first_use(reference: Reference, order: dict[str, int]) -> int:
 def _paper(n: int, passages: Sequence[Reference]) -> PaperReference:
     first = passages[0]
     pages = sorted({p for r in passages for p in (r.page, r.page_end) if p is not None})
-    return PaperReference(n=n, doc_id=first.doc_id, source=first.source, title=first.title, authors=first.authors,
-                          year=first.year, doi=first.doi, arxiv_id=first.arxiv_id, url=first.url, venue=first.venue,
-                          pages=tuple(pages), passage_ids=tuple(r.passage_id for r in passages))
+    return PaperReference(n=n, doc_id=first.doc_id, source=first.source, bib=first.bib, pages=tuple(pages),
+                          passage_ids=tuple(r.passage_id for r in passages))

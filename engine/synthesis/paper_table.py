@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from engine.bibliography import Bibliography
 from engine.cite.markers import strip_markers
 from engine.cite.support import SupportScorer
 from engine.cite.verify import RectsFor, no_rects, verify_sentence
@@ -36,8 +37,9 @@ from engine.synthesis.evidence import (
     extract_evidence,
     tabular,
 )
+from engine.table_types import NOT_STATED, PaperRow, PaperTable, TableCell, TableColumn
 from engine.tuning import SYNTHESIS
-from engine.types import NOT_STATED, PaperRow, PaperTable, Reference, TableCell, TableColumn
+from engine.types import Reference
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +64,7 @@ RowCallback = Callable[[PaperRow], None]
 @dataclass(frozen=True)
 class PaperInScope:
     doc_id: str
-    title: str
-    authors: tuple[str, ...] = ()
-    year: int | None = None
+    bib: Bibliography  # its title is never empty: the file's name stands in for one the PDF did not give
 
 
 def default_columns() -> tuple[TableColumn, ...]:
@@ -138,7 +138,7 @@ def build_table(question: str, columns: Sequence[TableColumn], papers: Sequence[
         if cancel is not None and cancel.cancelled:
             cancelled = True
             break
-        progress(Progress("table", read, len(addressing), paper.title or paper.doc_id))
+        progress(Progress("table", read, len(addressing), paper.bib.title or paper.doc_id))
         try:
             row = _row(question, used_columns, paper, found, relevance, search, scorer, lm, rects_for, cancel)
         except Cancelled:
@@ -169,7 +169,7 @@ def _addressing(question: str, papers: Sequence[PaperInScope], search: SearchPap
     for done, paper in enumerate(papers):
         if cancel is not None:
             cancel.check()
-        progress(Progress("screening", done, len(papers), paper.title or paper.doc_id))
+        progress(Progress("screening", done, len(papers), paper.bib.title or paper.doc_id))
         found = search(question, paper, PASSAGES_PER_CELL)
         relevance = max((e.relevance for e in extract_evidence(question, found, scorer)), default=0.0)
         scored.append((paper, found, round(relevance, 4)))
@@ -200,7 +200,7 @@ def _row(question: str, columns: Sequence[TableColumn], paper: PaperInScope, fou
     written = _write_row(question, columns, paper, quotes, lm, cancel) if lm is not None else {}
     cells = tuple(_cell(written.get(k + 1, ""), quote, scorer, rects_for)
                   for k, quote in enumerate(quotes))
-    return PaperRow(paper.doc_id, paper.title, cells, paper.authors, paper.year, relevance)
+    return PaperRow(paper.doc_id, paper.bib, cells, relevance)
 
 
 def _best_quote(asked: str, references: Sequence[Reference], scorer: SupportScorer,
@@ -254,7 +254,7 @@ def _write_row(question: str, columns: Sequence[TableColumn], paper: PaperInScop
             fields.append(f"[{k}] {prompts.inert(column.name)} \u2014 {asked}\n    \"{evidence}\"")
     if not fields:
         return {}
-    user = prompts.prompt("table_row").format(title=prompts.inert(paper.title)[:120] or "(untitled)",
+    user = prompts.prompt("table_row").format(title=prompts.inert(paper.bib.title)[:120] or "(untitled)",
                                               question=prompts.inert(question), fields="\n".join(fields))
     messages = [ChatMessage("system", prompts.prompt("answer_system")), ChatMessage("user", user)]
     try:

@@ -101,7 +101,7 @@ def write_draft(question: str, lm: LanguageModel, chosen: Chosen, evidence: Sequ
                         options.relevance_threshold)
 
     quotes: list[Quote] = [q for e in evidence for q in e.quotes]
-    return writer.write(question, quotes, {n: r.title for n, r in given.items()}, more)
+    return writer.write(question, quotes, {n: r.bib.title for n, r in given.items()}, more)
 
 
 def verify_draft(outcome: WriteOutcome, scorer: SupportScorer, given: dict[int, Reference], rects_for: RectsFor,

@@ -47,7 +47,7 @@ def by_paper(evidence: Sequence[Evidence], max_rows: int = MAX_ROWS) -> list[Pap
     papers = []
     for items in groups.values():
         best = max((q for e in items for q in e.quotes), key=lambda q: q.answer)
-        papers.append(PaperEvidence(items[0].reference.title, tuple(items), best))
+        papers.append(PaperEvidence(items[0].reference.bib.title, tuple(items), best))
     papers.sort(key=lambda p: -p.best.answer)
     return papers[:max_rows]
 

@@ -280,7 +280,7 @@ class Writer:
                 new.extend(more_evidence(item.query))
         outcome.extra.extend(new)
         block = prompts.evidence_block([q for e in new for q in e.quotes],
-                                       {e.reference.n: e.reference.title for e in new}, opts.quote_chars)
+                                       {e.reference.n: e.reference.bib.title for e in new}, opts.quote_chars)
         task = prompts.revise_task(" ".join(i.text for i in outcome.feedback), block, opts.sections,
                                    opts.sentences_per_section)
         if self.cancel is not None and self.cancel.cancelled:

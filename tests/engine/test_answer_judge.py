@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from fixtures.scripted_lm import ScriptedLM
 
+from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
 from engine.errors import GenerationError
@@ -54,7 +55,7 @@ class JudgingLM(ScriptedLM):
 
 
 def retriever(*texts: str):  # type: ignore[no-untyped-def]
-    found = [SearchHit(f"doc{i}-0001", f"doc{i}", "library", "SPECTER", t, score=1.0 / (i + 1), page=1)
+    found = [SearchHit(f"doc{i}-0001", f"doc{i}", "library", Bibliography("SPECTER"), t, score=1.0 / (i + 1), page=1)
              for i, t in enumerate(texts)]
     return lambda _query, k: found[:k]
 
@@ -165,7 +166,8 @@ def test_a_model_error_or_write_mode_never_says_nothing_answers() -> None:
 
 
 def evidence(texts: Sequence[str], quotes_per_passage: int = 1) -> list[Evidence]:
-    refs = [Reference(n=i + 1, passage_id=f"p{i}", doc_id=f"d{i}", source="library", title="SPECTER", text=t)
+    refs = [Reference(n=i + 1, passage_id=f"p{i}", doc_id=f"d{i}", source="library", bib=Bibliography("SPECTER"),
+                      text=t)
             for i, t in enumerate(texts)]
     return extract_evidence(QUESTION, refs, SupportScorer(HashingEmbedder()), quotes_per_passage)
 

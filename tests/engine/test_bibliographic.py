@@ -47,16 +47,16 @@ NAR_PAGE = [("Nucleic Acids Research, 2024, 52, 2761–2775", 8.0), ("https://do
 
 def test_xmp_fields_win_and_each_field_names_its_origin() -> None:
     found = meta({"author": "Grschow Sabine, White Malcolm F"}, NAR_PAGE, XMP)
-    assert found.title == "CRISPR antiphage defence mediated by Csx23"
-    assert found.authors == ("Sabine Grüschow", "Malcolm F White")
-    assert (found.doi, found.year, found.venue) == ("10.1093/nar/gkae167", 2024, "Nucleic Acids Research")
+    assert found.bib.title == "CRISPR antiphage defence mediated by Csx23"
+    assert found.bib.authors == ("Sabine Grüschow", "Malcolm F White")
+    assert (found.bib.doi, found.bib.year, found.bib.venue) == ("10.1093/nar/gkae167", 2024, "Nucleic Acids Research")
     assert dict(found.origins)["authors"] == "xmp" and dict(found.origins)["doi"] == "xmp"
 
 
 def test_info_authors_written_family_first_are_turned_round() -> None:
     found = meta({"author": "Grschow Sabine, White Malcolm F."}, NAR_PAGE)
-    assert names.family_name(found.authors[0]) in ("Grüschow", "Grschow")
-    assert found.authors[0].startswith("Sabine")
+    assert names.family_name(found.bib.authors[0]) in ("Grüschow", "Grschow")
+    assert found.bib.authors[0].startswith("Sabine")
 
 
 def test_malformed_xmp_is_ignored_with_a_log_line(caplog: pytest.LogCaptureFixture) -> None:
@@ -64,7 +64,7 @@ def test_malformed_xmp_is_ignored_with_a_log_line(caplog: pytest.LogCaptureFixtu
         assert read_xmp(XMP[: len(XMP) // 2]) == read_xmp(None)
     assert "malformed XMP" in caplog.text
     found = meta({}, NAR_PAGE, "<x:xmpmeta><rdf:RDF>")
-    assert found.title == "CRISPR antiphage defence mediated by Csx23"  # from the page instead
+    assert found.bib.title == "CRISPR antiphage defence mediated by Csx23"  # from the page instead
 
 
 def test_huge_or_entity_laden_xmp_is_not_parsed(caplog: pytest.LogCaptureFixture) -> None:
@@ -79,7 +79,7 @@ def test_info_fields_with_control_characters_or_huge_titles_are_cleaned_and_cut(
     cleaned = clean_info({"title": "A\x00 title\x07 with\x1b junk\ufeff", "author": "x" * 50_000, "n": 3})
     assert cleaned["title"] == "A title with junk" and len(cleaned["author"]) <= 1000 and "n" not in cleaned
     found = meta({"title": "Long " * 10_000}, NAR_PAGE)
-    assert len(found.title) <= 300 and "Long Long" not in found.title
+    assert len(found.bib.title) <= 300 and "Long Long" not in found.bib.title
 
 
 def test_a_title_in_capitals_is_cased_with_its_acronyms_kept() -> None:
@@ -87,7 +87,7 @@ def test_a_title_in_capitals_is_cased_with_its_acronyms_kept() -> None:
              ("Ivan Rodriguez, Tonatiuh Matos", 10.0), ("The CMB spectrum is measured; the CMB peaks shift.", 10.0),
              ("Ordinary body text in lower case for the median size.", 10.0)]
     found = meta({}, lines)
-    assert found.title == "Ultra Light Bosonic Dark Matter and the CMB in Quantum Hall Layers"
+    assert found.bib.title == "Ultra Light Bosonic Dark Matter and the CMB in Quantum Hall Layers"
     assert printed.titlecase_caps("DNA REPAIR IN E. COLI", {"DNA"}) == "DNA Repair in E. Coli"
 
 
@@ -98,7 +98,7 @@ def test_a_cover_sheet_is_read_for_its_labels_not_as_the_paper() -> None:
              ("Developmental Cell, 58(21)", 10.0), ("Publication Date", 10.0), ("2023-11-01", 10.0),
              ("DOI", 10.0), ("10.1016/j.devcel.2023.09.005", 10.0),
              ("Downloaded from escholarship.org on June 25, 2025", 10.0)]
-    found = meta({}, lines)
+    found = meta({}, lines).bib
     assert found.title == "Single-nucleotide variants within heart enhancers"
     assert (found.venue, found.year, found.doi) == ("Developmental Cell", 2023, "10.1016/j.devcel.2023.09.005")
 

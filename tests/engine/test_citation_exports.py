@@ -9,24 +9,23 @@ import bibtexparser
 import pytest
 from pybtex.database import parse_string
 
+from engine.bibliography import Bibliography
 from engine.render.bibtex import works_to_bibtex
 from engine.render.ris import works_to_csl, works_to_ris
-from engine.types import PaperReference
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 
 
-def paper(n: int, title: str, authors: tuple[str, ...], year: int | None = 2024, doi: str = "", venue: str = "",
-          arxiv_id: str = "", url: str = "") -> PaperReference:
-    return PaperReference(n=n, doc_id=f"d{n}", source="library", title=title, authors=authors, year=year, doi=doi,
-                          venue=venue, arxiv_id=arxiv_id, url=url)
+def paper(title: str, authors: tuple[str, ...], year: int | None = 2024, doi: str = "", venue: str = "",
+          arxiv_id: str = "", url: str = "") -> Bibliography:
+    return Bibliography(title, authors=authors, year=year, doi=doi, arxiv_id=arxiv_id, url=url, venue=venue)
 
 
-NAR = paper(1, "CRISPR antiphage defence & 50% of x_y", ("Sabine Grüschow", "Madeleine van Zuylen"),
+NAR = paper("CRISPR antiphage defence & 50% of x_y", ("Sabine Grüschow", "Madeleine van Zuylen"),
             doi="10.1093/nar/gkae_167", venue="Nucleic Acids Research", url="https://example.org/a_b?c=1%20")
-ACL = paper(2, "SPECTER: Document-level Representation Learning", ("Arman Cohan",), 2020,
+ACL = paper("SPECTER: Document-level Representation Learning", ("Arman Cohan",), 2020,
             venue="Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics")
-ARXIV = paper(3, "Multi-LexSum", ("Zejiang Shen",), 2022, arxiv_id="2206.10883")
+ARXIV = paper("Multi-LexSum", ("Zejiang Shen",), 2022, arxiv_id="2206.10883")
 
 
 def test_entry_types_fields_and_verbatim_identifiers() -> None:
@@ -59,7 +58,7 @@ def test_ris_and_csl_carry_the_same_values() -> None:
     assert acl["type"] == "paper-conference" and json.dumps([nar, acl], ensure_ascii=False)
 
 
-def _library() -> list[PaperReference]:
+def _library() -> list[Bibliography]:
     from engine.ingest.pipeline import IngestOptions, PdfParse
 
     folders = [SHARED / "corpus" / "papers", SHARED / "eval" / "litqa2-dev" / "pdfs"]
@@ -67,12 +66,9 @@ def _library() -> list[PaperReference]:
     if len(pdfs) < 66:
         pytest.skip("the shared corpus and LitQA2 PDFs are not here")
     works = []
-    for n, path in enumerate(pdfs, 1):
+    for path in pdfs:
         with PdfParse(path, IngestOptions(ocr=False, parse_workers=0)) as parse:
-            meta = parse.meta
-        works.append(PaperReference(n=n, doc_id=parse.doc_id, source="library", title=meta.title,
-                                    authors=meta.authors, year=meta.year, doi=meta.doi, arxiv_id=meta.arxiv_id,
-                                    venue=meta.venue))
+            works.append(parse.meta.bib)
     return works
 
 

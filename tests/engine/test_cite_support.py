@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from fixtures.models import minilm
 
+from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
 from engine.cite.verify import VerifyReport, verify_sentence, verify_text
 from engine.cite.windows import content_words, quote_windows
@@ -27,8 +28,8 @@ S2ORC = ("We introduce S2ORC, a large corpus of 81.1M English-language academic 
 
 
 def sources() -> dict[int, Reference]:
-    return {1: Reference(1, "p1", "d1", "library", "SPECTER", SPECTER, page=1),
-            2: Reference(2, "p2", "d2", "library", "S2ORC", S2ORC, page=1)}
+    return {1: Reference(1, "p1", "d1", "library", Bibliography("SPECTER"), SPECTER, page=1),
+            2: Reference(2, "p2", "d2", "library", Bibliography("S2ORC"), S2ORC, page=1)}
 
 
 def boxes(passage_id: str, start: int, end: int) -> tuple[PageRect, ...]:

@@ -151,7 +151,7 @@ def test_golden_file_covers_the_corpus(papers_dir: Path) -> None:
 @pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_title_pages_and_passage_count(corpus: dict[str, ParsedDocument], name: str) -> None:
     parsed, golden = corpus[name], GOLDEN[name]
-    assert parsed.meta.title == golden["title"]
+    assert parsed.meta.bib.title == golden["title"]
     assert len(parsed.pages) == golden["page_count"]
     count = sum(p.kind == "text" for p in parsed.passages)
     assert golden["passages"]["min"] <= count <= golden["passages"]["max"]
@@ -165,14 +165,14 @@ def test_authors(corpus: dict[str, ParsedDocument], name: str, request: pytest.F
     golden = GOLDEN[name]
     if "known_issue" in golden:
         request.applymarker(pytest.mark.xfail(reason=golden["known_issue"], strict=True))
-    assert list(corpus[name].meta.authors) == golden["authors"]
+    assert list(corpus[name].meta.bib.authors) == golden["authors"]
 
 
 def test_a_paper_without_a_printed_title_keeps_it_empty(corpus: dict[str, ParsedDocument]) -> None:
     # 1903.10676 is one page cut from the middle of a paper: tables and a discussion, no title.
     # The file name or the first table row must not be passed off as one.
-    assert corpus["1903.10676.pdf"].meta.title == ""
-    assert corpus["1903.10676.pdf"].meta.authors == ()
+    assert corpus["1903.10676.pdf"].meta.bib.title == ""
+    assert corpus["1903.10676.pdf"].meta.bib.authors == ()
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.bibliography import Bibliography
 from engine.errors import Cancelled
 from engine.progress import CancelToken
 from engine.rerank.choose import make_reranker
@@ -43,8 +44,8 @@ def cross_encoder_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _hits() -> list[SearchHit]:
-    return [SearchHit(passage_id=f"p{i}", doc_id=f"d{i}", source="library", title="", text=text, score=1.0 - i / 10,
-                      ranks=(("bm25", i + 1),)) for i, text in enumerate(TEXTS)]
+    return [SearchHit(passage_id=f"p{i}", doc_id=f"d{i}", source="library", bib=Bibliography(""), text=text,
+                      score=1.0 - i / 10, ranks=(("bm25", i + 1),)) for i, text in enumerate(TEXTS)]
 
 
 def _logits(folder: Path, pairs: list[tuple[str, str]]) -> list[float]:

@@ -173,7 +173,7 @@ def test_parse_line_accepts_s2_style_external_ids() -> None:
     record = parse_line(7, json.dumps({"id": "s2:1", "title": "T", "text": "x",
                                        "externalids": {"DOI": "10.5555/XYZ", "ArXiv": "1706.03762"}}).encode())
     assert isinstance(record, Record)
-    assert (record.doi, record.arxiv_id, record.line) == ("10.5555/xyz", "1706.03762", 7)
+    assert (record.bib.doi, record.bib.arxiv_id, record.line) == ("10.5555/xyz", "1706.03762", 7)
 
 
 @pytest.mark.slow

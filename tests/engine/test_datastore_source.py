@@ -62,9 +62,9 @@ def test_bm25_hits_carry_the_original_id_and_the_datastore_name(engine: Engine, 
     assert hits[0].doc_id in {"W1", "S2"} and {h.doc_id for h in hits} <= {"W1", "S2"}
     assert all(h.source == "papers" and h.page is None for h in hits)
     wide = next(h for h in hits if h.doc_id == "W1")
-    assert wide.title == "Wide Residual Networks" and wide.doi == "10.5244/c.30.87"
+    assert wide.bib.title == "Wide Residual Networks" and wide.bib.doi == "10.5244/c.30.87"
     street = next(h for h in hits if h.doc_id == "S2")
-    assert street.arxiv_id == "1611.08323"
+    assert street.bib.arxiv_id == "1611.08323"
     # Restricting to documents uses the original ids; unknown and foreign ids are skipped.
     assert {pid for pid, _ in source.lexical(build_fts_query("residual"), 5, doc_ids=["S2"])} == {
         hit.passage_id for hit in hits if hit.doc_id == "S2"}

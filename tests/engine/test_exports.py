@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.bibliography import Bibliography
 from engine.datastore.reader import Record, record_from_json
 from engine.datastore.record_title import split_glued_title
 from engine.render.bibtex import cite_key, to_bibtex, unique_keys
@@ -30,9 +31,10 @@ SPECTER = "SPECTER: Document-level Representation Learning using Citation-inform
 
 def _ref(n: int, doc: str, title: str, authors: tuple[str, ...] = (), year: int | None = None, page: int | None = 1,
          source: str = "library", **extra: str) -> Reference:
-    """A cited passage of paper ``n`` (passages of one paper share its ``n``), on ``page``."""
-    return Reference(n, f"{doc}-{page or 0:04d}", doc, source, title, f"Passage on page {page} of {title}.",
-                     page=page, authors=authors, year=year, **extra)
+    """A cited passage of paper ``n`` (passages of one paper share its ``n``), on ``page``; ``extra`` are
+    the paper's other bibliographic fields (doi, url, ...)."""
+    return Reference(n, f"{doc}-{page or 0:04d}", doc, source, Bibliography(title, authors, year, **extra),
+                     f"Passage on page {page} of {title}.", page=page)
 
 
 def answer_citing(*references: Reference) -> Answer:
@@ -72,11 +74,11 @@ def test_bibtex_parses_with_one_entry_per_paper_and_unique_readable_keys() -> No
 
 def test_keys_stay_unique_when_many_papers_collide() -> None:
     papers = [_ref(n, f"d{n}", "Attention", ("A. Vaswani",), 2017) for n in range(1, 30)]
-    keys = unique_keys(papers)
+    keys = unique_keys([paper.bib for paper in papers])
     assert len(set(keys)) == 29 and keys[:3] == ["vaswani2017attention", "vaswani2017attentiona",
                                                  "vaswani2017attentionb"]
-    assert cite_key(_ref(1, "x", "Über Gödel's theorem", ("Kurt Gödel",), 1931)) == "godel1931uber"
-    assert cite_key(_ref(1, "x", "", ())) == "anonpaper"
+    assert cite_key(Bibliography("Über Gödel's theorem", ("Kurt Gödel",), 1931)) == "godel1931uber"
+    assert cite_key(Bibliography()) == "anonpaper"
 
 
 def test_markdown_bylines_never_double_the_full_stop() -> None:
@@ -100,7 +102,7 @@ def test_glued_titles_are_split_from_their_abstract() -> None:
                               "Learning Algorithm The game of chess is the most studied domain.")
     assert chess[0].endswith("Algorithm") and chess[1].startswith("The game")
     record = record_from_json(1, {"id": "x", "title": glued, "text": "Introduction Body."})
-    assert isinstance(record, Record) and record.title.endswith("Segmentation")
+    assert isinstance(record, Record) and record.bib.title.endswith("Segmentation")
     assert record.text.startswith("Convolutional Neural Networks (CNNs)") and record.text.endswith("Body.")
 
 
@@ -110,7 +112,7 @@ def test_the_bundled_sample_datastore_has_no_abstract_for_a_title() -> None:
         for number, line in enumerate(lines, 1):
             record = record_from_json(number, json.loads(line))
             assert isinstance(record, Record)
-            titles.append(record.title)
+            titles.append(record.bib.title)
     assert not [t for t in titles if t.lower().startswith("document:")]
     too_long = [t for t in titles if len(t.split()) > 30]
     assert not too_long, too_long[:3]
@@ -123,10 +125,10 @@ def per_paper_answer() -> Answer:
     p3, p6 = _ref(1, "specter", SPECTER, cohan, 2020, page=3), _ref(1, "specter", SPECTER, cohan, 2020, page=6)
     s2orc = _ref(2, "s2orc", "S2ORC: The Semantic Scholar Open Research Corpus", ("Kyle Lo", "Lucy Lu Wang"), 2020,
                  page=2)
-    papers = (PaperReference(1, "specter", "library", SPECTER, cohan, 2020, pages=(3, 6),
+    papers = (PaperReference(1, "specter", "library", Bibliography(SPECTER, authors=cohan, year=2020), pages=(3, 6),
                              passage_ids=(p3.passage_id, p6.passage_id)),
-              PaperReference(2, "s2orc", "library", s2orc.title, s2orc.authors, 2020, pages=(2,),
-                             passage_ids=(s2orc.passage_id,)))
+              PaperReference(2, "s2orc", "library", Bibliography(s2orc.bib.title, authors=s2orc.bib.authors, year=2020),
+                             pages=(2,), passage_ids=(s2orc.passage_id,)))
 
     def cite(ref: Reference) -> Citation:
         return Citation(ref.n, ref.passage_id, ref.text, 0, len(ref.text), 0.9)
@@ -220,7 +222,8 @@ def test_csv_cells_cannot_start_a_spreadsheet_formula(payload: str) -> None:
     reference = _ref(1, "evil", payload, (payload, "Other Author"), 2020, doi="10.1/x")
     sentence = AnswerSentence(f"{payload} is the answer [1].", (Citation(1, reference.passage_id, payload, 0,
                                                                           len(payload), 0.9),), True)
-    paper = PaperReference(1, "evil", "library", payload, reference.authors, 2020, doi="10.1/x", pages=(1,),
+    paper = PaperReference(1, "evil", "library",
+                           Bibliography(payload, authors=reference.bib.authors, year=2020, doi="10.1/x"), pages=(1,),
                            passage_ids=(reference.passage_id,))
     answer = Answer(question="q?", text=sentence.text, sentences=(sentence,), references=(reference,),
                     mode=AnswerMode.WRITTEN, papers=(paper,))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from fixtures.models import minilm
 
+from engine.bibliography import Bibliography
 from engine.cite.judge import VERDICTS, PairModel, SupportJudge, default_judge, default_judge_folder
 from engine.cite.support import SupportScorer
 from engine.cite.verify import VerifyReport, verify_sentence, verify_text
@@ -41,8 +42,8 @@ def judge() -> SupportJudge:
 
 
 def sources() -> dict[int, Reference]:
-    return {1: Reference(1, "p1", "d1", "library", "SPECTER", SPECTER, page=1),
-            2: Reference(2, "p2", "d2", "library", "S2ORC", S2ORC, page=1)}
+    return {1: Reference(1, "p1", "d1", "library", Bibliography("SPECTER"), SPECTER, page=1),
+            2: Reference(2, "p2", "d2", "library", Bibliography("S2ORC"), S2ORC, page=1)}
 
 
 def test_a_sentence_of_the_passage_is_supported_with_a_verbatim_quote() -> None:

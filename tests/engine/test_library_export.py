@@ -73,7 +73,7 @@ def test_csl_json_export_reads_back_field_by_field(home: Path, tmp_path: Path) -
 
 def test_bibtex_export_of_chosen_papers_parses_with_both_parsers(home: Path, tmp_path: Path) -> None:
     with Engine(home=home) as engine:
-        chosen = [d.id[:8] for d in engine.documents() if d.venue]
+        chosen = [d.id[:8] for d in engine.documents() if d.bib.venue]
     text = export(home, tmp_path, "bibtex", *chosen)
     entries = parse_string(text, "bibtex").entries
     assert len(entries) == 2
@@ -90,7 +90,7 @@ def test_bibtex_export_of_chosen_papers_parses_with_both_parsers(home: Path, tmp
 
 def test_library_show_names_the_venue(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with Engine(home=home) as engine:
-        doc_id = next(d.id for d in engine.documents() if d.venue == "Nucleic Acids Research")
+        doc_id = next(d.id for d in engine.documents() if d.bib.venue == "Nucleic Acids Research")
     assert main(["--home", str(home), "library", "show", doc_id[:8]]) == 0
     assert "venue: Nucleic Acids Research" in capsys.readouterr().out
     assert main(["--home", str(home), "library", "show", doc_id[:8], "--json"]) == 0
@@ -123,7 +123,7 @@ def test_an_answers_references_carry_the_papers_venue(home: Path) -> None:
         engine.embedder = HashingEmbedder()
         answer = engine.ask(AskRequest("How do retrieval systems cite their sources about crispr arrays?",
                                        mode="digest", options=RequestOptions(save=False)))
-        venues = {paper.title: paper.venue for paper in answer.papers}
+        venues = {paper.bib.title: paper.bib.venue for paper in answer.papers}
         assert venues.get("CRISPR arrays in {DNA} repair") == "Nucleic Acids Research", venues
         records = {record["TI"][0]: record for record in read_ris(export_answer(answer, "ris"))}
         assert records["CRISPR arrays in {DNA} repair"]["JO"] == ["Nucleic Acids Research"]

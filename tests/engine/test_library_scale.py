@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.bibliography import Bibliography
 from engine.embed import HashingEmbedder
 from engine.index import FLAT_LIMIT, FlatIndex, IVFIndex, read_header
 from engine.service import Engine
@@ -39,7 +40,7 @@ def generated_paper(engine: Engine, name: str, first: int, count: int) -> Docume
         passages.append(Passage(id=f"{doc_id}:{ordinal}", doc_id=doc_id, ordinal=ordinal, text=text, title=name,
                                 page_start=1, page_end=1, char_start=0, char_end=len(text), rects=(),
                                 content_hash=hashlib.sha256(text.encode()).hexdigest()))
-    document = Document(id=doc_id, content_hash=doc_id, path=f"/papers/{name}.pdf", title=name)
+    document = Document(id=doc_id, content_hash=doc_id, path=f"/papers/{name}.pdf", bib=Bibliography(name))
     pages = [Page(doc_id=doc_id, number=1, width=612.0, height=792.0, word_count=count * 10, has_text_layer=True)]
     return engine.library.write_document(document, passages, pages, FileRecord(document.path, doc_id, 1, 0.0))
 

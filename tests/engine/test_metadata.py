@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from engine.bibliography import Bibliography
 from engine.ingest.metadata import (
     before_references,
     choose_authors,
@@ -107,7 +108,7 @@ def test_identifiers_come_from_the_paper_not_its_reference_list() -> None:
     text = "A one-page abstract.\nReferences: [1] A. B. Author, doi:10.1103/PhysRevB.65.115323 arXiv:1910.13461"
     assert before_references(text) == "A one-page abstract.\n"
     meta = extract_metadata({}, page([line(60, ("A Title In Large Type", 14.0))], BODY), HEIGHT, text, text)
-    assert meta.doi == "" and meta.arxiv_id == ""
+    assert meta.bib.doi == "" and meta.bib.arxiv_id == ""
 
 
 def test_a_crossmark_link_gives_the_doi_the_page_does_not_print() -> None:
@@ -117,9 +118,9 @@ def test_a_crossmark_link_gives_the_doi_the_page_does_not_print() -> None:
     assert crossmark_doi(links) == "10.1126/science.abp9563"
     assert crossmark_doi(links[:2]) == "" and crossmark_doi(("http://crossmark.crossref.org/dialog/?x=1",)) == ""
     meta = extract_metadata({}, first, HEIGHT, "", "", None, links)
-    assert meta.doi == "10.1126/science.abp9563" and dict(meta.origins)["doi"] == "crossmark"
+    assert meta.bib.doi == "10.1126/science.abp9563" and dict(meta.origins)["doi"] == "crossmark"
     printed_doi = extract_metadata({}, first, HEIGHT, "doi:10.1000/xyz123", "doi:10.1000/xyz123", None, links)
-    assert printed_doi.doi == "10.1000/xyz123"  # what the page prints comes first
+    assert printed_doi.bib.doi == "10.1000/xyz123"  # what the page prints comes first
 
 
 def test_arxiv_stamp_wins_over_ids_cited_on_the_page() -> None:
@@ -128,7 +129,7 @@ def test_arxiv_stamp_wins_over_ids_cited_on_the_page() -> None:
     assert rotated_text(first).startswith("arXiv:2206.10883v3")
     text = "Longformer (Beltagy et al., 2020, arXiv:2004.05150) is a model."
     meta = extract_metadata({}, first, HEIGHT, text, text)
-    assert (meta.arxiv_id, meta.year) == ("2206.10883", 2022)
+    assert (meta.bib.arxiv_id, meta.bib.year) == ("2206.10883", 2022)
 
 
 # --- names ----------------------------------------------------------------------------------
@@ -257,16 +258,17 @@ def test_no_title_when_nothing_is_set_larger_than_the_text() -> None:
 def test_the_info_title_is_used_only_when_the_page_shows_it() -> None:
     first = page([line(70, ("Beyond Summarization:", 17.2)), line(90, ("Designing AI Support", 17.2))], BODY)
     shown = extract_metadata({"title": "Beyond Summarization:  Designing AI  Support"}, first, HEIGHT, "", "")
-    assert shown.title == "Beyond Summarization: Designing AI Support"
+    assert shown.bib.title == "Beyond Summarization: Designing AI Support"
     other = extract_metadata({"title": "Proceedings of the 45th Annual Meeting"}, first, HEIGHT, "", "")
-    assert other.title == "Beyond Summarization: Designing AI Support"
+    assert other.bib.title == "Beyond Summarization: Designing AI Support"
     file_name = extract_metadata({"title": "acl07.dvi"}, page(BODY), HEIGHT, "", "")
-    assert file_name.title == ""  # never a file name, and no printed title to fall back on
+    assert file_name.bib.title == ""  # never a file name, and no printed title to fall back on
 
 
 def test_nothing_is_invented_for_an_empty_page() -> None:
     meta = extract_metadata({}, page(), HEIGHT, "", "")
-    assert (meta.title, meta.authors, meta.year, meta.doi, meta.arxiv_id, meta.abstract) == ("", (), None, "", "", "")
+    assert meta.bib == Bibliography()
+    assert meta.abstract == ""
 
 
 def test_find_abstract_runs_to_the_first_section() -> None:

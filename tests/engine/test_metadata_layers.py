@@ -47,19 +47,19 @@ def test_a_catalog_from_before_venues_is_upgraded_in_place_and_keeps_everything(
     try:
         assert current_version(library._conn) == SCHEMA_VERSION == 5
         document = library.document("d1")
-        assert (document.title, document.authors, document.year, document.venue) == (
+        assert (document.bib.title, document.bib.authors, document.bib.year, document.bib.venue) == (
             "Corrected Title", ("Ada Lovelace",), 1843, "")
         from engine.store.edits import update_metadata
 
         edited = update_metadata(library, "d1", venue="  Notes on the   Analytical Engine ")
-        assert edited.venue == "Notes on the Analytical Engine" and edited.title == "Corrected Title"
+        assert edited.bib.venue == "Notes on the Analytical Engine" and edited.bib.title == "Corrected Title"
         with pytest.raises(MetadataError, match="Venue"):
             update_metadata(library, "d1", venue="x" * 400)
     finally:
         library.close()
     reopened = Library(catalog)  # a second open finds version 5 and migrates nothing
     try:
-        assert reopened.document("d1").venue == "Notes on the Analytical Engine"
+        assert reopened.document("d1").bib.venue == "Notes on the Analytical Engine"
     finally:
         reopened.close()
 
@@ -89,7 +89,7 @@ def test_a_users_edit_wins_over_a_later_zotero_reimport(engine: Engine, tmp_path
     _set_field(zotero.folder, "SPEC0001", 12, "publicationTitle", "Proceedings of ACL", "2024-01-02 10:00:00")
     engine.import_zotero(zotero.folder)
     (document,) = engine.documents()
-    assert (document.title, document.venue, document.year) == (SPECTER, "Proceedings of ACL", 2020)
+    assert (document.bib.title, document.bib.venue, document.bib.year) == (SPECTER, "Proceedings of ACL", 2020)
 
     engine.update_metadata(document.id, title="SPECTER (my title)")
     _set_field(zotero.folder, "SPEC0001", 1, "title", "SPECTER (Zotero's new title)", "2024-05-01 10:00:00")
@@ -98,13 +98,14 @@ def test_a_users_edit_wins_over_a_later_zotero_reimport(engine: Engine, tmp_path
 
     assert report.updated == 1
     after = engine.document(document.id)
-    assert after.title == "SPECTER (my title)"  # the user's edit survives the re-import
-    assert after.year == 2021  # a field the user never touched follows Zotero
+    assert after.bib.title == "SPECTER (my title)"  # the user's edit survives the re-import
+    assert after.bib.year == 2021  # a field the user never touched follows Zotero
     assert engine.passages(document.id)[0].title == "SPECTER (my title)"  # and search sees the edit
     # Re-reading the PDF keeps both layers as well.
     pdf = zotero.folder / "storage" / "ATT00001" / "specter.pdf"
     list(engine.add_documents([pdf]))
-    assert (engine.document(document.id).title, engine.document(document.id).year) == ("SPECTER (my title)", 2021)
+    bib = engine.document(document.id).bib
+    assert (bib.title, bib.year) == ("SPECTER (my title)", 2021)
 
 
 def test_a_datastore_record_fills_only_what_the_pdf_left_empty(engine: Engine, tmp_path: Path) -> None:
@@ -119,16 +120,16 @@ def test_a_datastore_record_fills_only_what_the_pdf_left_empty(engine: Engine, t
 
     (result,) = list(engine.add_documents([bare_pdf(tmp_path / "a.pdf", [f"doi:{DOI}"])]))
     filled = engine.document(result.doc_id)
-    assert filled.doi == DOI
-    assert filled.year == 2021 and filled.authors == ("Grace Hopper", "Alan Turing")  # the PDF had neither
-    assert filled.title == "Sparse Retrieval Without Labels"  # the PDF's own title is kept
+    assert filled.bib.doi == DOI
+    assert filled.bib.year == 2021 and filled.bib.authors == ("Grace Hopper", "Alan Turing")  # the PDF had neither
+    assert filled.bib.title == "Sparse Retrieval Without Labels"  # the PDF's own title is kept
 
     engine.update_metadata(filled.id, year="2020")  # the user knows better than the datastore
     list(engine.add_documents([tmp_path / "a.pdf"]))  # unchanged file: nothing is re-read
     pdf_b = bare_pdf(tmp_path / "b.pdf", [f"doi:{DOI}", "A second printing."])  # same paper, new bytes
     (again,) = list(engine.add_documents([pdf_b]))
-    assert engine.document(filled.id).year == 2020
-    assert engine.document(again.doc_id).year == 2021
+    assert engine.document(filled.id).bib.year == 2020
+    assert engine.document(again.doc_id).bib.year == 2021
 
     (unmatched,) = list(engine.add_documents([bare_pdf(tmp_path / "c.pdf", ["doi:10.5555/not.in.the.store"])]))
-    assert engine.document(unmatched.doc_id).year is None and engine.document(unmatched.doc_id).authors == ()
+    assert engine.document(unmatched.doc_id).bib.year is None and engine.document(unmatched.doc_id).bib.authors == ()

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import time
 
 import pytest
 from fixtures.scripted_lm import ScriptedLM
 
+from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
 from engine.cite.windows import content_words
+from engine.cli.table_commands import table_json
 from engine.embed import HashingEmbedder
 from engine.errors import QueryError
 from engine.progress import CancelToken, Progress
@@ -27,7 +30,8 @@ from engine.synthesis.paper_table import (
     default_columns,
     normalise_columns,
 )
-from engine.types import NOT_STATED, PaperRow, Reference, TableColumn
+from engine.table_types import NOT_STATED, PaperRow, PaperTable, TableCell, TableColumn
+from engine.types import PageRect, Rect, Reference
 
 QUESTION = "How are scientific document embeddings trained?"
 PAPERS = {
@@ -50,13 +54,15 @@ def search_in(texts: dict[str, list[str]]):  # type: ignore[no-untyped-def]
         if not words:
             raise QueryError("nothing to search for")
         ranked = sorted(enumerate(texts[paper.doc_id]), key=lambda item: -len(words & content_words(item[1])))
-        return [Reference(n, f"{paper.doc_id}:{i}", paper.doc_id, "library", paper.title, text, page=i + 1)
+        return [Reference(n, f"{paper.doc_id}:{i}", paper.doc_id, "library", Bibliography(paper.bib.title), text,
+                          page=i + 1)
                 for n, (i, text) in enumerate(ranked[:k], start=1)]
     return search
 
 
 def papers(*names: str) -> list[PaperInScope]:
-    return [PaperInScope(name, name.upper(), ("Ada Lovelace", "Alan Turing"), 2020) for name in names]
+    return [PaperInScope(name, Bibliography(name.upper(), authors=("Ada Lovelace", "Alan Turing"), year=2020))
+            for name in names]
 
 
 @pytest.fixture(scope="module")
@@ -179,3 +185,18 @@ def test_csv_has_a_sentence_quote_and_page_column_per_field_and_is_inert(scorer:
     assert parsed[1][0] == "SPECTER" and parsed[1][1] == "Ada Lovelace and Alan Turing"
     markdown = to_markdown(table)
     assert "| Paper | Answer | Method | Data / sample | Main result |" in markdown
+
+
+def test_json_rows_keep_title_authors_and_year_as_their_own_keys() -> None:
+    """What `quire table --json` prints: scripts read a row's title, authors and year beside its cells."""
+    rects = (PageRect(3, Rect(1, 2, 3, 4)),)
+    cell = TableCell("It embeds papers.", "We propose SPECTER", "specter-0003", 0, 18, 3, rects)
+    row = PaperRow("specter", Bibliography("SPECTER", ("Arman Cohan",), 2020, doi="10.1/x"), (cell,), 0.9)
+    table = PaperTable("How?", (TableColumn("Method", "What method?"),), (row,), 1, 1)
+    data = json.loads(json.dumps(table_json(table), default=list))
+    cell_json = {"text": "It embeds papers.", "quote": "We propose SPECTER", "passage_id": "specter-0003",
+                 "quote_start": 0, "quote_end": 18, "page": 3, "rects": [[3, [1, 2, 3, 4]]], "written": False}
+    assert data["rows"] == [{"doc_id": "specter", "title": "SPECTER", "cells": [cell_json], "authors": ["Arman Cohan"],
+                             "year": 2020, "relevance": 0.9}]
+    assert list(data["rows"][0]) == ["doc_id", "title", "cells", "authors", "year", "relevance"]
+    assert list(data)[:3] == ["question", "columns", "rows"] and data["papers_in_scope"] == 1

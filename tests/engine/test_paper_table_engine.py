@@ -11,7 +11,7 @@ from fixtures.pdfs import text_pdf
 
 from engine.cli.main import main
 from engine.service import Engine
-from engine.types import TableColumn
+from engine.table_types import TableColumn
 
 SPECTER = ("SPECTER trains scientific document embeddings with a triplet loss over citations between papers.\n"
            "The training data are 146K query papers sampled from the Semantic Scholar corpus.\n"

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.bibliography import Bibliography
 from engine.cli.search_commands import print_grouped
 from engine.errors import QueryError
 from engine.retrieve.dedupe import (
@@ -139,8 +140,8 @@ def test_merge_by_score_keeps_the_best_score_of_each_id() -> None:
 
 def hit(passage_id: str, doc_id: str, source: str = "library", title: str = "", text: str = "", doi: str = "",
         arxiv_id: str = "") -> SearchHit:
-    return SearchHit(passage_id=passage_id, doc_id=doc_id, source=source, title=title, text=text or passage_id,
-                     doi=doi, arxiv_id=arxiv_id)
+    return SearchHit(passage_id=passage_id, doc_id=doc_id, source=source,
+                     bib=Bibliography(title, doi=doi, arxiv_id=arxiv_id), text=text or passage_id)
 
 
 def test_same_paper_is_recognised_by_doi_arxiv_id_or_title() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.bibliography import Bibliography
 from engine.errors import EngineError, GenerationError, ModelNotFoundError
 from engine.generate.base import ChatMessage, Completion
 from engine.progress import CancelToken
@@ -82,7 +83,7 @@ def test_a_huge_question_is_cut_in_the_prompt() -> None:
 
 
 def hits(count: int) -> list[SearchHit]:
-    return [SearchHit(passage_id=f"p{i}", doc_id=f"d{i}", source="library", title=f"Paper {i}",
+    return [SearchHit(passage_id=f"p{i}", doc_id=f"d{i}", source="library", bib=Bibliography(f"Paper {i}"),
                       text=f"passage number {i}", ranks=(("bm25", i + 1),)) for i in range(count)]
 
 

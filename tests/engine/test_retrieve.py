@@ -17,6 +17,7 @@ import numpy as np
 import pymupdf
 import pytest
 
+from engine.bibliography import Bibliography
 from engine.embed import HashingEmbedder
 from engine.errors import Cancelled, QueryError
 from engine.progress import CancelToken, Progress
@@ -275,10 +276,12 @@ class MemorySource:
 def test_a_paper_in_library_and_datastore_is_one_paper_from_the_library(library: Engine) -> None:
     title = TOPICS["proteins.pdf"][0]
     proteins = library.document(doc_of(library, "proteins.pdf"))
-    assert normalize_title(proteins.title) == normalize_title(title)
+    assert normalize_title(proteins.bib.title) == normalize_title(title)
     datastore = MemorySource("cs", [
-        SearchHit("cs-1", "rec:1", "cs", title, "protein corona on lipid nanoparticles, the datastore copy"),
-        SearchHit("cs-2", "rec:2", "cs", "Corona discharge in plasma physics", "corona discharge plasma physics"),
+        SearchHit("cs-1", "rec:1", "cs", Bibliography(title),
+                  "protein corona on lipid nanoparticles, the datastore copy"),
+        SearchHit("cs-2", "rec:2", "cs", Bibliography("Corona discharge in plasma physics"),
+                  "corona discharge plasma physics"),
     ])
     retriever = Retriever([library.library_source, datastore], None)
     hits = retriever.search("protein corona lipid nanoparticles", k=10)

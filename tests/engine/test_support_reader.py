@@ -14,6 +14,7 @@ from functools import cache
 import pytest
 from fixtures.models import minilm
 
+from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
 from engine.cite.verify import READER_PASSAGES, VerifyReport, verify_text
 from engine.errors import GenerationError
@@ -38,8 +39,8 @@ def scorer() -> SupportScorer:
 
 
 def sources() -> dict[int, Reference]:
-    return {1: Reference(1, "p1", "d1", "library", "Vitamin D and COVID-19", VITD, page=1),
-            2: Reference(2, "p2", "d2", "library", "S2ORC", S2ORC, page=1)}
+    return {1: Reference(1, "p1", "d1", "library", Bibliography("Vitamin D and COVID-19"), VITD, page=1),
+            2: Reference(2, "p2", "d2", "library", Bibliography("S2ORC"), S2ORC, page=1)}
 
 
 class Reader:

@@ -11,6 +11,7 @@ from fixtures.models import minilm
 from test_answer_judge_real import writer_path
 from test_support_reader import MISREAD, S2ORC, VITD
 
+from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
 from engine.cite.verify import verify_text
 from engine.generate.llama import LlamaModel
@@ -43,6 +44,7 @@ def test_an_opposite_direction_never_reaches_the_reader(reader: SupportReader) -
     # check can, and a sentence it contradicts is never handed to the reader.
     claim = "Vitamin D supplementation lowers Treg levels in COVID-19 patients."
     fresh = SupportReader(reader.lm)
-    [sentence] = verify_text(f"{claim} [1]", {1: Reference(1, "p1", "d1", "library", "Vitamin D", VITD, page=1)},
+    [sentence] = verify_text(f"{claim} [1]", {1: Reference(1, "p1", "d1", "library", Bibliography("Vitamin D"), VITD,
+                                                           page=1)},
                              SupportScorer(minilm()), reader=fresh)
     assert sentence.support == "contradicted" and fresh.reads == 0

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from fixtures.scripted_lm import ScriptedLM
 
+from engine.bibliography import Bibliography
 from engine.cite.markers import cited_numbers
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
@@ -40,7 +41,8 @@ DOCS = {TRAINING: "specter", EVALUATION: "specter", CORPUS: "s2orc", CAPTION: "g
 
 
 def retriever(*texts: str):  # type: ignore[no-untyped-def]
-    found = [SearchHit(f"{DOCS[t]}-{i:04d}", DOCS[t], "library", TITLES[t], t, score=1.0 / (i + 1), page=i + 1)
+    found = [SearchHit(f"{DOCS[t]}-{i:04d}", DOCS[t], "library", Bibliography(TITLES[t]), t, score=1.0 / (i + 1),
+                       page=i + 1)
              for i, t in enumerate(texts)]
     return lambda _query, k: found[:k]
 

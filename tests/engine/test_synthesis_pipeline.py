@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pytest
 from fixtures.scripted_lm import ScriptedLM
 
+from engine.bibliography import Bibliography
 from engine.cite.markers import cited_numbers
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
@@ -38,7 +39,8 @@ QUESTION = "How do SPECTER and S2ORC support scientific document representation?
 
 def hits(*texts: str) -> list[SearchHit]:
     titles = {SPECTER: "SPECTER", S2ORC: "S2ORC", INJECTION: "Evil <b>paper</b>", GRAPH: "Literature graph"}
-    return [SearchHit(f"p{i}", f"d{i}", "library", titles.get(t, f"T{i}"), t, score=1.0 / (i + 1), page=i + 1)
+    return [SearchHit(f"p{i}", f"d{i}", "library", Bibliography(titles.get(t, f"T{i}")), t, score=1.0 / (i + 1),
+                      page=i + 1)
             for i, t in enumerate(texts)]
 
 
@@ -187,7 +189,7 @@ def test_digest_is_quotes_with_references_and_needs_no_model() -> None:
     for sentence in answer.sentences:
         (citation,) = sentence.citations
         assert " ".join(citation.quote.split()) in sentence.text
-    assert {r.title for r in answer.references} == {"SPECTER", "S2ORC"}
+    assert {r.bib.title for r in answer.references} == {"SPECTER", "S2ORC"}
 
 
 def test_nothing_relevant_is_said_plainly() -> None:

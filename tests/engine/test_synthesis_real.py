@@ -58,7 +58,7 @@ def test_default_answer_is_useful_and_faithful(library: Engine) -> None:
     answer = library.ask(AskRequest(QUESTION, options=RequestOptions(top_n=4, rewrite=False, feedback=False)))
     faithful(answer)
     assert answer.mode == AnswerMode.DIGEST and "too small" in answer.notice and answer.references
-    assert any(r.title.startswith("SPECTER") for r in answer.references)
+    assert any(r.bib.title.startswith("SPECTER") for r in answer.references)
     assert library.answer(answer.id).text == answer.text
 
 

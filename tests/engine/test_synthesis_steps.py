@@ -7,6 +7,7 @@ from fixtures.scripted_lm import ScriptedLM
 from test_answer_judge import EVALUATION, TRAINING, JudgingLM
 from test_synthesis_pipeline import GRAPH, QUESTION, S2ORC, SPECTER, good_writer, hits, opts, retriever, scorer
 
+from engine.bibliography import Bibliography
 from engine.cite.verify import VerifyReport
 from engine.synthesis.evidence import best_answer
 from engine.synthesis.steps import (
@@ -27,7 +28,8 @@ COOKING = "Bake the bread at 200 degrees for forty minutes until the crust is br
 
 def test_retrieving_asks_for_three_times_the_passages_and_caps_each_paper() -> None:
     asked: list[int] = []
-    same_paper = [SearchHit(f"one-{i}", "one", "library", "One paper", SPECTER, score=1.0 - i / 10) for i in range(6)]
+    same_paper = [SearchHit(f"one-{i}", "one", "library", Bibliography("One paper"), SPECTER,
+                            score=1.0 - i / 10) for i in range(6)]
 
     def retrieve(_query: str, k: int) -> list[SearchHit]:
         asked.append(k)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from fixtures.models import minilm
 
+from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
 from engine.cite.verify import verify_text
 from engine.service import Engine
@@ -53,7 +54,7 @@ def test_a_stated_sentence_keeps_a_citation_to_its_passage_and_an_invented_one_d
     with Engine(home=tmp_path / "home") as engine:
         list(engine.add_documents([pdf]))  # a generator of per-file outcomes
         hits = engine.search(paper[1], k=8, source="library", rewrite=False)
-    sources = {n: Reference(n, h.passage_id, h.doc_id, h.source, h.title, h.text, page=h.page)
+    sources = {n: Reference(n, h.passage_id, h.doc_id, h.source, Bibliography(h.bib.title), h.text, page=h.page)
                for n, h in enumerate(hits, start=1)}
     stating = [n for n, r in sources.items() if phrase and phrase in " ".join(r.text.split())]
     if phrase:

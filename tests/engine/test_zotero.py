@@ -84,11 +84,11 @@ def test_import_uses_zotero_metadata_and_never_writes_the_database(engine: Engin
     assert _digest(database) == before
     assert sorted(p.name for p in zotero.folder.iterdir()) == ["storage", "zotero.sqlite"]  # no -wal, no -journal
 
-    documents = {document.title: document for document in engine.documents()}
+    documents = {document.bib.title: document for document in engine.documents()}
     assert set(documents) == {SPECTER, "Construction of the Literature Graph", "A standalone PDF"}
     specter = documents[SPECTER]  # Zotero's title, not the PDF's "Untitled draft"
-    assert specter.authors == ("Arman Cohan", "Sergey Feldman") and specter.year == 2020
-    assert specter.doi == "10.18653/v1/2020.acl-main.207"
+    assert specter.bib.authors == ("Arman Cohan", "Sergey Feldman") and specter.bib.year == 2020
+    assert specter.bib.doi == "10.18653/v1/2020.acl-main.207"
     assert engine.collections(specter.id) == ["Thesis", "Thesis › Related work"]
     assert engine.passages(specter.id)[0].title == SPECTER  # what search and answers see
 
@@ -108,7 +108,7 @@ def test_reimport_skips_unchanged_items_and_refreshes_changed_ones(engine: Engin
     db.close()
     third = engine.import_zotero(zotero.folder)
     assert (third.added, third.updated, third.unchanged) == (0, 1, 2)
-    assert "SPECTER (corrected)" in {document.title for document in engine.documents()}
+    assert "SPECTER (corrected)" in {document.bib.title for document in engine.documents()}
     assert len(engine.documents()) == 3
 
 
@@ -125,14 +125,14 @@ def test_cli_imports_and_edits(zotero: Zotero, tmp_path: Path, capsys: pytest.Ca
     assert main(["--home", home, "zotero", "import", str(zotero.folder)]) == 0
     assert "3 added, 0 updated, 0 unchanged, 1 could not be added" in capsys.readouterr().out
     with Engine(home) as engine:
-        loose = next(d for d in engine.documents() if d.title == "A standalone PDF")
+        loose = next(d for d in engine.documents() if d.bib.title == "A standalone PDF")
     assert main(["--home", home, "edit", loose.id[:8], "--title", "Loose notes on retrieval", "--authors",
                  "Ada Lovelace; Alan Turing", "--year", "1950", "--doi", "https://doi.org/10.1000/xyz",
                  "--venue", " Mind "]) == 0
     assert "Mind" in capsys.readouterr().out
     with Engine(home) as engine:
         edited = engine.document(loose.id)
-    assert (edited.title, edited.authors, edited.year, edited.doi, edited.venue) == (
+    assert (edited.bib.title, edited.bib.authors, edited.bib.year, edited.bib.doi, edited.bib.venue) == (
         "Loose notes on retrieval", ("Ada Lovelace", "Alan Turing"), 1950, "10.1000/xyz", "Mind")
     assert main(["--home", home, "edit", loose.id[:8], "--year", "soon"]) == 1
     assert "Year" in capsys.readouterr().err
@@ -154,9 +154,9 @@ def test_an_item_whose_doi_is_not_a_doi_is_added_without_it_and_named(engine: En
     assert report.notes == [("A paper whose DOI is n/a",
                              "added without its doi: DOI: 'n/a' does not look like a DOI (10.1234/…); fix it or "
                              "leave it empty.")]
-    by_title = {d.title: d for d in engine.documents()}
-    assert by_title["A paper whose DOI is n/a"].doi in ("", None)  # the rest of its metadata is kept
-    assert by_title["A paper with a real DOI"].doi == "10.1000/xyz123"
+    by_title = {d.bib.title: d for d in engine.documents()}
+    assert by_title["A paper whose DOI is n/a"].bib.doi in ("", None)  # the rest of its metadata is kept
+    assert by_title["A paper with a real DOI"].bib.doi == "10.1000/xyz123"
 
 
 def endless_item_data(database: Path) -> None:
@@ -226,5 +226,5 @@ def test_a_supplement_pdf_is_titled_apart_from_its_paper(engine: Engine, tmp_pat
         make_pdf(z.folder / "storage" / key / name, name)
     z.close()
     engine.import_zotero(z.folder)
-    titles = sorted(document.title for document in engine.documents())
+    titles = sorted(document.bib.title for document in engine.documents())
     assert titles == [SPECTER, f"{SPECTER} — Supplementary Material", f"{SPECTER} — slides"]

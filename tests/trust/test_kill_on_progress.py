@@ -192,8 +192,8 @@ def test_kill_mid_edit_keeps_every_finished_edit_and_none_half_done(tmp_path: Pa
     assert_consistent(engine)
     document = engine.document(result.doc_id)
     # The fifth edit died inside its transaction: the fourth is what is stored, everywhere.
-    assert (document.title, document.venue) == ("Corrected title 4", "Venue 4")
+    assert (document.bib.title, document.bib.venue) == ("Corrected title 4", "Venue 4")
     assert {p.title for p in engine.passages(result.doc_id)} == {"Corrected title 4"}
     edits = engine.library.query("SELECT edits FROM document_edits WHERE doc_id=?", (result.doc_id,))
     assert json.loads(edits[0][0])["title"] == "Corrected title 4"
-    assert engine.update_metadata(result.doc_id, title="After the crash").title == "After the crash"
+    assert engine.update_metadata(result.doc_id, title="After the crash").bib.title == "After the crash"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.bibliography import Bibliography
 from engine.datastore.manifest import is_safe_member_name
 from engine.datastore.registry import check_name
 from engine.errors import EngineError
@@ -23,8 +24,9 @@ LIVE_MARKUP = ["<script", "<img", "<style", 'href="javascript:', "<a href=\"java
 
 
 def hostile_answer(payload: str) -> Answer:
-    reference = Reference(n=1, passage_id="d-0000", doc_id="d", source="library", title=f"Title {payload}",
-                          text=f"Passage text {payload} with a claim.", page=1, authors=(payload,), url=payload)
+    reference = Reference(n=1, passage_id="d-0000", doc_id="d", source="library",
+                          bib=Bibliography(f"Title {payload}", authors=(payload,), url=payload),
+                          text=f"Passage text {payload} with a claim.", page=1)
     sentence = AnswerSentence(text=f"A claim {payload} [1].", supported=True,
                               citations=(Citation(1, "d-0000", payload, 0, len(payload), 0.9),))
     return Answer(question=f"Why {payload}?", text=sentence.text, sentences=(sentence,), references=(reference,),
@@ -52,8 +54,9 @@ def test_ui_answer_and_details_html_escape_untrusted_text(payload: str) -> None:
 
     assert_inert(answer_html(hostile_answer(payload)))
     assert_inert(streaming_html(f"streamed {payload}", payload))
-    document = Document(id="abcd", content_hash="abcd", path=f"/papers/{payload}.pdf", title=payload,
-                        authors=(payload,), abstract=payload, doi=payload, arxiv_id=payload, error=payload)
+    document = Document(id="abcd", content_hash="abcd", path=f"/papers/{payload}.pdf",
+                        bib=Bibliography(payload, authors=(payload,), doi=payload, arxiv_id=payload), abstract=payload,
+                        error=payload)
     assert_inert(details_html([document]))
 
 
@@ -140,10 +143,12 @@ def test_markdown_export_links_only_http_urls_and_dois() -> None:
     from engine.render.markdown import to_markdown
 
     references = (
-        Reference(1, "a-0000", "a", "library", "With a DOI", "Text.", page=1, doi="10.1000/xyz(1)"),
-        Reference(2, "b-0000", "b", "cs", "With a URL", "Text.", url="https://openreview.net/forum?id=a_b)c"),
-        Reference(3, "c-0000", "c", "cs", "With a script URL", "Text.", url="javascript:alert(1)"),
-        Reference(4, "d-0000", "d", "cs", "With a data URL", "Text.", url="data:text/html,<script>alert(1)</script>"),
+        Reference(1, "a-0000", "a", "library", Bibliography("With a DOI", doi="10.1000/xyz(1)"), "Text.", page=1),
+        Reference(2, "b-0000", "b", "cs", Bibliography("With a URL", url="https://openreview.net/forum?id=a_b)c"),
+                  "Text."),
+        Reference(3, "c-0000", "c", "cs", Bibliography("With a script URL", url="javascript:alert(1)"), "Text."),
+        Reference(4, "d-0000", "d", "cs",
+                  Bibliography("With a data URL", url="data:text/html,<script>alert(1)</script>"), "Text."),
     )
     sentences = tuple(AnswerSentence(f"Claim [{r.n}].", (Citation(r.n, r.passage_id, "Text.", 0, 5, 0.9),), True)
                       for r in references)

@@ -6,12 +6,14 @@ import re
 
 import pytest
 
+from engine.bibliography import Bibliography
 from engine.types import Answer, AnswerMode, AnswerSentence, Reference
 from ui.answer_html import answer_html, cite_url
 
 
 def _answer(text: str) -> Answer:
-    references = tuple(Reference(n, f"d{n}-0001", f"d{n}", "library", f"Paper {n}", f"Passage {n}.", page=1)
+    references = tuple(Reference(n, f"d{n}-0001", f"d{n}", "library", Bibliography(f"Paper {n}"), f"Passage {n}.",
+                                 page=1)
                        for n in (1, 2, 3))
     sentence = AnswerSentence(text, (), supported=True)
     return Answer("Which papers?", text, (sentence,), references, AnswerMode.WRITTEN, id="a1")

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QAction, QGuiApplication, QTextDocument
 from pytestqt.qtbot import QtBot
 
+from engine.bibliography import Bibliography
 from engine.render.common import papers_of
 from engine.types import Answer, AnswerMode, AnswerSentence, Citation, Reference
 from ui.answer_controller import citation_for
@@ -20,9 +21,11 @@ HOSTILE_TITLE = "Robust <script>alert('x')</script> Retrieval & <b>Bold</b> Clai
 
 def _answer() -> Answer:
     references = (
-        Reference(1, "d1-0001", "d1", "library", HOSTILE_TITLE, "Passage one text.", page=3,
-                  authors=("Ann <i>Lee</i>", "Bo Chen"), year=2021),
-        Reference(2, "ds-7", "ds", "cs-sample", "A datastore paper", "Record text.", url="https://example.org/x"),
+        Reference(1, "d1-0001", "d1", "library",
+                  Bibliography(HOSTILE_TITLE, authors=("Ann <i>Lee</i>", "Bo Chen"), year=2021), "Passage one text.",
+                  page=3),
+        Reference(2, "ds-7", "ds", "cs-sample", Bibliography("A datastore paper", url="https://example.org/x"),
+                  "Record text."),
     )
     sentences = (
         AnswerSentence("Dense retrieval helps <em>recall</em> [1].",

@@ -159,7 +159,7 @@ def test_drop_index_ask_and_open_a_citation_on_its_page(qtbot: QtBot, app_window
     monkeypatch.setattr(QFileDialog, "getSaveFileName", save_as)
     window.ask_pane.markdown_button.click()
     qtbot.waitUntil(target.exists, timeout=60_000)
-    assert reference.title.split()[0] in target.read_text(encoding="utf-8")
+    assert reference.bib.title.split()[0] in target.read_text(encoding="utf-8")
     assert Path(suggested[0]).name == export_file_name(QUESTION, ".md") != "answer.md"  # named after the question
 
 

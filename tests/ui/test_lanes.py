@@ -64,20 +64,20 @@ def test_an_edit_saved_while_a_long_job_runs_lands_at_once(qtbot: QtBot, client:
         saved: list[Document] = []
         client.update_metadata(document.id, saved.append, title="A Corrected Title")
         qtbot.waitUntil(lambda: bool(saved), timeout=AT_ONCE_MS)
-        assert saved[0].title == "A Corrected Title"
+        assert saved[0].bib.title == "A Corrected Title"
         assert not release.is_set()  # it landed while the long job still held its lane
 
         listed: list[list[Document]] = []
         client.documents_changed.connect(listed.append)
         client.refresh()
         qtbot.waitUntil(lambda: bool(listed), timeout=AT_ONCE_MS)
-        assert [doc.title for doc in listed[-1]] == ["A Corrected Title"]
+        assert [doc.bib.title for doc in listed[-1]] == ["A Corrected Title"]
     finally:
         release.set()
 
     # The long lane's engine reads the same catalog: the edit is there too.
     seen: list[str] = []
-    client.call(DOWNLOAD, lambda engine: engine.document(document.id).title, seen.append)
+    client.call(DOWNLOAD, lambda engine: engine.document(document.id).bib.title, seen.append)
     qtbot.waitUntil(lambda: bool(seen), timeout=TIMEOUT_MS)
     assert seen == ["A Corrected Title"]
 

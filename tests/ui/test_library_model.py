@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from PySide6.QtCore import QPersistentModelIndex, Qt
 from PySide6.QtGui import QTextDocument
 from pytestqt.modeltest import ModelTester
 
+from engine.bibliography import Bibliography
 from engine.types import Document, DocumentStatus
 from ui.library_model import DOC_ID_ROLE, SORT_ROLE, Column, LibraryModel, plain_tooltip
 
 
-def paper(doc_id: str, title: str = "", **fields: object) -> Document:
-    return Document(id=doc_id, content_hash=doc_id * 4, path=f"/papers/{doc_id}.pdf", title=title, **fields)
+def paper(doc_id: str, title: str = "", authors: tuple[str, ...] = (), year: int | None = None,
+          **fields: Any) -> Document:
+    return Document(id=doc_id, content_hash=doc_id * 4, path=f"/papers/{doc_id}.pdf",
+                    bib=Bibliography(title, authors, year), **fields)
 
 
 def titles(model: LibraryModel) -> list[str]:
@@ -57,7 +61,7 @@ def test_a_failed_file_shows_its_name_and_the_reason_on_hover() -> None:
     assert model.index(0, Column.STATUS).data() == "Failed"
     assert "plain text file" in model.index(0, Column.STATUS).data(Qt.ItemDataRole.ToolTipRole)
     assert model.index(0, Column.STATUS).data(Qt.ItemDataRole.DecorationRole) is not None
-    model.set_documents([replace(failed, status=DocumentStatus.INDEXED, error="", title="Recovered")])
+    model.set_documents([replace(failed, status=DocumentStatus.INDEXED, error="", bib=Bibliography("Recovered"))])
     assert model.index(0, Column.STATUS).data(Qt.ItemDataRole.ToolTipRole) is None
 
 

@@ -106,7 +106,7 @@ def test_dropped_pdfs_are_ingested_listed_and_one_removed(qtbot: QtBot, window: 
     assert shown_titles(window) == [PAPERS["P14-1059.pdf"]]
     wait_idle(qtbot, client)
     with Engine(client.home) as engine:  # the library itself changed, not only the table
-        assert [document.title for document in engine.documents()] == [PAPERS["P14-1059.pdf"]]
+        assert [document.bib.title for document in engine.documents()] == [PAPERS["P14-1059.pdf"]]
 
 
 def test_a_file_that_is_not_a_pdf_is_reported_through_the_error_dialog(

@@ -87,9 +87,9 @@ def test_a_citation_opens_at_a_readable_zoom_centred_on_the_quote_with_the_title
     document, passage = stored_passage
     viewer.resize(520, 760)  # the pane's size in a 1366-pixel window
     quote_rects = passage.rects_for_span(0, 60)
-    assert viewer.show_passage(document.path, passage.page_start, passage.rects, quote_rects, title=document.title)
+    assert viewer.show_passage(document.path, passage.page_start, passage.rects, quote_rects, title=document.bib.title)
     assert viewer.zoom >= 1.2  # was ~0.82: the whole page at 7-pixel text
-    assert viewer.title_label.isVisible() and viewer.title_label.full_text == document.title
+    assert viewer.title_label.isVisible() and viewer.title_label.full_text == document.bib.title
     quote = viewer.canvas.widget_rect(viewer.visible_highlights()[1][0])
     shown = viewer.scroll_area.viewport().rect().translated(viewer.scroll_area.horizontalScrollBar().value(),
                                                             viewer.scroll_area.verticalScrollBar().value())

@@ -14,6 +14,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QDialog, QFileDialog
 from pytestqt.qtbot import QtBot
 
+from engine.bibliography import Bibliography
 from engine.service import Engine
 from engine.store.answers import save_answer
 from engine.types import Answer, AnswerMode, AnswerSentence, Citation, Reference
@@ -30,7 +31,8 @@ TIMEOUT_MS = 60_000
 
 def _past(answer_id: str, question: str, *, cancelled: bool = False, doc_id: str = "d", passage: str = "d-0000",
           created_at: float = 1_700_000_000.0) -> Answer:
-    reference = Reference(1, passage, doc_id, "library", "A paper", "Quoted words from the paper.", page=2)
+    reference = Reference(1, passage, doc_id, "library", Bibliography("A paper"), "Quoted words from the paper.",
+                          page=2)
     sentence = AnswerSentence("A claim [1].", (Citation(1, passage, "Quoted words", 0, 12, 0.9),), True,
                               support="supported")
     return Answer(question, sentence.text, (sentence,), (reference,), AnswerMode.WRITTEN, cancelled=cancelled,
@@ -125,10 +127,10 @@ def test_details_are_edited_from_the_details_pane(qtbot: QtBot, window: MainWind
             return QDialog.DialogCode.Accepted
     monkeypatch.setattr(main_window_module, "MetadataDialog", Filled)
     window.library.details.edit_requested.emit(window.selected_doc_ids()[0])  # the "Edit details…" link
-    qtbot.waitUntil(lambda: window.model.document(0).year == 2004, timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: window.model.document(0).bib.year == 2004, timeout=TIMEOUT_MS)
     document = window.model.document(0)
-    assert document.title.startswith("MapReduce") and document.authors == ("Jeffrey Dean", "Sanjay Ghemawat")
-    assert document.venue == "OSDI"
+    assert document.bib.title.startswith("MapReduce") and document.bib.authors == ("Jeffrey Dean", "Sanjay Ghemawat")
+    assert document.bib.venue == "OSDI"
 
 
 def test_the_library_exports_its_references_in_the_chosen_format(qtbot: QtBot, window: MainWindow,

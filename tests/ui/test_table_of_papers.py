@@ -14,7 +14,8 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
-from engine.types import TableColumn
+from engine.bibliography import Bibliography
+from engine.table_types import TableColumn
 from ui.ask_pane import SELECTED
 from ui.engine_client import EngineClient
 from ui.main_window import MainWindow
@@ -137,7 +138,7 @@ def test_200_rows_arrive_without_the_window_slowing_down(qtbot: QtBot) -> None:
 
     from PySide6.QtWidgets import QApplication
 
-    from engine.types import PaperRow, TableCell
+    from engine.table_types import PaperRow, TableCell
     from ui.table_window import TableWindow
 
     window = TableWindow()
@@ -151,7 +152,8 @@ def test_200_rows_arrive_without_the_window_slowing_down(qtbot: QtBot) -> None:
     seconds = []
     for i in range(200):
         started = time.perf_counter()
-        window.model.add_row(PaperRow(f"d{i}", f"Paper {i}", tuple(TableCell(text, text, "p", 0, 9, 1)
+        window.model.add_row(PaperRow(f"d{i}", Bibliography(f"Paper {i}"),
+                                      tuple(TableCell(text, text, "p", 0, 9, 1)
                                                                    for _ in columns)))
         QApplication.processEvents()
         seconds.append(time.perf_counter() - started)

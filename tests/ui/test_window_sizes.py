@@ -11,6 +11,7 @@ from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
+from engine.bibliography import Bibliography
 from engine.types import Answer, AnswerMode, AnswerSentence, Citation, Document, Reference
 from ui.column_fit import TITLE_MIN_PX, fit_columns
 from ui.engine_client import EngineClient
@@ -21,9 +22,10 @@ SIZES = [(1024, 700), (1366, 768), (1920, 1080)]
 
 
 def _answer() -> Answer:
-    reference = Reference(1, "d-0001", "d", "library", "SPECTER: Document-level Representation Learning",
-                          "SPECTER embeds papers with citation-informed transformers.", page=3,
-                          authors=("Arman Cohan", "Sergey Feldman", "Iz Beltagy"), year=2020)
+    specter = Bibliography("SPECTER: Document-level Representation Learning",
+                           authors=("Arman Cohan", "Sergey Feldman", "Iz Beltagy"), year=2020)
+    reference = Reference(1, "d-0001", "d", "library", specter,
+                          "SPECTER embeds papers with citation-informed transformers.", page=3)
     quote = Citation(1, "d-0001", "SPECTER embeds papers", 0, 21, 0.9)
     sentence = AnswerSentence("SPECTER embeds papers [1].", (quote,), True)
     return Answer("How does SPECTER embed papers?", sentence.text, (sentence,), (reference,), AnswerMode.WRITTEN,
@@ -47,9 +49,9 @@ def test_every_control_is_reachable_at_common_window_sizes(
     paper = titled_pdf(title)
     qtbot.waitUntil(lambda: not client.busy, timeout=120_000)
     # The layout is what is tested: rows as the engine would list them, without ingesting.
-    window.model.set_documents([Document(id=f"{n:064x}", content_hash=f"{n:064x}", path=str(paper), title=title,
-                                         authors=("Arman Cohan", "Sergey Feldman"), year=2020, page_count=12,
-                                         passage_count=40, added_at=float(n)) for n in range(1, 4)])
+    window.model.set_documents([Document(id=f"{n:064x}", content_hash=f"{n:064x}", path=str(paper),
+                                         bib=Bibliography(title, authors=("Arman Cohan", "Sergey Feldman"), year=2020),
+                                         page_count=12, passage_count=40, added_at=float(n)) for n in range(1, 4)])
     window.answers.show(_answer())
     assert window.viewer.open_document(str(paper), title="SPECTER")
     window.resize(width, height)
@@ -99,9 +101,9 @@ def test_the_right_columns_give_way_rightmost_first_then_the_least_useful_hide()
 def test_a_narrow_library_keeps_titles_readable_and_widening_brings_columns_back(
         qtbot: QtBot, window: MainWindow) -> None:
     window.model.set_documents([Document(id=f"{n:064x}", content_hash=f"{n:064x}", path="/x.pdf",
-                                         title="Approximate nearest neighbour search for dense retrieval",
-                                         authors=("A. Author",), year=2020, page_count=9, passage_count=3,
-                                         added_at=float(n)) for n in range(1, 3)])
+                                         bib=Bibliography("Approximate nearest neighbour search for dense retrieval",
+                                                          authors=("A. Author",), year=2020),
+                                         page_count=9, passage_count=3, added_at=float(n)) for n in range(1, 3)])
     header = window.table.horizontalHeader()
     authors_before = header.sectionSize(Column.AUTHORS)
     window.splitter.setSizes([300, 500, 500])

@@ -60,7 +60,7 @@ def test_collections_are_shown_filtered_and_asked_within(qtbot: QtBot, client: E
                     timeout=TIMEOUT_MS)
     assert shown_errors[0].startswith("1 Zotero item could not be added")
     shown_errors.clear()
-    titles = sorted(window.model.document(row).title for row in range(3))
+    titles = sorted(window.model.document(row).bib.title for row in range(3))
     assert titles == ["Bread and yeast", "Citation-aware retrieval",
                       "Citation-aware retrieval \u2014 Supplementary tables"]  # not two identical rows
 
@@ -82,7 +82,7 @@ def test_collections_are_shown_filtered_and_asked_within(qtbot: QtBot, client: E
     box.activated.emit(index)
     assert window.ask_pane.collection == HOSTILE and box.currentText() == f"Collection: {HOSTILE}"
     in_scope = window.library.collection_doc_ids(HOSTILE)
-    assert len(in_scope) == 2 and all(window.model.document(window.model.row_of(i) or 0).title.startswith(
+    assert len(in_scope) == 2 and all(window.model.document(window.model.row_of(i) or 0).bib.title.startswith(
         "Citation-aware") for i in in_scope)
 
     window.ask_pane.question_box.setPlainText("How does citation-aware retrieval work?")

@@ -75,8 +75,8 @@ def golden_entry(path: Path) -> dict[str, object]:
     captions = sum(p.kind == "caption" for p in parsed.passages)
     caption_slack = max(1, round(captions * COUNT_SLACK))
     entry: dict[str, object] = {
-        "title": parsed.meta.title,
-        "authors": list(parsed.meta.authors),
+        "title": parsed.meta.bib.title,
+        "authors": list(parsed.meta.bib.authors),
         "page_count": len(parsed.pages),
         "passages": {"min": max(1, count - slack), "max": count + slack, "when_generated": count},
         "captions": {"min": max(0, captions - caption_slack), "max": captions + caption_slack,
