@@ -19,11 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 QT_MODULES = ("PySide6", "PyQt5", "PyQt6", "PySide2", "shiboken6", "shiboken2", "sip")
 APP_PACKAGES = ("ui", "desktop")
 # UI modules may share the engine's vocabulary (its types, the request a question is asked with, errors,
-# progress reports, what a citation marker is, and the Qt-free wording of answers and references the
-# exports use too); only the adapter may hold the engine itself. Not engine.importer: it loads PyMuPDF
-# and a process pool.
+# progress reports, what a citation marker is, the Qt-free wording of answers and references the
+# exports use too, and the named settings presets, which are bundled files); only the adapter may hold
+# the engine itself. Not engine.importer: it loads PyMuPDF and a process pool.
 UI_MAY_IMPORT = ("engine.types", "engine.bibliography", "engine.table_types", "engine.request", "engine.progress",
-                 "engine.errors", "engine.cite.markers", "engine.render")
+                 "engine.errors", "engine.cite.markers", "engine.render", "engine.presets")
 # The engine client and the two modules it is split into (its worker thread, the work it runs there).
 UI_ADAPTER = (ROOT / "ui" / "engine_client.py", ROOT / "ui" / "engine_worker.py", ROOT / "ui" / "engine_tasks.py")
 LINTED = ("engine", "ui", "desktop", "tests", "benchmarks")

@@ -1,5 +1,7 @@
 """Settings › the engine's Settings object: model file, embedder, threads, GPU layers, top N,
-feedback and rewriting. The dialog edits a copy; the engine client saves it (TOML, atomically).
+feedback and rewriting, and the named presets that set several at once (a preset's keys the dialog
+has no field for, such as the second reading, are kept with the edited copy). The dialog edits a
+copy; the engine client saves it (TOML, atomically).
 
 A model file or embedder folder is checked when OK is pressed (a GGUF header and an
 architecture llama.cpp supports; a folder with a sentence-transformers model) on the engine
@@ -17,6 +19,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -32,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.presets import apply_preset, presets
 from ui.engine_tasks import check_model_file, is_small_model_file
 from ui.errors import for_the_app
 
@@ -74,10 +78,19 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Quire Settings")
         self.setAccessibleName("Settings")
         self._original = settings
+        self._base = settings  # what settings() builds on: the original, or the last preset chosen
         self._run_check = run_check
         self.problems: Problems = {}
         generation, retrieval = settings.generation, settings.retrieval
 
+        self.preset_box = QComboBox(self)
+        self.preset_box.setAccessibleName("Preset")
+        self.preset_box.addItem("Choose a preset…", "")
+        for item in presets():
+            self.preset_box.addItem(item.name.capitalize(), item.name)
+            self.preset_box.setItemData(self.preset_box.count() - 1, item.description, Qt.ItemDataRole.ToolTipRole)
+        self.preset_box.setToolTip("Sets several options at once; the model, embedder, threads and GPU layers are kept")
+        self.preset_box.activated.connect(self._choose_preset)
         self.model_edit = self._path_row("Language model file (GGUF); empty = the bundled SmolLM2",
                                          generation.model, folder=False)
         self.embedder_edit = self._path_row("Embedder folder (sentence-transformers); empty = the bundled MiniLM",
@@ -105,6 +118,7 @@ class SettingsDialog(QDialog):
         self.model_edit.textChanged.connect(self._update_notes)
 
         form = QFormLayout()
+        form.addRow("Preset", self.preset_box)
         form.addRow(MODEL_FIELD, self._row_of(self.model_edit))
         form.addRow(EMBEDDER_FIELD, self._row_of(self.embedder_edit))
         form.addRow("Threads", self.threads_box)
@@ -132,7 +146,7 @@ class SettingsDialog(QDialog):
 
     def settings(self) -> Any:
         """The edited settings, other sections and values unchanged."""
-        original = self._original
+        original = self._base
         generation = replace(original.generation, model=self.model_edit.text().strip(),
                              threads=self.threads_box.value(), gpu_layers=self.gpu_layers_box.value(),
                              feedback=self.feedback_box.isChecked())
@@ -187,8 +201,20 @@ class SettingsDialog(QDialog):
         if needed > self.height():
             self.resize(self.width(), needed)
 
+    def _choose_preset(self, index: int) -> None:
+        name = self.preset_box.itemData(index)
+        if not name:
+            return
+        self._base = apply_preset(self.settings(), name)
+        generation, retrieval = self._base.generation, self._base.retrieval
+        self.top_n_box.setValue(retrieval.top_n)
+        self.feedback_box.setChecked(generation.feedback)
+        self.rewrite_box.setChecked(retrieval.rewrite)
+        self.spelling_box.setChecked(retrieval.spelling)
+
     def _restore_defaults(self) -> None:
         defaults = type(self._original)()
+        self._base = apply_preset(self._base, "default")
         self.model_edit.setText(defaults.generation.model)
         self.embedder_edit.setText(defaults.retrieval.embedder)
         self.threads_box.setValue(defaults.generation.threads)

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "engine.cli.table_commands",
     "engine.cli.check_commands",
     "engine.cli.zotero_commands",
+    "engine.cli.settings_commands",
 )
 
 

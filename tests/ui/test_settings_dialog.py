@@ -101,3 +101,19 @@ def test_notes_appearing_never_squash_the_path_fields(qtbot: QtBot, tmp_path: Pa
         assert edit.height() >= edit.sizeHint().height(), edit.accessibleName()
     assert dialog.small_model_label.isVisible() and dialog.problem_label.isVisible()
     assert dialog.height() >= dialog.layout().minimumSize().height()
+
+
+def test_a_preset_sets_its_options_keeps_the_model_and_default_undoes_it(qtbot: QtBot) -> None:
+    from dataclasses import replace
+
+    mine = replace(Settings(), generation=replace(Settings().generation, model="/models/writer.gguf", threads=3))
+    dialog = SettingsDialog(mine)
+    qtbot.addWidget(dialog)
+    names = [dialog.preset_box.itemData(i) for i in range(dialog.preset_box.count())]
+    dialog.preset_box.activated.emit(names.index("quick"))
+    assert (dialog.top_n_box.value(), dialog.rewrite_box.isChecked()) == (8, False)
+    chosen = dialog.settings()
+    assert (chosen.retrieval.top_n, chosen.retrieval.rewrite, chosen.generation.read_unsupported) == (8, False, False)
+    assert (chosen.generation.model, chosen.generation.threads) == ("/models/writer.gguf", 3)
+    dialog.preset_box.activated.emit(names.index("default"))
+    assert dialog.settings().to_dict() == mine.to_dict()

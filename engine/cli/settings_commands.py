@@ -1,0 +1,46 @@
+"""`quire settings`: the settings in effect, and the named presets that set several at once.
+
+    quire settings                    where the settings file is, and every setting in effect
+    quire settings --presets          the presets, what each is for and what it would change
+    quire settings --preset NAME      apply one: set its keys, keep every other setting, save
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import tomli_w
+
+from engine.presets import apply_preset, preset, presets
+from engine.service import Engine
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    settings = commands.add_parser("settings", help="show the settings, or apply a named preset",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    choice = settings.add_mutually_exclusive_group()
+    choice.add_argument("--presets", action="store_true", help="list the presets and what each would change")
+    choice.add_argument("--preset", metavar="NAME", help="apply a preset (quick, careful, evidence, default, ...)")
+    settings.set_defaults(handler=_settings)
+
+
+def _settings(engine: Engine, args: argparse.Namespace) -> int:
+    if args.presets:
+        for item in presets():
+            changes = item.changes(engine.settings)
+            print(f"{item.name}: {item.description}")
+            print("  would change: " + (", ".join(f"{key} {now!r} -> {after!r}" for key, now, after in changes)
+                                        if changes else "nothing (already in effect)"))
+        return 0
+    if args.preset:
+        changes = preset(args.preset).changes(engine.settings)
+        engine.save_settings(apply_preset(engine.settings, args.preset))
+        if not changes:
+            print(f"The preset {args.preset!r} is already in effect; nothing changed.")
+        for key, now, after in changes:
+            print(f"{key}: {now!r} -> {after!r}")
+        print(f"saved to {engine.paths.config_file}")
+        return 0
+    print(f"# {engine.paths.config_file}")
+    print(tomli_w.dumps({k: v for k, v in engine.settings.to_dict().items() if k != "version"}), end="")
+    return 0
