@@ -85,10 +85,15 @@ class SettingsDialog(QDialog):
 
         self.preset_box = QComboBox(self)
         self.preset_box.setAccessibleName("Preset")
-        self.preset_box.addItem("Choose a preset…", "")
-        for item in presets():
+        self.preset_box.addItem("Custom", "")
+        bundled = presets()
+        for item in bundled:
             self.preset_box.addItem(item.name.capitalize(), item.name)
             self.preset_box.setItemData(self.preset_box.count() - 1, item.description, Qt.ItemDataRole.ToolTipRole)
+        # Show the preset the settings already match (a specific one before "default"), else "Custom".
+        matching = [item.name for item in bundled if not item.changes(settings)]
+        in_effect = next((name for name in matching if name != "default"), matching[0] if matching else "")
+        self.preset_box.setCurrentIndex(max(0, self.preset_box.findData(in_effect)))
         self.preset_box.setToolTip("Sets several options at once; the model, embedder, threads and GPU layers are kept")
         self.preset_box.activated.connect(self._choose_preset)
         self.model_edit = self._path_row("Language model file (GGUF); empty = the bundled SmolLM2",

@@ -110,6 +110,7 @@ def test_a_preset_sets_its_options_keeps_the_model_and_default_undoes_it(qtbot: 
     dialog = SettingsDialog(mine)
     qtbot.addWidget(dialog)
     names = [dialog.preset_box.itemData(i) for i in range(dialog.preset_box.count())]
+    assert dialog.preset_box.currentData() == "default"  # what the settings already match
     dialog.preset_box.activated.emit(names.index("quick"))
     assert (dialog.top_n_box.value(), dialog.rewrite_box.isChecked()) == (8, False)
     chosen = dialog.settings()
@@ -117,3 +118,16 @@ def test_a_preset_sets_its_options_keeps_the_model_and_default_undoes_it(qtbot: 
     assert (chosen.generation.model, chosen.generation.threads) == ("/models/writer.gguf", 3)
     dialog.preset_box.activated.emit(names.index("default"))
     assert dialog.settings().to_dict() == mine.to_dict()
+
+
+def test_the_preset_box_shows_the_preset_in_effect_or_custom(qtbot: QtBot) -> None:
+    from dataclasses import replace
+
+    from engine.presets import apply_preset
+
+    quick = SettingsDialog(apply_preset(Settings(), "quick"))
+    custom = SettingsDialog(replace(Settings(), retrieval=replace(Settings().retrieval, top_n=5)))
+    for dialog in (quick, custom):
+        qtbot.addWidget(dialog)
+    assert quick.preset_box.currentData() == "quick"
+    assert custom.preset_box.currentText() == "Custom"
