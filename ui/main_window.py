@@ -184,8 +184,11 @@ class MainWindow(QMainWindow):
                                             QKeySequence(QKeySequence.StandardKey.Preferences),
                                             self.dialogs.open_settings)
         self.quit_action = self._action("&Quit", "Quit Quire", QKeySequence(QKeySequence.StandardKey.Quit), self.close)
+        self.find_action = self._action("&Find in Paper…", "Find words in the paper open in the viewer",
+                                        QKeySequence(QKeySequence.StandardKey.Find),
+                                        lambda: self.viewer.start_find())
         # Shortcuts must work whether or not a menu or button shows the action.
-        for action in (self.ask_action, self.cancel_action):
+        for action in (self.ask_action, self.cancel_action, self.find_action):
             self.addAction(action)
 
     def _create_menus(self) -> None:
@@ -202,6 +205,8 @@ class MainWindow(QMainWindow):
         library_menu.addAction(self.edit_action)
         library_menu.addAction(self.export_action)
         library_menu.addAction(self.remove_action)
+        library_menu.addSeparator()
+        library_menu.addAction(self.find_action)
         self.table.insertAction(self.remove_action, self.edit_action)  # the table's right-click menu
         ask_menu = self.menuBar().addMenu("&Question")
         ask_menu.addAction(self.ask_action)
@@ -214,8 +219,8 @@ class MainWindow(QMainWindow):
         self.tools_menu.addAction(self.models_action)
         self.tools_menu.addAction(self.settings_action)
         self.help_menu = add_help_menu(self, [self.add_files_action, self.add_folder_action, self.remove_action,
-                                              self.ask_action, self.cancel_action, self.settings_action,
-                                              self.quit_action], self._client.home)
+                                              self.ask_action, self.cancel_action, self.find_action,
+                                              self.settings_action, self.quit_action], self._client.home)
 
     def _connect_client(self) -> None:
         client = self._client

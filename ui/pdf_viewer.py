@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from engine.types import PageRect, Rect
 from ui.page_canvas import PageCanvas
+from ui.pdf_find import FindBar, Match
 from ui.record_view import RecordView
 
 log = logging.getLogger(__name__)
@@ -92,11 +93,14 @@ class PdfViewer(QWidget):
         self.title_label.setFont(font)
         self.title_label.hide()
         self.toolbar = self._create_toolbar()
+        self.find_bar = FindBar(lambda: self._document, self._show_find_match, self._end_find, self)
+        self._before_find: tuple[tuple[PageRect, ...], tuple[PageRect, ...]] | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.title_label)
         layout.addWidget(self.toolbar)
+        layout.addWidget(self.find_bar)
         layout.addWidget(self.stack, 1)
         self._update_controls()
 
@@ -121,6 +125,7 @@ class PdfViewer(QWidget):
     def open_document(self, path: str, page: int = 1, title: str = "") -> bool:
         """Show ``path`` at ``page``; False (and a message on :attr:`failed`) if it cannot be opened."""
         if path != self._path or self._document is None:
+            self._stop_find()
             try:
                 document = pymupdf.open(path)
             except Exception as exc:
@@ -145,6 +150,7 @@ class PdfViewer(QWidget):
                      quote_rects: Sequence[PageRect] = (), title: str = "") -> bool:
         """Open ``path`` at ``page`` zoomed so the passage's column fills the pane, highlight the passage
         and its quote, and centre the quote."""
+        self._stop_find()
         if not self.open_document(path, page, title):
             return False
         self.set_highlights(passage_rects, quote_rects)
@@ -160,6 +166,7 @@ class PdfViewer(QWidget):
     def show_record(self, title: str, text: str, *, authors: Sequence[str] = (), year: int | None = None,
                     source: str = "", url: str = "", quote: str = "", removed: bool = False) -> None:
         """A datastore passage without a PDF (or a removed paper's passage): its text, metadata and link."""
+        self._stop_find()
         self.record_view.show_record(title, text, authors=authors, year=year, source=source, url=url, quote=quote,
                                      removed=removed)
         self.stack.setCurrentWidget(self.record_view)
@@ -169,6 +176,28 @@ class PdfViewer(QWidget):
         self.highlight_rects = tuple(passage_rects)
         self.quote_rects = tuple(quote_rects)
         self._paint_highlights()
+
+    def start_find(self) -> None:
+        """Show the find row (Ctrl+F), keeping the citation highlight to put back when it closes."""
+        if self._before_find is None:
+            self._before_find = (self.highlight_rects, self.quote_rects)
+        self.find_bar.start()
+
+    def _show_find_match(self, match: Match, matches: Sequence[Match]) -> None:
+        if match[0].page != self._page:
+            self.go_to_page(match[0].page)
+        self.set_highlights([rect for place in matches for rect in place], match)
+        self._scroll_to_highlight()
+
+    def _end_find(self) -> None:
+        if self._before_find is not None:
+            self.set_highlights(*self._before_find)
+            self._before_find = None
+
+    def _stop_find(self) -> None:
+        """Another paper or passage replaces what was being searched: close the row, restore nothing."""
+        self.find_bar.reset()
+        self._before_find = None
 
     def visible_highlights(self) -> tuple[list[Rect], list[Rect]]:
         """The passage and quote rectangles drawn on the page shown now."""
@@ -205,6 +234,7 @@ class PdfViewer(QWidget):
             QGuiApplication.clipboard().setText(self._selected_text)
 
     def close_document(self) -> None:
+        self._stop_find()
         if self._document is not None:
             self._document.close()
         self._document, self._path, self._page, self._words = None, "", 0, []
