@@ -93,7 +93,7 @@ class PdfViewer(QWidget):
         self.title_label.setFont(font)
         self.title_label.hide()
         self.toolbar = self._create_toolbar()
-        self.find_bar = FindBar(lambda: self._document, self._show_find_match, self._end_find, self)
+        self.find_bar = FindBar(self._searchable_document, self._show_find_match, self._end_find, self)
         self._before_find: tuple[tuple[PageRect, ...], tuple[PageRect, ...]] | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -182,6 +182,10 @@ class PdfViewer(QWidget):
         if self._before_find is None:
             self._before_find = (self.highlight_rects, self.quote_rects)
         self.find_bar.start()
+
+    def _searchable_document(self) -> pymupdf.Document | None:
+        """The PDF on screen; None while a datastore record (which has no PDF) or nothing is shown."""
+        return self._document if self.stack.currentWidget() is self.scroll_area else None
 
     def _show_find_match(self, match: Match, matches: Sequence[Match]) -> None:
         if match[0].page != self._page:

@@ -96,6 +96,12 @@ def test_find_without_a_paper_says_so(qtbot: QtBot, viewer: PdfViewer) -> None:
     qtbot.keyClicks(viewer.find_bar.edit, "graph")
     qtbot.keyClick(viewer.find_bar.edit, Qt.Key.Key_Return)
     assert viewer.find_bar.count_label.text() == "Open a paper first"
+    # A datastore record shown over a paper opened earlier: that hidden paper is not searched.
+    assert viewer.open_document(str(PAPER))
+    viewer.show_record("A datastore paper", "Its passage text about a literature graph.")
+    viewer.start_find()
+    qtbot.keyClick(viewer.find_bar.edit, Qt.Key.Key_Return)
+    assert viewer.find_bar.count_label.text() == "Open a paper first" and viewer.find_bar.matches == []
 
 
 def test_ctrl_f_in_the_window_opens_the_find_row_and_is_listed_in_the_shortcuts(
