@@ -24,9 +24,8 @@ TIMEOUT_MS = 30_000
 AT_ONCE_MS = 5_000  # far below the long job, which only ends when the test lets it
 
 
-@pytest.fixture
-def long_job(client: EngineClient) -> Iterator[threading.Event]:
-    """Occupies the long lane until the returned event is set (set again at teardown)."""
+def _hold_long_lane(client: EngineClient) -> threading.Event:
+    """Occupy the long lane until the returned event is set; return once the job is running."""
     release = threading.Event()
     started = threading.Event()
 
@@ -36,6 +35,13 @@ def long_job(client: EngineClient) -> Iterator[threading.Event]:
 
     client.call(DOWNLOAD, hold)
     assert started.wait(10), "the long lane never started the job"
+    return release
+
+
+@pytest.fixture
+def long_job(client: EngineClient) -> Iterator[threading.Event]:
+    """Occupies the long lane until the returned event is set (set again at teardown)."""
+    release = _hold_long_lane(client)
     yield release
     release.set()
 
@@ -50,17 +56,9 @@ def _added(qtbot: QtBot, client: EngineClient, path: Path) -> Document:
 
 def test_an_edit_saved_while_a_long_job_runs_lands_at_once(qtbot: QtBot, client: EngineClient,
                                                            titled_pdf: Callable[[str], Path]) -> None:
-    document = _added(qtbot, client, titled_pdf("Lanes Keep Edits Moving"))
-    release = threading.Event()
-    started = threading.Event()
-
-    def hold(_engine: Engine) -> None:
-        started.set()
-        release.wait(60)
-
-    client.call(DOWNLOAD, hold)
+    document = _added(qtbot, client, titled_pdf("Lanes Keep Edits Moving"))  # before the lane is held
+    release = _hold_long_lane(client)
     try:
-        assert started.wait(10)
         saved: list[Document] = []
         client.update_metadata(document.id, saved.append, title="A Corrected Title")
         qtbot.waitUntil(lambda: bool(saved), timeout=AT_ONCE_MS)
