@@ -23,6 +23,7 @@ from engine.service import Engine
 from ui import errors
 from ui.engine_client import EngineClient
 from ui.main_window import MainWindow
+from ui.pdf_viewer import PdfViewer
 
 CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus"))
 
@@ -107,3 +108,14 @@ def _titled_pdf(path: Path, title: str, body_lines: int = 40) -> Path:
     document.save(path)
     document.close()
     return path
+
+
+@pytest.fixture
+def viewer(qtbot: QtBot) -> PdfViewer:
+    """A shown PDF viewer, 700 x 800, with nothing open."""
+    shown = PdfViewer()
+    qtbot.addWidget(shown)
+    shown.resize(700, 800)
+    shown.show()
+    qtbot.waitExposed(shown)
+    return shown

@@ -4,7 +4,6 @@ highlighted on its page, and closing puts back the citation highlight that was s
 from __future__ import annotations
 
 import pymupdf
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from pytestqt.qtbot import QtBot
@@ -16,16 +15,6 @@ from ui.pdf_find import find_matches
 from ui.pdf_viewer import PdfViewer
 
 PAPER = next(p for p in demo_papers() if p.name == "N18-3011.pdf")  # "Construction of the Literature Graph ..."
-
-
-@pytest.fixture
-def viewer(qtbot: QtBot) -> PdfViewer:
-    shown = PdfViewer()
-    qtbot.addWidget(shown)
-    shown.resize(700, 800)
-    shown.show()
-    qtbot.waitExposed(shown)
-    return shown
 
 
 def test_every_match_is_where_the_page_says_the_word() -> None:

@@ -17,16 +17,6 @@ from ui.record_view import record_html
 PAPER = "N18-3011.pdf"
 
 
-@pytest.fixture
-def viewer(qtbot: QtBot) -> PdfViewer:
-    shown = PdfViewer()
-    qtbot.addWidget(shown)
-    shown.resize(700, 800)
-    shown.show()
-    qtbot.waitExposed(shown)
-    return shown
-
-
 @pytest.fixture(scope="module")
 def stored_passage(tmp_path_factory: pytest.TempPathFactory, corpus_papers: Path):
     """A real passage of a real paper, as the engine stored it (rectangles, words)."""
