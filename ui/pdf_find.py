@@ -54,14 +54,18 @@ def _occurrences(page: pymupdf.Page, text: str) -> list[list[pymupdf.Rect]]:
 
     # MuPDF now and then adds a sliver beside a hyphenated hit (one letter of the line above): a
     # rectangle holding no three letters of the text in a row is no part of it.
-    rects = [rect for rect in page.search_for(text, textpage=textpage)
-             if any(needle[i:i + piece] in letters_in(rect) for i in range(len(needle) - piece + 1))]
+    hits = [(rect, letters_in(rect)) for rect in page.search_for(text, textpage=textpage)]
+    hits = [(rect, letters) for rect, letters in hits
+            if any(needle[i:i + piece] in letters for i in range(len(needle) - piece + 1))]
     groups: list[list[pymupdf.Rect]] = []
-    for rect in rects:
-        if groups and _continues("".join(letters_in(r) for r in groups[-1]), letters_in(rect), needle):
+    seen = ""  # the letters of the last group's rectangles
+    for rect, letters in hits:
+        if groups and _continues(seen, letters, needle):
             groups[-1].append(rect)
+            seen += letters
         else:
             groups.append([rect])
+            seen = letters
     return groups
 
 
