@@ -118,14 +118,20 @@ _RANGE: dict[str, tuple[int, int]] = {
 _KIND = {bool: "true or false", int: "a whole number", str: "a text in quotes"}
 
 
-def _warn_unknown(data: dict[str, Any], where: str) -> None:
-    """Log the sections and keys Quire does not know: a misspelt key would otherwise change nothing, silently."""
+def unknown_keys(data: dict[str, Any]) -> list[str]:
+    """The sections and keys of settings data that Quire does not know, as "[section]" or "[section] key"."""
     unknown = [f"[{name}]" for name in data if name not in SECTIONS and name != "version"]
     for name, section_type in SECTIONS.items():
         section_data = data.get(name)
         if isinstance(section_data, dict):
             known = {f.name for f in fields(section_type)}
             unknown += [f"[{name}] {key}" for key in section_data if key not in known]
+    return unknown
+
+
+def _warn_unknown(data: dict[str, Any], where: str) -> None:
+    """Log the sections and keys Quire does not know: a misspelt key would otherwise change nothing, silently."""
+    unknown = unknown_keys(data)
     if unknown:
         log.warning("%s: Quire does not know %s and ignores %s; check the spelling (the settings are listed in "
                     "the README's Settings section).", where, ", ".join(unknown), "it" if len(unknown) == 1 else "them")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from engine.config import SECTIONS, Settings
+from engine.config import Settings, unknown_keys
 from engine.errors import SettingsError
 
 
@@ -65,11 +65,9 @@ def _read(name: str, text: str) -> Preset:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"The preset {name!r} cannot be read ({exc}); reinstall Quire.") from None
-    known = {section: set(Settings().to_dict()[section]) for section in SECTIONS}
-    for section, keys in data.items():
-        unknown = [f"[{section}]"] if section not in known else [key for key in keys if key not in known[section]]
-        if unknown:
-            raise SettingsError(f"The preset {name!r} names settings Quire does not have ({', '.join(unknown)}); "
-                                "reinstall Quire.")
     Settings.from_dict(data, where=f"preset {name}")  # the same type and range checks as settings.toml
+    unknown = unknown_keys(data)
+    if unknown:
+        raise SettingsError(f"The preset {name!r} names settings Quire does not have ({', '.join(unknown)}); "
+                            "reinstall Quire.")
     return Preset(name, " ".join(comments), data)

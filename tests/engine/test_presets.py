@@ -65,3 +65,8 @@ def test_the_settings_command_applies_a_preset_and_saves_it(tmp_path: Path, caps
     assert main(["--home", home, "settings", "--preset", "nope"]) == 1
     assert "no preset named 'nope'" in capsys.readouterr().err
     assert load_settings(tmp_path / "settings.toml").generation.digest is True  # a refused preset changes nothing
+
+
+def test_a_preset_whose_section_is_not_a_table_is_refused() -> None:
+    with pytest.raises(SettingsError, match=r"\[retrieval\] must be a section"):
+        _read("broken", "# x\nretrieval = 3\n")
