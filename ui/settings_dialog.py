@@ -211,23 +211,23 @@ class SettingsDialog(QDialog):
         if not name:
             return
         self._base = apply_preset(self.settings(), name)
-        generation, retrieval = self._base.generation, self._base.retrieval
+        self._show(self._base)
+
+    def _restore_defaults(self) -> None:
+        self._base = apply_preset(self._base, "default")
+        self._show(type(self._original)())
+
+    def _show(self, settings: Any) -> None:
+        """Put ``settings``' values in the dialog's fields."""
+        generation, retrieval = settings.generation, settings.retrieval
+        self.model_edit.setText(generation.model)
+        self.embedder_edit.setText(retrieval.embedder)
+        self.threads_box.setValue(generation.threads)
+        self.gpu_layers_box.setValue(generation.gpu_layers)
         self.top_n_box.setValue(retrieval.top_n)
         self.feedback_box.setChecked(generation.feedback)
         self.rewrite_box.setChecked(retrieval.rewrite)
         self.spelling_box.setChecked(retrieval.spelling)
-
-    def _restore_defaults(self) -> None:
-        defaults = type(self._original)()
-        self._base = apply_preset(self._base, "default")
-        self.model_edit.setText(defaults.generation.model)
-        self.embedder_edit.setText(defaults.retrieval.embedder)
-        self.threads_box.setValue(defaults.generation.threads)
-        self.gpu_layers_box.setValue(defaults.generation.gpu_layers)
-        self.top_n_box.setValue(defaults.retrieval.top_n)
-        self.feedback_box.setChecked(defaults.generation.feedback)
-        self.rewrite_box.setChecked(defaults.retrieval.rewrite)
-        self.spelling_box.setChecked(defaults.retrieval.spelling)
 
     def _note(self, text: str, name: str) -> QLabel:
         label = QLabel(text, self)
