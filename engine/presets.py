@@ -30,6 +30,13 @@ class Preset:
                 for section, keys in self.values.items() for key, value in keys.items()
                 if current[section][key] != value]
 
+    def applied_to(self, settings: Settings) -> Settings:
+        """``settings`` with this preset's keys set and every other key kept."""
+        merged = settings.to_dict()
+        for section, keys in self.values.items():
+            merged[section].update(keys)
+        return Settings.from_dict(merged, where=f"preset {self.name}")
+
 
 def presets() -> list[Preset]:
     """Every bundled preset, by name."""
@@ -47,11 +54,8 @@ def preset(name: str) -> Preset:
 
 
 def apply_preset(settings: Settings, name: str) -> Settings:
-    """``settings`` with the preset's keys set and every other key kept."""
-    merged = settings.to_dict()
-    for section, keys in preset(name).values.items():
-        merged[section].update(keys)
-    return Settings.from_dict(merged, where=f"preset {name}")
+    """``settings`` with the named preset's keys set and every other key kept."""
+    return preset(name).applied_to(settings)
 
 
 def _read(name: str, text: str) -> Preset:

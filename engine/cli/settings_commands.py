@@ -11,7 +11,7 @@ import argparse
 
 import tomli_w
 
-from engine.presets import apply_preset, preset, presets
+from engine.presets import preset, presets
 from engine.service import Engine
 
 
@@ -33,8 +33,9 @@ def _settings(engine: Engine, args: argparse.Namespace) -> int:
                                         if changes else "nothing (already in effect)"))
         return 0
     if args.preset:
-        changes = preset(args.preset).changes(engine.settings)
-        engine.save_settings(apply_preset(engine.settings, args.preset))
+        chosen = preset(args.preset)
+        changes = chosen.changes(engine.settings)
+        engine.save_settings(chosen.applied_to(engine.settings))
         if not changes:
             print(f"The preset {args.preset!r} is already in effect; nothing changed.")
         for key, now, after in changes:
