@@ -59,6 +59,9 @@ class GenerationSettings:
     # A model that can write reads again each written sentence the support judge leaves unsupported
     # (engine/synthesis/support_reader.py): ~2 s a read on a CPU, only for those sentences.
     read_unsupported: bool = True
+    # The trained answer reader ranks a passage's sentences by how well they answer (engine/cite/reader.py);
+    # off, the hand-weighted score of embedding cosine and shared words does (faster, and worse: docs/answers.md).
+    answer_reader: bool = True
     max_answer_tokens: int = 512
 
 

@@ -124,7 +124,8 @@ def answer_request(request: AskRequest, tools: AnswerTools, *, on_token: TokenCa
             log.warning("no language model installed; answering with the evidence digest")
 
     library = _LibraryPassages(tools, request, on_stage, cancel)
-    answer = ask(request.question, retrieve=library.retrieve, scorer=SupportScorer(tools.support_embedder()),
+    scorer = SupportScorer(tools.support_embedder(), reader="shipped" if generation.answer_reader else None)
+    answer = ask(request.question, retrieve=library.retrieve, scorer=scorer,
                  language_model=language_model, options=options, hit_text=library.hit_text,
                  rects_for=library.rects_for, on_token=on_token, on_stage=on_stage, cancel=cancel)
     if notice and answer.mode == AnswerMode.DIGEST:

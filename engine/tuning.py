@@ -101,6 +101,12 @@ class SynthesisTuning:
               "paper's best sentence for its column (a column question shares few words with its answer).",
         "Set by hand: not measured on a benchmark (docs/answers.md).")
 
+    cell_read_limit: int = tuned(
+        8, "Sentences of a table cell's passages the answer reader reads (those with the best hand-weighted "
+           "scores); the rest rank after them.",
+        "benchmarks/reader.py: the share of COVID-QA check questions whose answering sentence is among the hand "
+        "score's best 8 of four passages, against the reader's time per sentence (docs/answers.md).")
+
 
 @dataclass(frozen=True)
 class CitationTuning:

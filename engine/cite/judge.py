@@ -94,28 +94,30 @@ def default_judge_folder() -> Path:
 class PairModel:
     """The int8 ONNX cross-encoder: (claim, evidence) pairs -> probabilities (supports, refutes, neutral)."""
 
-    def __init__(self, folder: Path | None = None, threads: int | None = None) -> None:
+    def __init__(self, folder: Path | None = None, threads: int | None = None, meta_name: str = "judge.json",
+                 what: str = "support judge", rebuild_with: str = "benchmarks/train_judge.py") -> None:
+        """``meta_name``, ``what`` and ``rebuild_with`` name another model of the same shape (the answer reader)."""
         folder = folder or default_judge_folder()
         model_file, tokenizer_file = folder / "model.int8.onnx", folder / "tokenizer.json"
-        meta_file = folder / "judge.json"
+        meta_file = folder / meta_name
         if not (model_file.is_file() and tokenizer_file.is_file() and meta_file.is_file()):
             missing = ", ".join(f.name for f in (model_file, tokenizer_file, meta_file) if not f.is_file())
-            raise ModelNotFoundError(f"The support judge is missing from {folder} ({missing}); reinstall Quire, or "
-                                     "rebuild it with benchmarks/train_judge.py.")
+            raise ModelNotFoundError(f"The {what} is missing from {folder} ({missing}); reinstall Quire, or "
+                                     f"rebuild it with {rebuild_with}.")
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        rebuild = "reinstall Quire, or rebuild it with benchmarks/train_judge.py"
+        rebuild = f"reinstall Quire, or rebuild it with {rebuild_with}"
         try:
             self.meta: dict[str, Any] = json.loads(meta_file.read_text(encoding="utf-8"))
             self.max_length = int(self.meta.get("max_length", 160))
         except (OSError, ValueError) as exc:
-            raise ModelFileError(str(meta_file), f"the support judge's settings cannot be read ({exc}); {rebuild}") \
+            raise ModelFileError(str(meta_file), f"the {what}'s settings cannot be read ({exc}); {rebuild}") \
                 from exc
         try:
             self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         except Exception as exc:  # the tokenizers library raises its own exception type
-            raise ModelFileError(str(tokenizer_file), f"the support judge's tokenizer is damaged ({exc}); {rebuild}") \
+            raise ModelFileError(str(tokenizer_file), f"the {what}'s tokenizer is damaged ({exc}); {rebuild}") \
                 from exc
         self.tokenizer.enable_truncation(self.max_length, strategy="longest_first")
         self.tokenizer.enable_padding()
@@ -125,18 +127,25 @@ class PairModel:
         try:
             self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # ONNX Runtime's errors (InvalidProtobuf, Fail, ...) share no base class
-            raise ModelFileError(str(model_file),
-                                 f"the support judge's model is damaged and cannot be loaded; {rebuild}") from exc
+            raise ModelFileError(str(model_file), f"the {what}'s model is damaged and cannot be loaded; {rebuild}") \
+                from exc
         self._lock = threading.Lock()  # one run at a time: the session is shared by every caller
         fitted = self.meta.get("thresholds") or {}
         self.thresholds = Thresholds(**{k: float(v) for k, v in fitted.items() if k in Thresholds.__dataclass_fields__})
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
         """Softmax probabilities, one row (supports, refutes, neutral) per pair."""
+        logits = self.logits(pairs, batch_size)
+        shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return shifted / shifted.sum(axis=1, keepdims=True)
+
+    def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
+        """The graph's raw outputs, one row per pair."""
+        width = len(self.meta.get("labels", ())) or 3
         if not pairs:
-            return np.zeros((0, 3), dtype=np.float32)
+            return np.zeros((0, width), dtype=np.float32)
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))  # pad less
-        result = np.zeros((len(pairs), 3), dtype=np.float32)
+        result = np.zeros((len(pairs), width), dtype=np.float32)
         for first in range(0, len(order), batch_size):
             chunk = order[first:first + batch_size]
             encodings = self.tokenizer.encode_batch([pairs[i] for i in chunk])
@@ -144,9 +153,7 @@ class PairModel:
                      for name, attr in (("input_ids", "ids"), ("attention_mask", "attention_mask"),
                                         ("token_type_ids", "type_ids"))}
             with self._lock:
-                logits = self.session.run(["logits"], feeds)[0]
-            shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
-            result[chunk] = shifted / shifted.sum(axis=1, keepdims=True)
+                result[chunk] = self.session.run(["logits"], feeds)[0]
         return result
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from engine.cite.judge import SupportJudge, default_judge
 from engine.cite.markers import strip_markers
+from engine.cite.reader import AnswerReader, default_reader
 from engine.cite.windows import Window, content_words, overlap, quote_windows
 from engine.embed.base import Embedder
 from engine.errors import ModelNotFoundError
@@ -48,17 +49,22 @@ class SupportScorer:
 
     ``judge`` is the entailment judge verification asks first (engine/cite/verify.py): "shipped"
     (the default) loads the judge packaged with Quire on first use, None keeps the similarity
-    thresholds alone, or pass a ``SupportJudge``.
+    thresholds alone, or pass a ``SupportJudge``. ``reader`` is the answer reader that ranks a
+    passage's sentences by how well they answer a question (engine/synthesis/evidence.py), the same
+    way: "shipped", None (the hand-weighted answer score alone) or an ``AnswerReader``.
     """
 
     def __init__(self, embedder: Embedder, weight: float = EMBEDDING_WEIGHT, threshold: float = SUPPORT_THRESHOLD,
-                 insert_threshold: float = INSERT_THRESHOLD, judge: SupportJudge | str | None = "shipped") -> None:
+                 insert_threshold: float = INSERT_THRESHOLD, judge: SupportJudge | str | None = "shipped",
+                 reader: AnswerReader | str | None = "shipped") -> None:
         self.embedder = embedder
         self.weight = weight
         self.threshold = threshold
         self.insert_threshold = insert_threshold
         self._judge = judge
         self.judge_problem = ""  # why the shipped judge could not be loaded, if it could not
+        self._reader = reader
+        self.reader_problem = ""  # why the shipped answer reader could not be loaded, if it could not
         self._vectors: dict[str, np.ndarray] = {}
         self._windows: dict[tuple[str, bool], list[Window]] = {}
 
@@ -74,6 +80,18 @@ class SupportScorer:
                 self.judge_problem = str(exc)
                 self._judge = None
         return self._judge
+
+    def answer_reader(self) -> AnswerReader | None:
+        """The answer reader, loaded on first use; None when there is none (``reader_problem`` says why):
+        evidence is then ranked by the hand-weighted answer score, as before the reader existed."""
+        if isinstance(self._reader, str):
+            try:
+                self._reader = default_reader()
+            except ModelNotFoundError as exc:
+                log.warning("%s Sentences are ranked without it.", exc)
+                self.reader_problem = str(exc)
+                self._reader = None
+        return self._reader
 
     def ranked_windows(self, claim: str, passage_text: str) -> list[tuple[int, int, float]]:
         """(start, end, score) of every window of the passage, best first: the judge's similarity gate."""

@@ -206,8 +206,12 @@ def _demo_question(engine: Engine) -> None:
     from engine.cli.ask_commands import print_answer
 
     print(f"\nAsking the demo papers: {DEMO_QUESTION}\n", file=sys.stderr)
-    answer = engine.ask(AskRequest(DEMO_QUESTION, scope=Scope(source="library"), mode="digest",
-                                   options=RequestOptions(rewrite=False, feedback=False, save=False)))
-    print_answer(answer)
+    print_answer(engine.ask(demo_request()))
+
+
+def demo_request() -> AskRequest:
+    """The demo's question as the demo asks it: the evidence digest of the library, nothing saved."""
+    return AskRequest(DEMO_QUESTION, scope=Scope(source="library"), mode="digest",
+                      options=RequestOptions(rewrite=False, feedback=False, save=False))
 
 

@@ -6,8 +6,12 @@ never a sentence that runs into one). Each sentence gets two scores against the 
 - ``topic``: the support scorer's mix of embedding cosine and shared content words, i.e. how much
   it is *about* the question; a passage's best ``topic`` is its relevance, and passages well below
   the best passage (or below an absolute floor) do not address the question and are dropped;
-- ``answer``: ``topic`` plus what answering takes for this kind of question (a number for "how
-  many", a name the question does not contain for "which"), minus a little for a lower search rank.
+- ``answer``: how well the sentence *answers* the question. With the answer reader (a cross-encoder
+  trained on experts' questions over scientific full text, engine/cite/reader.py) it is the reader's
+  score of the sentence in its context plus the hand-weighted score below at a measured weight,
+  squashed to 0..1; ``answers`` says whether it clears the reader's threshold. Without the reader it
+  is the hand-weighted score alone: ``topic`` plus what answering takes for this kind of question (a
+  number for "how many", a name the question does not contain for "which"), minus a little for length.
 
 The best-answering sentence overall opens the answer; each passage's best sentences are its quotes.
 All quotes are spans of the passage text, so they are verbatim by construction.
@@ -20,6 +24,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
+from engine.cite.reader import AnswerReader, reader_text
 from engine.cite.sentences import split_spans
 from engine.cite.support import SupportScorer
 from engine.cite.windows import content_words, overlap, prose_like
@@ -72,6 +79,7 @@ class Quote:
     text: str
     score: float  # topic
     answer: float = 0.0
+    answers: bool = True  # the reader finds that it answers the question (always true without a reader)
 
 
 @dataclass(frozen=True)
@@ -153,15 +161,71 @@ def answer_bonus(text: str, question: Question) -> float:
     return 0.0
 
 
+def hand_scores(question: str, texts: Sequence[str], scorer: SupportScorer) -> np.ndarray:
+    """The hand-weighted answer score of each sentence: topic + question-type bonus - length penalty."""
+    if not texts:
+        return np.zeros(0, dtype=np.float32)
+    asked = with_typos_matched(analyse(question), {w for t in texts for w in content_words(t)})
+    cosines = scorer.vectors(list(texts)) @ scorer.vectors([" ".join(question.split())])[0]
+    return np.array([_topic(float(cosine), asked, text) + answer_bonus(text, asked)
+                     - LENGTH_PENALTY * max(0, len(text) - 200) / 100
+                     for cosine, text in zip(cosines, texts, strict=True)], dtype=np.float32)
+
+
+def answer_scores(read: np.ndarray, hand: np.ndarray, hand_weight: float) -> np.ndarray:
+    """The reader's score with the hand-weighted score added at ``hand_weight`` (fitted: reader.json)."""
+    return read + hand_weight * hand
+
+
+def _topic(cosine: float, asked: Question, text: str) -> float:
+    return TOPIC_COSINE_WEIGHT * cosine + (1 - TOPIC_COSINE_WEIGHT) * overlap(set(asked.terms), content_words(text))
+
+
+def _squash(score: float) -> float:
+    """A reader score as 0..1, so that shares of the best score (second quotes, themes) keep their meaning."""
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, score))))
+
+
+def read_scores(question: str, passages: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]],
+                reader: AnswerReader) -> np.ndarray:
+    """The reader's score of every span, each read with the sentences around it in its passage."""
+    candidates = []
+    for text, found in zip(passages, spans, strict=True):
+        every = split_spans(text)
+        for start, end in found:
+            at = next((i for i, s in enumerate(every) if s.start <= start < s.end), None)
+            before = text[every[at - 1].start:every[at - 1].end] if at else ""
+            after = text[every[at + 1].start:every[at + 1].end] if at is not None and at + 1 < len(every) else ""
+            candidates.append(reader_text(text[start:end], before, after))
+    return reader.scores(question, candidates)
+
+
 def extract_evidence(question: str, references: Sequence[Reference], scorer: SupportScorer,
-                     quotes_per_passage: int = 2, reference_lists: Sequence[bool] = ()) -> list[Evidence]:
-    """Each passage's best ``quotes_per_passage`` sentences for answering ``question``, passages in input order."""
+                     quotes_per_passage: int = 2, reference_lists: Sequence[bool] = (), read: bool = True,
+                     read_limit: int | None = None) -> list[Evidence]:
+    """Each passage's best ``quotes_per_passage`` sentences for answering ``question``, passages in input order.
+    ``read``: False leaves the answer reader out (when only the passages' relevance is wanted);
+    ``read_limit``: the reader reads only the sentences with the best hand-weighted scores (the rest
+    rank after them), where the reader's time per sentence matters more than a rare miss."""
     spans = [sentence_spans(r.text) for r in references]
     texts = [r.text[s:e] for r, found in zip(references, spans, strict=True) for s, e in found]
     asked = analyse(question)
     asked = with_typos_matched(asked, {w for t in texts for w in content_words(t)})
     vectors = scorer.vectors(texts)
     cosines = vectors @ scorer.vectors([" ".join(question.split())])[0] if texts else []
+    reader = scorer.answer_reader() if texts and read else None
+    if reader is not None and read_limit is not None and len(texts) > read_limit:
+        hand = hand_scores(question, texts, scorer)
+        keep = set(np.argsort(-hand, kind="stable")[:read_limit].tolist())
+        spans_read = []
+        position = 0
+        for found in spans:
+            spans_read.append([span for offset, span in enumerate(found) if position + offset in keep])
+            position += len(found)
+        partial = iter(read_scores(question, [r.text for r in references], spans_read, reader))
+        read_all = np.array([next(partial) if i in keep else -np.inf for i in range(len(texts))], dtype=np.float32)
+    else:
+        read_all = read_scores(question, [r.text for r in references], spans, reader) if reader is not None else None
     evidence = []
     position = 0
     for index, (reference, found) in enumerate(zip(references, spans, strict=True)):
@@ -169,12 +233,16 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
         scored = []
         for start, end in found:
             text = reference.text[start:end]
-            topic = TOPIC_COSINE_WEIGHT * float(cosines[position]) + \
-                (1 - TOPIC_COSINE_WEIGHT) * overlap(set(asked.terms), content_words(text))
-            position += 1
+            topic = _topic(float(cosines[position]), asked, text)
             wordy = LENGTH_PENALTY * max(0, end - start - 200) / 100
-            scored.append(Quote(reference.n, start, end, text, round(topic, 4),
-                                round(topic + answer_bonus(text, asked) - prior - wordy, 4)))
+            hand = topic + answer_bonus(text, asked) - wordy
+            if reader is not None and read_all is not None:
+                combined = float(answer_scores(read_all[position], hand, reader.hand_weight)) - prior
+                scored.append(Quote(reference.n, start, end, text, round(topic, 4), round(_squash(combined), 4),
+                                    combined >= reader.threshold))
+            else:
+                scored.append(Quote(reference.n, start, end, text, round(topic, 4), round(hand - prior, 4)))
+            position += 1
         relevance = max((q.score for q in scored), default=0.0)
         is_list = reference_lists[index] if index < len(reference_lists) else False
         evidence.append(Evidence(reference, choose_quotes(scored, quotes_per_passage), relevance, is_list, index + 1,
@@ -225,6 +293,11 @@ def relevant(evidence: Sequence[Evidence], threshold: float = RELEVANCE_THRESHOL
 def closest(evidence: Sequence[Evidence], count: int = 3) -> list[Evidence]:
     """The passages nearest the question when none addresses it (shown, not written from)."""
     return sorted((e for e in evidence if e.quotes), key=lambda e: -e.relevance)[:count]
+
+
+def any_answers(evidence: Sequence[Evidence]) -> bool:
+    """Whether any quote answers the question by the reader's threshold (always, without a reader)."""
+    return any(q.answers for e in evidence for q in e.quotes)
 
 
 def best_answer(evidence: Sequence[Evidence]) -> Quote | None:

@@ -7,7 +7,8 @@ searched again with the column's question, and the cell is the sentence of the p
 that best answers it, verbatim. With a writer, one call per row writes a sentence per column from
 those quotes; a written sentence is kept only when the support judge finds it backed by one of
 that paper's passages (the cell then shows the quote it relies on), otherwise the cell is the
-quote itself. A column nothing in the paper answers says "not stated".
+quote itself. A column nothing in the paper answers (no sentence close enough to its question, or
+none the answer reader finds to answer it) says "not stated".
 
 Rows are reported one at a time through ``on_row`` (a caller shows progress per row and the rows
 so far); a Stop between papers, columns or tokens keeps every finished row.
@@ -54,6 +55,10 @@ PASSAGES_PER_CELL = 4  # passages of the paper read per column
 # the sentence is only loosely about the field, and the cell says "not stated" instead of quoting it
 # (set by hand: engine/tuning.py).
 CELL_FLOOR = SYNTHESIS.cell_floor
+# The answer reader reads a cell's best sentences by the hand-weighted score, not all of them: a table
+# has a cell per paper and column, and the sentence that answers is almost always among these
+# (benchmarks/reader.py measures the share and the time per cell).
+CELL_READ_LIMIT = SYNTHESIS.cell_read_limit
 _LINE = re.compile(r"^\s*\[(\d+)\]\s*(.+)$")
 
 # (query, paper, k) -> the paper's k passages nearest the query, numbered 1..k, best first.
@@ -171,7 +176,7 @@ def _addressing(question: str, papers: Sequence[PaperInScope], search: SearchPap
             cancel.check()
         progress(Progress("screening", done, len(papers), paper.bib.title or paper.doc_id))
         found = search(question, paper, PASSAGES_PER_CELL)
-        relevance = max((e.relevance for e in extract_evidence(question, found, scorer)), default=0.0)
+        relevance = max((e.relevance for e in extract_evidence(question, found, scorer, read=False)), default=0.0)
         scored.append((paper, found, round(relevance, 4)))
     progress(Progress("screening", len(papers), len(papers), ""))
     best = max((relevance for _, _, relevance in scored), default=0.0)
@@ -209,8 +214,9 @@ def _best_quote(asked: str, references: Sequence[Reference], scorer: SupportScor
     by_number = {r.n: r for r in references}
     # Only running prose: a footnote of URLs, a table's numbers or a code listing shares words with
     # any question without answering it.
-    candidates = [(q, by_number[q.n]) for e in extract_evidence(asked, references, scorer, quotes_per_passage=3)
-                  for q in e.quotes if q.score >= CELL_FLOOR and _prose(q.text)
+    evidence = extract_evidence(asked, references, scorer, quotes_per_passage=3, read_limit=CELL_READ_LIMIT)
+    candidates = [(q, by_number[q.n]) for e in evidence for q in e.quotes
+                  if q.score >= CELL_FLOOR and q.answers and _prose(q.text)
                   and (by_number[q.n].passage_id, q.start) not in used]
     return max(candidates, key=lambda pair: pair[0].answer, default=None)
 

@@ -78,3 +78,20 @@ def test_an_off_topic_question_gets_no_invented_citations(demo_library: tuple[En
     answer = engine.ask(AskRequest(question, scope=LIBRARY_ONLY, options=NOT_SAVED))
     check_citations(engine, answer)
     assert answer.mode == AnswerMode.NO_EVIDENCE and not cited_numbers(answer.text), answer.text
+
+
+def test_the_demo_question_opens_with_how_specter_is_trained(demo_library: tuple[Engine, dict[str, str]]) -> None:
+    """`quire demo`'s own question, asked as the demo asks it: the answer reader puts the sentence that
+    states SPECTER's training (SciBERT's weights, trained on citation triplets) first, not one about
+    representation learning in general."""
+    from engine.cli.library_commands import DEMO_QUESTION, demo_request
+
+    engine, doc_ids = demo_library
+    answer = engine.ask(demo_request())
+    assert DEMO_QUESTION == answer.question
+    check_citations(engine, answer)
+    first = next(s for s in answer.sentences if s.citations)
+    assert first.section == 0 and first.citations[0].n == 1
+    assert answer.references[0].doc_id == doc_ids["2020.acl-main.207.pdf"]
+    opening = first.text.lower()
+    assert "scibert" in opening or "triplet" in opening or "citation" in opening, first.text

@@ -1,0 +1,172 @@
+"""The answer reader measured: in-paper ranking on COVID-QA's check papers, its threshold, its speed.
+
+    python benchmarks/reader_data.py                 # once: the questions and their papers' sentences
+    python benchmarks/reader.py [--fit] [--limit N]
+
+For every question of COVID-QA's check file (14 papers never fitted on), every quotable sentence of
+its paper is ranked, and a question counts when a sentence holding (part of) the expert's answer span
+is first, or in the top 3. Rankers, all measured in this one run:
+
+- ``bm25``: BM25 over the paper's sentences;
+- ``hand``: the hand-weighted answer score used before the reader (embedding cosine + shared content
+  words + question-type bonuses - a length penalty), engine.synthesis.evidence.hand_scores;
+- ``reader``: the shipped reader alone;
+- ``combined``: what the product uses (engine.synthesis.evidence.answer_scores): the reader with the
+  hand score added at the weight in reader.json.
+
+``--fit`` chooses on the six COVID-QA training papers the reader never trained on (train_reader.py's
+held-out papers): the hand score's weight in ``combined`` (grid), and the threshold under which no
+sentence counts as answering: each held-out question is read against its own paper (the answer is
+there) and against another paper (it is not), and the threshold keeps 95 % of the first. Both are
+written to reader.json; the check papers then report how often a question asked of the wrong paper
+is told that nothing answers it. Results: benchmarks/results/reader.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import numpy as np  # noqa: E402
+from reader_data import DEFAULT_OUT, bm25_order  # noqa: E402
+from train_reader import dev_papers, read_data  # noqa: E402
+
+from engine.cite.reader import AnswerReader, default_reader_folder, reader_text  # noqa: E402
+from engine.cite.support import SupportScorer  # noqa: E402
+from engine.models import default_embedder  # noqa: E402
+from engine.synthesis.evidence import answer_scores, hand_scores  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
+KEEP_ANSWERABLE = 0.95
+
+
+def rank_stats(orders: list[list[int]], answers: list[list[int]]) -> dict[str, float]:
+    n = max(1, len(orders))
+    return {"first": round(sum(o[0] in a for o, a in zip(orders, answers, strict=True) if o) / n, 4),
+            "top3": round(sum(any(i in a for i in o[:3]) for o, a in zip(orders, answers, strict=True)) / n, 4)}
+
+
+def descending(values: np.ndarray) -> list[int]:
+    return [int(i) for i in np.argsort(-values, kind="stable")]
+
+
+def score_questions(data: dict[str, Any], questions: list[dict[str, Any]], reader: AnswerReader,
+                    scorer: SupportScorer) -> list[dict[str, Any]]:
+    """Each question's reader logits and hand scores over its own paper's sentences, and the seconds it took."""
+    rows = []
+    for question in questions:
+        candidates = data["papers"][question["paper"]]
+        texts = [c["text"] for c in candidates]
+        started = time.perf_counter()
+        read = reader.scores(question["question"], [reader_text(c["text"], c["before"], c["after"])
+                                                    for c in candidates])
+        seconds = time.perf_counter() - started
+        rows.append({"question": question, "read": read, "hand": hand_scores(question["question"], texts, scorer),
+                     "bm25": bm25_order(question["question"], texts), "seconds": seconds,
+                     "per_sentence_ms": 1000 * seconds / max(1, len(texts))})
+    return rows
+
+
+def report(rows: list[dict[str, Any]], weight: float) -> dict[str, Any]:
+    answers = [r["question"]["also"] for r in rows]
+    result: dict[str, Any] = {
+        "questions": len(rows),
+        "bm25": rank_stats([r["bm25"] for r in rows], answers),
+        "hand": rank_stats([descending(r["hand"]) for r in rows], answers),
+        "reader": rank_stats([descending(r["read"]) for r in rows], answers),
+        "combined": rank_stats([descending(answer_scores(r["read"], r["hand"], weight)) for r in rows], answers)}
+    # The reader reading only the hand score's best k sentences (a table cell's read_limit): the answer must
+    # be among them, and a whole paper is a harder pool than a cell's four passages.
+    for k in (8, 16, 32):
+        limited = []
+        for r in rows:
+            kept = set(descending(r["hand"])[:k])
+            combined = answer_scores(r["read"], r["hand"], weight)
+            limited.append(descending(np.array([combined[i] if i in kept else -np.inf
+                                                for i in range(len(combined))])))
+        result[f"combined_reading_hand_top{k}"] = rank_stats(limited, answers)
+    return result
+
+
+def best_of(row: dict[str, Any], weight: float) -> float:
+    """The best combined score over the row's sentences: under the threshold, nothing answers."""
+    return float(np.max(answer_scores(row["read"], row["hand"], weight))) if len(row["read"]) else -1e9
+
+
+def wrong_paper_rows(data: dict[str, Any], questions: list[dict[str, Any]], papers: list[str], reader: AnswerReader,
+                     scorer: SupportScorer, seed: int = 3) -> list[dict[str, Any]]:
+    """Each question read against a paper it was not asked of (its answer is not there)."""
+    rng = random.Random(seed)
+    moved = []
+    for question in questions:
+        other = rng.choice([p for p in papers if p != question["paper"]])
+        moved.append({**question, "paper": other, "also": []})
+    return score_questions(data, moved, reader, scorer)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--fit", action="store_true", help="fit the weight and threshold on held-out training papers")
+    parser.add_argument("--limit", type=int, help="at most this many check questions (a quick look)")
+    args = parser.parse_args()
+    data = read_data(args.data)
+    reader = AnswerReader()
+    scorer = SupportScorer(default_embedder(), judge=None, reader=reader)
+    meta_file = default_reader_folder() / "reader.json"
+    meta = json.loads(meta_file.read_text())
+    results: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+
+    if args.fit:
+        held = dev_papers(data["questions"])
+        dev = [q for q in data["questions"] if q["paper"] in held]
+        rows = score_questions(data, dev, reader, scorer)
+        grid = {w: report(rows, w)["combined"] for w in (0.0, 1.0, 2.0, 3.0, 4.0, 6.0)}
+        weight = max(grid, key=lambda w: (grid[w]["first"] + grid[w]["top3"], -w))
+        own = sorted(best_of(r, weight) for r in rows)
+        threshold = own[int((1 - KEEP_ANSWERABLE) * len(own))]
+        wrong = [best_of(r, weight) for r in wrong_paper_rows(data, dev, sorted(held), reader, scorer)]
+        meta["combine"] = {"hand_weight": weight}
+        meta["threshold"] = round(threshold, 3)
+        meta_file.write_text(json.dumps(meta, indent=2) + "\n")
+        results["fit"] = {"papers": len(held), "questions": len(dev), "hand_weight_grid": grid,
+                          "hand_weight": weight, "threshold": round(threshold, 3),
+                          "answerable_kept": KEEP_ANSWERABLE,
+                          "wrong_paper_told_nothing_answers": round(sum(s < threshold for s in wrong) / len(wrong), 4)}
+        print(json.dumps(results["fit"], indent=1))
+
+    weight = float(meta.get("combine", {}).get("hand_weight", 0.0))
+    threshold = float(meta.get("threshold", 0.0))
+    check = [q for q in data["questions"] if q["split"] == "check"][:args.limit]
+    rows = score_questions(data, check, reader, scorer)
+    measured = report(rows, weight)
+    check_papers = sorted({q["paper"] for q in check})
+    wrong = [best_of(r, weight) for r in wrong_paper_rows(data, check, check_papers, reader, scorer)]
+    own = [best_of(r, weight) for r in rows]
+    seconds = sorted(r["per_sentence_ms"] for r in rows)
+    measured.update({
+        "hand_weight": weight, "threshold": threshold,
+        "own_paper_answer_found": round(sum(s >= threshold for s in own) / len(own), 4),
+        "wrong_paper_told_nothing_answers": round(sum(s < threshold for s in wrong) / len(wrong), 4),
+        "sentences_per_question": round(statistics.mean(len(r["read"]) for r in rows), 1),
+        "reader_ms_per_sentence_p50": round(seconds[len(seconds) // 2], 2),
+        "reader_ms_per_sentence_p95": round(seconds[int(0.95 * (len(seconds) - 1))], 2),
+        "command": "python benchmarks/reader.py" + (" --fit" if args.fit else ""),
+    })
+    results["check"] = measured
+    RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+    print(json.dumps(measured, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""The answer reader's data: each question with every quotable sentence of the paper it is asked of.
+
+    python benchmarks/reader_data.py [--out ~/.cache/quire-train/reader-data.json.gz]
+
+One JSON document: ``papers`` (id -> its candidate sentences, each with the sentences before and after
+it in its paragraph, as the reader reads them) and ``questions`` (question, paper id, the indexes of
+the sentences that state the answer, ``split``, and ``hard``: the paper's other sentences ranked by
+BM25 against the question, the near misses the reader must learn to pass over). Splits:
+
+- ``train``: COVID-QA's training file (46 CC-BY papers, 581 questions by biomedical experts, each
+  answered by a span of the paper; Apache-2.0), plus PubMedQA's training-side expert questions
+  (MIT; its 500 test questions are never used): the authors' conclusion answers the question, the
+  background and method sentences of the same abstract are the non-answers (its results sentences
+  are left out: they often answer too);
+- ``check``: COVID-QA's check file (14 other papers), never fitted on: the in-paper ranking that
+  benchmarks/reader.py reports.
+
+The candidates are the sentences the product can quote (``sentence_spans``, per paragraph); a question
+whose answer starts in no quotable sentence is left out of training and counted as a miss when checking.
+LitQA2 and ScholarQA-Multi are never read here: they measure the product.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import random
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from engine.cite.sentences import split_spans  # noqa: E402
+from engine.synthesis.evidence import sentence_spans  # noqa: E402
+from engine.text.stem import stem  # noqa: E402
+from engine.text.stopwords import STOP_WORDS  # noqa: E402
+
+SHARED = ROOT.parent / "shared"
+DEFAULT_OUT = Path.home() / ".cache" / "quire-train" / "reader-data.json.gz"
+HARD_POOL = 30  # the near misses kept per question, best first
+
+
+def words(text: str) -> list[str]:
+    return [stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP_WORDS]
+
+
+def bm25_order(question: str, texts: list[str], k1: float = 1.2, b: float = 0.75) -> list[int]:
+    """Indexes of ``texts`` by BM25 against ``question``, the texts being the collection."""
+    docs = [Counter(words(t)) for t in texts]
+    average = sum(sum(d.values()) for d in docs) / max(1, len(docs))
+    frequency = Counter(w for d in docs for w in d)
+    scores = []
+    for doc in docs:
+        length = sum(doc.values())
+        score = 0.0
+        for w in set(words(question)):
+            if w in doc:
+                idf = math.log(1 + (len(docs) - frequency[w] + 0.5) / (frequency[w] + 0.5))
+                score += idf * doc[w] * (k1 + 1) / (doc[w] + k1 * (1 - b + b * length / average))
+        scores.append(score)
+    return sorted(range(len(texts)), key=lambda i: -scores[i])
+
+
+def paragraph_candidates(paragraph: str, offset: int) -> list[dict[str, Any]]:
+    """A paragraph's quotable sentences with their neighbours and their character span in the paper."""
+    every = split_spans(paragraph)
+    result = []
+    for start, end in sentence_spans(paragraph):
+        position = next((i for i, s in enumerate(every) if s.start <= start < s.end), None)
+        before = paragraph[every[position - 1].start:every[position - 1].end] if position else ""
+        after = paragraph[every[position + 1].start:every[position + 1].end] \
+            if position is not None and position + 1 < len(every) else ""
+        result.append({"text": paragraph[start:end], "before": before, "after": after,
+                       "start": offset + start, "end": offset + end})
+    return result
+
+
+def covidqa(path: Path, split: str, papers: dict[str, Any], questions: list[dict[str, Any]]) -> None:
+    for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
+        paragraph = article["paragraphs"][0]
+        paper = f"covidqa-{paragraph['document_id']}"
+        # Some papers' text is hard-wrapped: a line that does not end a sentence runs on into the next
+        # (a space for the newline keeps every answer's offset).
+        context = re.sub(r"(?<![.!?:])\n(?=\S)", " ", paragraph["context"])
+        candidates: list[dict[str, Any]] = []
+        offset = 0
+        for block in context.split("\n"):
+            candidates.extend(paragraph_candidates(block, offset))
+            offset += len(block) + 1
+        papers[paper] = [{k: c[k] for k in ("text", "before", "after")} for c in candidates]
+        texts = [c["text"] for c in candidates]
+        for qa in paragraph["qas"]:
+            if not qa["answers"]:
+                continue
+            answer = qa["answers"][0]
+            first, last = answer["answer_start"], answer["answer_start"] + len(answer["text"])
+            start_in = [i for i, c in enumerate(candidates) if c["start"] <= first < c["end"]]
+            overlapping = [i for i, c in enumerate(candidates) if c["start"] < last and first < c["end"]]
+            questions.append({"question": qa["question"], "paper": paper, "split": split, "source": "covidqa",
+                              "answer": answer["text"], "positive": start_in, "also": overlapping,
+                              "hard": [i for i in bm25_order(qa["question"], texts)
+                                       if i not in overlapping][:HARD_POOL]})
+
+
+def pubmedqa(shared: Path, papers: dict[str, Any], questions: list[dict[str, Any]]) -> None:
+    data = json.loads((shared / "eval" / "pubmedqa" / "ori_pqal.json").read_text(encoding="utf-8"))
+    test = set(json.loads((shared / "eval" / "pubmedqa" / "test_ground_truth.json").read_text(encoding="utf-8")))
+    for pmid, item in data.items():
+        if pmid in test:
+            continue
+        candidates: list[dict[str, Any]] = []
+        for text, label in zip(item["CONTEXTS"], item["LABELS"], strict=False):
+            if "RESULT" not in label.upper():
+                candidates.extend(paragraph_candidates(text, 0))
+        negatives = len(candidates)
+        conclusion = paragraph_candidates(item["LONG_ANSWER"], 0)
+        if not conclusion or negatives < 3:
+            continue
+        candidates.extend(conclusion)
+        paper = f"pubmedqa-{pmid}"
+        papers[paper] = [{k: c[k] for k in ("text", "before", "after")} for c in candidates]
+        conclusions = list(range(negatives, len(candidates)))
+        questions.append({"question": item["QUESTION"], "paper": paper, "split": "train", "source": "pubmedqa",
+                          "answer": item["LONG_ANSWER"], "positive": conclusions[:1], "also": conclusions,
+                          "hard": bm25_order(item["QUESTION"], [c["text"] for c in candidates[:negatives]])})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--shared", type=Path, default=SHARED)
+    args = parser.parse_args()
+    papers: dict[str, Any] = {}
+    questions: list[dict[str, Any]] = []
+    covidqa(args.shared / "eval" / "covidqa" / "covidqa-train.json", "train", papers, questions)
+    covidqa(args.shared / "eval" / "covidqa" / "covidqa-check.json", "check", papers, questions)
+    pubmedqa(args.shared, papers, questions)
+    random.Random(7).shuffle(questions)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(args.out, "wt", encoding="utf-8") as out:
+        json.dump({"papers": papers, "questions": questions}, out)
+    counts = Counter((q["source"], q["split"], bool(q["positive"])) for q in questions)
+    for (source, split, found), count in sorted(counts.items()):
+        print(f"{source:9} {split:6} {'answer quotable' if found else 'answer not in a quotable sentence'}: {count}")
+    print(f"{len(papers)} papers, {sum(len(p) for p in papers.values())} candidate sentences -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

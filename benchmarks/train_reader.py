@@ -1,0 +1,375 @@
+"""Train the answer reader shipped in resources/models/reader/ and export it as int8 ONNX.
+
+    python benchmarks/reader_data.py                     # questions and their papers' sentences, once
+    python benchmarks/train_reader.py train [--epochs 3] [--work ~/.cache/quire-train/reader]
+    python benchmarks/train_reader.py export [--work ...] [--out resources/models/reader]
+    python benchmarks/reader.py                          # in-paper ranking on COVID-QA's check papers
+
+A cross-encoder that reads "question [SEP] sentence [SEP] the sentences around it" and gives one score:
+how well this sentence answers the question (the sentence's neighbours resolve its "this" and "they").
+Started from the bundled all-MiniLM-L6-v2 weights (or, with ``--init-judge``, from the support judge's
+encoder, read back from its int8 ONNX graph), every layer trained, mean pooling and a linear head.
+
+The loss is listwise, as for answer-sentence selection: each question's answering sentence competes
+with its paper's near misses (sentences that share the question's words, drawn anew each epoch from
+the BM25 top 20) and a few random sentences of the same paper, softmax over the group. A binary loss
+on the same pairs learned a shortcut ("close to the question -> not the answer"); a group cannot.
+
+Six COVID-QA training papers are held out (by paper) to choose the epoch; COVID-QA's check file is
+never read here. The work folder (outside the repository) holds a checkpoint written every
+``--checkpoint-minutes`` and at each epoch's end; ``train`` started again resumes. ``log.jsonl``
+there records the loss and each epoch's held-out ranking; ``export`` copies it into
+benchmarks/results/reader_training.json. On two CPU cores an epoch of ~1,000 questions x 12
+sentences takes about 10 minutes; on a CUDA GPU, seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import math
+import os
+import random
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from train_judge import _autocast, _base, classifier, collate, load_weights  # noqa: E402
+
+from engine.cite.reader import reader_text  # noqa: E402
+
+DEFAULT_WORK = Path.home() / ".cache" / "quire-train" / "reader"
+DEFAULT_DATA = Path.home() / ".cache" / "quire-train" / "reader-data.json.gz"
+DEV_PAPERS = 6
+
+
+def read_data(path: Path) -> dict[str, Any]:
+    with gzip.open(path, "rt", encoding="utf-8") as file:
+        data: dict[str, Any] = json.load(file)
+    return data
+
+
+def dev_papers(questions: list[dict[str, Any]]) -> set[str]:
+    """The COVID-QA training papers held out to choose the epoch: a stable choice by hash of the id."""
+    papers = sorted({q["paper"] for q in questions if q["source"] == "covidqa" and q["split"] == "train"},
+                    key=lambda p: hashlib.sha256(p.encode()).hexdigest())
+    return set(papers[:DEV_PAPERS])
+
+
+def candidate_texts(data: dict[str, Any], paper: str) -> list[str]:
+    return [reader_text(c["text"], c["before"], c["after"]) for c in data["papers"][paper]]
+
+
+def group(question: dict[str, Any], size: int, hard: int, rng: random.Random) -> list[int]:
+    """The answering sentence first, then ``hard`` near misses and random sentences up to ``size``."""
+    pool = question["hard"][:20]
+    chosen = rng.sample(pool, min(hard, len(pool)))
+    others = [i for i in range(question["count"]) if i not in question["also"] and i not in chosen]
+    chosen += rng.sample(others, min(size - 1 - len(chosen), len(others)))
+    return [question["positive"][0], *chosen]
+
+
+def encode(tokenizer: Any, question: str, texts: list[str], max_length: int) -> list[list[int]]:
+    encoded = tokenizer([question] * len(texts), texts, truncation="only_second", max_length=max_length)
+    return [list(ids) for ids in encoded["input_ids"]]
+
+
+def scores(model: Any, ids: list[list[int]], sep_id: int, device: Any, batch: int = 128) -> list[float]:
+    import torch
+
+    model.eval()
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    result = [0.0] * len(ids)
+    with torch.no_grad(), _autocast(device):
+        for first in range(0, len(order), batch):
+            chunk = order[first:first + batch]
+            logits = model(*collate([ids[i] for i in chunk], sep_id, device))[:, 0].float().cpu().tolist()
+            for i, value in zip(chunk, logits, strict=True):
+                result[i] = value
+    model.train()
+    return result
+
+
+def ranking_report(model: Any, tokenizer: Any, data: dict[str, Any], questions: list[dict[str, Any]],
+                   max_length: int, device: Any) -> dict[str, Any]:
+    """Over every quotable sentence of each question's paper: is an answering sentence first, in the top 3?"""
+    first = top3 = 0
+    texts_of: dict[str, list[str]] = {}
+    for question in questions:
+        texts = texts_of.setdefault(question["paper"], candidate_texts(data, question["paper"]))
+        if not question["also"]:
+            continue
+        got = scores(model, encode(tokenizer, question["question"], texts, max_length), tokenizer.sep_token_id,
+                     device)
+        order = sorted(range(len(got)), key=lambda i: -got[i])
+        first += order[0] in question["also"]
+        top3 += any(i in question["also"] for i in order[:3])
+    n = max(1, len(questions))
+    return {"questions": len(questions), "first": round(first / n, 4), "top3": round(top3 / n, 4)}
+
+
+def train(args: argparse.Namespace) -> None:
+    import torch
+    from safetensors.torch import save_file
+    from transformers import AutoModel, AutoTokenizer
+
+    device = torch.device("cuda" if torch.cuda.is_available() and args.device != "cpu" else "cpu")
+    if device.type == "cpu":
+        torch.set_num_threads(args.threads)
+    work: Path = args.work
+    work.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(args.seed)
+    base = _base(args)
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
+    model = classifier(AutoModel.from_pretrained(str(base)), labels=1)
+    if args.init_judge:
+        load_judge_encoder(model, args.init_judge)
+    model.to(device)
+    sep_id = tokenizer.sep_token_id
+
+    data = read_data(args.data)
+    held = dev_papers(data["questions"])
+    for question in data["questions"]:
+        question["count"] = len(data["papers"][question["paper"]])
+    train_questions = [q for q in data["questions"] if q["split"] == "train" and q["positive"]
+                       and q["paper"] not in held and q["source"] in args.sources and q["count"] >= 4]
+    dev_questions = [q for q in data["questions"] if q["paper"] in held][:args.dev_questions]
+    texts_of = {paper: candidate_texts(data, paper) for paper in {q["paper"] for q in train_questions}}
+    print(f"{len(train_questions)} training questions, {len(dev_questions)} held-out questions "
+          f"from {len(held)} papers", flush=True)
+
+    per_step = args.questions_per_step
+    steps_per_epoch = math.ceil(len(train_questions) / per_step)
+    total = steps_per_epoch * args.epochs
+    head = list(model.head.parameters())
+    body = [p for name, p in model.named_parameters() if not name.startswith("head.")]
+    optimizer = torch.optim.AdamW([{"params": body, "lr": args.lr}, {"params": head, "lr": args.lr * args.head_lr}],
+                                  weight_decay=0.01)
+    warmup = max(1, int(args.warmup * total))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, (total - step) / max(1, total - warmup)))
+
+    state: dict[str, Any] = {"step": 0, "best": -1.0}
+    checkpoint = work / "checkpoint.pt"
+    config = _config(args)
+    if checkpoint.is_file() and not args.fresh:
+        saved = torch.load(checkpoint, map_location=device, weights_only=False)
+        if saved["config"] != config:
+            raise SystemExit(f"{checkpoint} was made with other settings; pass --fresh to start over")
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        schedule.load_state_dict(saved["schedule"])
+        state = saved["state"]
+        print(f"resuming at step {state['step']} of {total}", flush=True)
+    elif args.fresh:
+        for stale in ("log.jsonl", "best.safetensors", "checkpoint.pt"):
+            (work / stale).unlink(missing_ok=True)
+
+    def save_checkpoint() -> None:
+        temporary = checkpoint.with_suffix(".tmp")
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "schedule": schedule.state_dict(), "state": state, "config": config}, temporary)
+        temporary.replace(checkpoint)  # a run killed mid-write keeps the previous checkpoint
+
+    log = (work / "log.jsonl").open("a", encoding="utf-8")
+    started = last_save = window_start = time.time()
+    running = None
+    model.train()
+    while state["step"] < total:
+        epoch, position = divmod(state["step"], steps_per_epoch)
+        rng = random.Random(args.seed * 1000 + epoch)
+        order = list(range(len(train_questions)))
+        rng.shuffle(order)
+        groups = [group(train_questions[i], args.group, args.hard, rng) for i in order]
+        for step_in_epoch in range(position, steps_per_epoch):
+            chosen = order[step_in_epoch * per_step:(step_in_epoch + 1) * per_step]
+            ids: list[list[int]] = []
+            for i, members in zip(chosen, groups[step_in_epoch * per_step:], strict=False):
+                question = train_questions[i]
+                texts = texts_of[question["paper"]]
+                ids += encode(tokenizer, question["question"], [texts[m] for m in members], args.max_length)
+            sizes = [len(g) for g in groups[step_in_epoch * per_step:step_in_epoch * per_step + len(chosen)]]
+            with _autocast(device):
+                logits = model(*collate(ids, sep_id, device))[:, 0].float()
+            loss = torch.stack([-torch.log_softmax(part, dim=0)[0] for part in torch.split(logits, sizes)]).mean()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            schedule.step()
+            optimizer.zero_grad(set_to_none=True)
+            state["step"] += 1
+            running = loss.item() if running is None else 0.95 * running + 0.05 * loss.item()
+            if state["step"] % args.log_every == 0:
+                _log(log, {"step": state["step"], "of": total, "epoch": epoch, "loss": round(running, 4),
+                           "lr": round(schedule.get_last_lr()[0], 8),
+                           "seconds_per_step": round((time.time() - window_start) / args.log_every, 2)})
+                window_start = time.time()
+            if time.time() - last_save > 60 * args.checkpoint_minutes:
+                save_checkpoint()
+                last_save = time.time()
+        report = ranking_report(model, tokenizer, data, dev_questions, args.max_length, device)
+        entry: dict[str, Any] = {"epoch": epoch + 1, "step": state["step"], "held_out": report,
+                                 "minutes": round((time.time() - started) / 60, 1)}
+        score = report["first"] + report["top3"]
+        if score > state["best"]:
+            state["best"] = score
+            save_file({k: v.detach().float().cpu().contiguous() for k, v in model.state_dict().items()},
+                      str(work / "best.safetensors"))
+            entry["kept"] = True
+        _log(log, entry)
+        save_checkpoint()
+        last_save = time.time()
+    (work / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    print(f"done; weights in {work / 'best.safetensors'}")
+
+
+def load_judge_encoder(model: Any, onnx_file: Path) -> None:
+    """Start from the support judge's encoder: its int8 ONNX weights, dequantized, under their names.
+
+    Each linear layer of the exported graph is an integer matrix product whose bias is added next; the
+    bias initializer keeps its PyTorch name, so the matrix takes the name beside it."""
+    import numpy as np
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(onnx_file)).graph
+    values = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+    producers = {out: node for node in graph.node for out in node.output}
+    state: dict[str, Any] = {}
+    for node in graph.node:
+        if node.op_type != "Add":
+            continue
+        bias = next((name for name in node.input if name in values and name.endswith(".bias")), None)
+        source = next((producers.get(name) for name in node.input if name not in values), None)
+        if bias is None or source is None:
+            continue
+        # MatMulInteger -> Cast -> Mul(scale) -> Add(bias): walk back to the integer product.
+        seen = source
+        while seen is not None and seen.op_type != "MatMulInteger":
+            seen = next((producers.get(name) for name in seen.input if name in producers), None)
+        if seen is None:
+            continue
+        weight_name = seen.input[1]
+        scale_name = next((name for node2 in graph.node if node2.op_type == "Mul" and source.name == node2.name
+                           for name in node2.input if name in values and name != weight_name), None)
+        quantized = values[weight_name].astype(np.float32)
+        scale = values[scale_name] if scale_name else None
+        if scale is None:
+            raise SystemExit(f"no scale found beside {weight_name} in {onnx_file}")
+        state[bias[:-len(".bias")] + ".weight"] = torch.tensor((quantized * scale).T.copy())
+    for name, array in values.items():
+        if name.startswith("encoder.") and array.dtype == np.float32:
+            state[name] = torch.tensor(array.copy())
+    own = model.state_dict()
+    taken = {k: v for k, v in state.items() if k in own and own[k].shape == v.shape}
+    model.load_state_dict(taken, strict=False)
+    print(f"started from the judge's encoder: {len(taken)} of {len(own)} tensors", flush=True)
+
+
+def _config(args: argparse.Namespace) -> dict[str, Any]:
+    return {"epochs": args.epochs, "lr": args.lr, "head_lr": args.head_lr, "group": args.group, "hard": args.hard,
+            "questions_per_step": args.questions_per_step, "max_length": args.max_length, "warmup": args.warmup,
+            "seed": args.seed, "sources": sorted(args.sources), "init_judge": bool(args.init_judge),
+            "base": "all-MiniLM-L6-v2"}
+
+
+def _log(log: Any, entry: dict[str, Any]) -> None:
+    entry["time"] = round(time.time(), 1)
+    log.write(json.dumps(entry) + "\n")
+    log.flush()
+    print(json.dumps(entry), flush=True)
+
+
+def export(args: argparse.Namespace) -> None:
+    """Write the int8 ONNX graph (one logit), the fast tokenizer's JSON and reader.json into ``--out``."""
+    import torch
+    from onnx import TensorProto
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from transformers import AutoModel, AutoTokenizer
+
+    base = _base(args)
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
+    model = classifier(AutoModel.from_pretrained(str(base)), labels=1)
+    load_weights(model, [args.work / "best.safetensors"])
+    model.eval()
+    config = json.loads((args.work / "config.json").read_text()) if (args.work / "config.json").is_file() else {}
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    model.encoder.set_attn_implementation("eager")
+    plain = out / "model.fp32.onnx"
+    sample = torch.ones(2, 16, dtype=torch.long)
+    axes = {0: "batch", 1: "tokens"}
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (sample, sample, torch.zeros_like(sample)), str(plain), dynamo=False,
+                          input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["logits"],
+                          opset_version=17, dynamic_axes={"input_ids": axes, "attention_mask": axes,
+                                                          "token_type_ids": axes, "logits": {0: "batch"}})
+    quantize_dynamic(str(plain), str(out / "model.int8.onnx"), per_channel=True, reduce_range=False,
+                     weight_type=QuantType.QInt8,
+                     extra_options={"WeightSymmetric": True, "ActivationSymmetric": False,
+                                    "DefaultTensorType": TensorProto.FLOAT})
+    plain.unlink()
+    tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
+    log = [json.loads(line) for line in (args.work / "log.jsonl").read_text().splitlines()] \
+        if (args.work / "log.jsonl").is_file() else []
+    kept = [e for e in log if e.get("kept")]
+    meta_file = out / "reader.json"
+    previous = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+    meta = {"labels": ["answers"], "max_length": int(config.get("max_length", 160)), "lowercase": True,
+            "training": {**config, "held_out": kept[-1]["held_out"] if kept else None,
+                         "epoch_kept": kept[-1]["epoch"] if kept else None},
+            "data": "COVID-QA training file (Apache-2.0) and PubMedQA training-side questions (MIT); see NOTICE"}
+    for key in ("threshold", "combine"):
+        if key in previous:
+            meta[key] = previous[key]
+    meta_file.write_text(json.dumps(meta, indent=2) + "\n")
+    if log:
+        results = ROOT / "benchmarks" / "results" / "reader_training.json"
+        results.write_text(json.dumps({"config": config, "log": log}, indent=1) + "\n")
+    print(f"exported to {out}; now measure and fit it: python benchmarks/reader.py --fit")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("train", help="train (or resume) in --work")
+    run.add_argument("--data", type=Path, default=DEFAULT_DATA, help="from benchmarks/reader_data.py")
+    run.add_argument("--sources", nargs="*", default=["covidqa", "pubmedqa"])
+    run.add_argument("--init-judge", type=Path, help="start from this judge's model.int8.onnx")
+    run.add_argument("--epochs", type=int, default=3)
+    run.add_argument("--lr", type=float, default=4e-5)
+    run.add_argument("--head-lr", type=float, default=10.0, help="the head's learning rate, times --lr")
+    run.add_argument("--group", type=int, default=12, help="sentences a question's answer competes with, itself included")
+    run.add_argument("--hard", type=int, default=7, help="near misses among them (the rest random)")
+    run.add_argument("--questions-per-step", type=int, default=4)
+    run.add_argument("--max-length", type=int, default=160)
+    run.add_argument("--warmup", type=float, default=0.06)
+    run.add_argument("--seed", type=int, default=13)
+    run.add_argument("--threads", type=int, default=2)
+    run.add_argument("--device", choices=("auto", "cpu"), default="auto")
+    run.add_argument("--dev-questions", type=int, default=60)
+    run.add_argument("--log-every", type=int, default=20)
+    run.add_argument("--checkpoint-minutes", type=float, default=5.0)
+    run.add_argument("--fresh", action="store_true", help="ignore a checkpoint in --work and start over")
+    out = commands.add_parser("export", help="export --work's best weights to ONNX")
+    for command in (run, out):
+        command.add_argument("--work", type=Path, default=DEFAULT_WORK)
+        command.add_argument("--base", type=Path, help="all-MiniLM-L6-v2's folder (default: the bundled one)")
+    out.add_argument("--out", type=Path, default=ROOT / "resources/models/reader")
+    args = parser.parse_args()
+    train(args) if args.command == "train" else export(args)
+
+
+if __name__ == "__main__":
+    main()
