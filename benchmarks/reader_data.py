@@ -50,8 +50,14 @@ def words(text: str) -> list[str]:
     return [stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP_WORDS]
 
 
-def bm25_order(question: str, texts: list[str], k1: float = 1.2, b: float = 0.75) -> list[int]:
+def bm25_order(question: str, texts: list[str]) -> list[int]:
     """Indexes of ``texts`` by BM25 against ``question``, the texts being the collection."""
+    scores = bm25_scores(question, texts)
+    return sorted(range(len(texts)), key=lambda i: -scores[i])
+
+
+def bm25_scores(question: str, texts: list[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
+    """BM25 of each of ``texts`` against ``question``, the texts being the collection."""
     docs = [Counter(words(t)) for t in texts]
     average = sum(sum(d.values()) for d in docs) / max(1, len(docs))
     frequency = Counter(w for d in docs for w in d)
@@ -64,7 +70,7 @@ def bm25_order(question: str, texts: list[str], k1: float = 1.2, b: float = 0.75
                 idf = math.log(1 + (len(docs) - frequency[w] + 0.5) / (frequency[w] + 0.5))
                 score += idf * doc[w] * (k1 + 1) / (doc[w] + k1 * (1 - b + b * length / average))
         scores.append(score)
-    return sorted(range(len(texts)), key=lambda i: -scores[i])
+    return scores
 
 
 def paragraph_candidates(paragraph: str, offset: int) -> list[dict[str, Any]]:

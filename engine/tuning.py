@@ -101,11 +101,17 @@ class SynthesisTuning:
               "paper's best sentence for its column (a column question shares few words with its answer).",
         "Set by hand: not measured on a benchmark (docs/answers.md).")
 
+    answer_read_limit: int = tuned(
+        32, "Sentences of an answer's passages the answer reader reads (those with the best hand-weighted scores); "
+            "the rest rank after them.",
+        "benchmarks/reader.py, COVID-QA check papers ranked whole (~209 sentences a question): the answering "
+        "sentence first in 0.505 reading the best 16, 32 or 64 and reading all; the reader costs ~7-14 ms a "
+        "sentence on this machine, so reading all of an answer's ~130 would exceed its 1 s budget.")
     cell_read_limit: int = tuned(
         8, "Sentences of a table cell's passages the answer reader reads (those with the best hand-weighted "
            "scores); the rest rank after them.",
-        "benchmarks/reader.py: the share of COVID-QA check questions whose answering sentence is among the hand "
-        "score's best 8 of four passages, against the reader's time per sentence (docs/answers.md).")
+        "benchmarks/reader.py, COVID-QA check papers ranked whole: reading the hand score's best 8 against all "
+        "(combined_reading_hand_top8), at a table cell's budget of ~20 ms a cell (docs/answers.md).")
 
 
 @dataclass(frozen=True)

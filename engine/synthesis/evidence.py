@@ -57,6 +57,8 @@ TOPIC_COSINE_WEIGHT = SYNTHESIS.topic_cosine_weight
 MIN_QUOTE_CHARS = 40
 MAX_QUOTE_CHARS = 500
 SECOND_QUOTE_SHARE = SYNTHESIS.second_quote_share
+# Sentences the answer reader reads, those with the best hand-weighted scores (measured: engine/tuning.py).
+ANSWER_READ_LIMIT = SYNTHESIS.answer_read_limit
 # Passages of one paper an answer reads (0: no cap; measured: engine/tuning.py).
 PER_PAPER = SYNTHESIS.per_paper
 
@@ -202,7 +204,7 @@ def read_scores(question: str, passages: Sequence[str], spans: Sequence[Sequence
 
 def extract_evidence(question: str, references: Sequence[Reference], scorer: SupportScorer,
                      quotes_per_passage: int = 2, reference_lists: Sequence[bool] = (), read: bool = True,
-                     read_limit: int | None = None) -> list[Evidence]:
+                     read_limit: int | None = ANSWER_READ_LIMIT) -> list[Evidence]:
     """Each passage's best ``quotes_per_passage`` sentences for answering ``question``, passages in input order.
     ``read``: False leaves the answer reader out (when only the passages' relevance is wanted);
     ``read_limit``: the reader reads only the sentences with the best hand-weighted scores (the rest

@@ -33,13 +33,14 @@ def inert(text: str) -> str:
 
 
 def evidence_block(quotes: Sequence[Quote], titles: Mapping[int, str], quote_chars: int = 320) -> str:
-    """``[n] Title: "quote" … "quote"`` lines, passages in the order of their best quote (best first)."""
+    """``[n] Title: "quote" … "quote"`` lines, passages in the order of their best quote and each passage's
+    quotes best first: the sentence that answers is what a small model reads first and copies most."""
     by_number: dict[int, list[Quote]] = {}
     for quote in sorted(quotes, key=lambda q: -q.answer):
         by_number.setdefault(quote.n, []).append(quote)
     lines = []
     for n, group in by_number.items():
-        texts = [f"\"{inert(q.text)[:quote_chars]}\"" for q in sorted(group, key=lambda q: q.start)]
+        texts = [f"\"{inert(q.text)[:quote_chars]}\"" for q in group]
         title = inert(titles.get(n, ""))[:90]
         lines.append(f"[{n}] {title + ': ' if title else ''}{' … '.join(texts)}")
     return "\n".join(lines)

@@ -1,0 +1,84 @@
+"""The answer reader: what it reads, the shipped model on sentences it was never trained on, how the
+evidence uses it, and what happens without it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.bibliography import Bibliography
+from engine.cite.reader import MAX_NEIGHBOUR_CHARS, NEIGHBOURS_SEPARATOR, AnswerReader, default_reader, reader_text
+from engine.cite.support import SupportScorer
+from engine.embed import HashingEmbedder
+from engine.errors import ModelNotFoundError
+from engine.synthesis.evidence import any_answers, best_answer, extract_evidence, hand_scores
+from engine.types import Reference
+
+# From SPECTER (ACL 2020, a bundled demo paper): machine learning, a field the reader never trained on.
+QUESTION = "How is SPECTER trained?"
+ABOUT = ("Recent representation learning methods in NLP rely on training large neural language models on "
+         "unsupervised data.")
+ANSWERS = ("Starting from the trained SciBERT model, we pretrain the Transformer parameters on the citation "
+           "objective to learn paper representations that capture document-level relatedness.")
+UNRELATED = "The authors thank the reviewers for their helpful comments on an earlier draft of this paper."
+
+
+def reference(text: str, n: int = 1) -> Reference:
+    return Reference(n=n, passage_id=f"p{n}", doc_id=f"d{n}", source="library", bib=Bibliography("SPECTER"),
+                     text=text, page=1)
+
+
+def test_the_sentence_comes_first_and_its_neighbours_after_it() -> None:
+    text = reader_text("  The answer   is here. ", "Before it.", "After it.")
+    assert text == f"The answer is here.{NEIGHBOURS_SEPARATOR}Before it. After it."
+    assert reader_text("Alone.") == "Alone."
+    long = reader_text("Short.", "x" * 1000, "y" * 1000)
+    assert long.startswith("Short.") and long.count("x") == MAX_NEIGHBOUR_CHARS == long.count("y")
+
+
+def test_a_missing_reader_names_what_is_missing_and_how_to_rebuild_it(tmp_path: Path) -> None:
+    with pytest.raises(ModelNotFoundError, match="answer reader.*model.int8.onnx.*train_reader.py"):
+        AnswerReader(tmp_path)
+
+
+def test_the_shipped_reader_ranks_the_answering_sentence_above_one_about_the_question() -> None:
+    scores = default_reader().scores(QUESTION, [ABOUT, UNRELATED, ANSWERS])
+    assert scores[2] > scores[0] and scores[2] > scores[1], scores
+
+
+def test_the_evidence_opens_with_the_sentence_the_reader_finds_answers() -> None:
+    passage = f"{ABOUT} {UNRELATED} {ANSWERS}"
+    with_reader = extract_evidence(QUESTION, [reference(passage)], SupportScorer(HashingEmbedder(), judge=None))
+    best = best_answer(with_reader)
+    assert best is not None and best.text == ANSWERS and best.answers
+    assert 0.0 <= best.answer <= 1.0  # a share of the best score keeps its meaning (second quotes, themes)
+
+
+def test_without_the_reader_the_hand_weighted_score_ranks_and_every_sentence_may_answer() -> None:
+    passage = f"{ABOUT} {UNRELATED} {ANSWERS}"
+    scorer = SupportScorer(HashingEmbedder(), judge=None, reader=None)
+    evidence = extract_evidence(QUESTION, [reference(passage)], scorer)
+    texts = [q.text for q in evidence[0].sentences]
+    hand = hand_scores(QUESTION, texts, scorer)
+    assert [q.answer for q in evidence[0].sentences] == pytest.approx([round(float(h), 4) for h in hand])
+    assert any_answers(evidence)
+
+
+def test_reading_only_the_best_sentences_by_hand_score_leaves_the_rest_unread() -> None:
+    passage = f"{ABOUT} {UNRELATED} {ANSWERS}"
+    scorer = SupportScorer(HashingEmbedder(), judge=None)
+    evidence = extract_evidence(QUESTION, [reference(passage)], scorer, read_limit=1)
+    read = [q for q in evidence[0].sentences if q.answer > 0.0]
+    assert len(read) == 1
+    unread = [q for q in evidence[0].sentences if q.answer == 0.0]
+    assert len(unread) == 2 and not any(q.answers for q in unread)
+
+
+def test_the_writer_reads_each_passage_s_answering_sentence_first() -> None:
+    from engine.synthesis.prompts import evidence_block
+
+    passage = f"{ABOUT} {UNRELATED} {ANSWERS}"
+    evidence = extract_evidence(QUESTION, [reference(passage)], SupportScorer(HashingEmbedder(), judge=None))
+    block = evidence_block(list(evidence[0].quotes), {1: "SPECTER"})
+    assert block.startswith('[1] SPECTER: "Starting from the trained SciBERT model'), block
