@@ -325,9 +325,8 @@ def export(args: argparse.Namespace) -> None:
             "training": {**config, "held_out": kept[-1]["held_out"] if kept else None,
                          "epoch_kept": kept[-1]["epoch"] if kept else None},
             "data": " and ".join(SOURCE_NAMES[name] for name in config.get("sources", ["covidqa"])) + "; see NOTICE"}
-    for key in ("threshold", "combine"):
-        if key in previous:
-            meta[key] = previous[key]
+    if "combine" in previous:
+        meta["combine"] = previous["combine"]
     meta_file.write_text(json.dumps(meta, indent=2) + "\n")
     if log:
         results = ROOT / "benchmarks" / "results" / "reader_training.json"
@@ -349,7 +348,8 @@ def main() -> None:
     run.add_argument("--epochs", type=int, default=3)
     run.add_argument("--lr", type=float, default=4e-5)
     run.add_argument("--head-lr", type=float, default=10.0, help="the head's learning rate, times --lr")
-    run.add_argument("--group", type=int, default=12, help="sentences a question's answer competes with, itself included")
+    run.add_argument("--group", type=int, default=12,
+                     help="sentences a question's answer competes with, itself included")
     run.add_argument("--hard", type=int, default=7, help="near misses among them (the rest random)")
     run.add_argument("--questions-per-step", type=int, default=4)
     run.add_argument("--max-length", type=int, default=160)

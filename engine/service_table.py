@@ -78,7 +78,8 @@ def engine_table(tools: TableTools, question: str, columns: Sequence[TableColumn
     scorer = SupportScorer(tools.support_embedder(),
                            reader="shipped" if tools.settings.generation.answer_reader else None)
     return build_table(used, columns or default_columns(), papers, search=search, scorer=scorer, lm=lm,
-                       rects_for=rects_for, on_row=on_row, progress=progress, cancel=cancel, notice=" ".join(n for n in (notice, lm_notice) if n))
+                       rects_for=rects_for, on_row=on_row, progress=progress, cancel=cancel,
+                       notice=" ".join(n for n in (notice, lm_notice) if n))
 
 
 def _stored_text(tools: TableTools, passage_id: str, fallback: str) -> str:

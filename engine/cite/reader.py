@@ -5,8 +5,10 @@ shipped as int8 ONNX in ``resources/models/reader``; rebuilt by ``benchmarks/tra
 "question [SEP] sentence [SEP] the sentences around it" and gives one score. It was trained to put
 the sentence that states the answer above its paper's other sentences, the near misses that share the
 question's words included, so it ranks sentences that *answer* above sentences that are *about* the
-question. Its score is a logit: comparable across sentences and questions, and ``reader.json`` holds
-the threshold under which no sentence is taken to answer (fitted by ``benchmarks/reader.py --fit``).
+question. Its score is a logit, added to the hand-weighted answer score at the weight ``reader.json``
+holds (fitted by ``benchmarks/reader.py --fit``). It ranks; it does not decide that nothing answers: a
+threshold fitted on its training side's papers told 25 of LitQA2's 42 answerable questions that no
+sentence answers them (docs/answers.md), so its scores are not comparable across fields.
 """
 
 from __future__ import annotations
@@ -43,7 +45,6 @@ class AnswerReader:
     def __init__(self, folder: Path | None = None, threads: int | None = None) -> None:
         self.model = PairModel(folder or default_reader_folder(), threads, meta_name="reader.json",
                                what="answer reader", rebuild_with="benchmarks/train_reader.py")
-        self.threshold = float(self.model.meta.get("threshold", 0.0))  # under it, a sentence does not answer
         self.hand_weight = float(self.model.meta.get("combine", {}).get("hand_weight", 0.0))
         self._cache: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()

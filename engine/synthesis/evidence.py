@@ -9,9 +9,9 @@ never a sentence that runs into one). Each sentence gets two scores against the 
 - ``answer``: how well the sentence *answers* the question. With the answer reader (a cross-encoder
   trained on experts' questions over scientific full text, engine/cite/reader.py) it is the reader's
   score of the sentence in its context plus the hand-weighted score below at a measured weight,
-  squashed to 0..1; ``answers`` says whether it clears the reader's threshold. Without the reader it
-  is the hand-weighted score alone: ``topic`` plus what answering takes for this kind of question (a
-  number for "how many", a name the question does not contain for "which"), minus a little for length.
+  squashed to 0..1. Without the reader it is the hand-weighted score alone: ``topic`` plus what
+  answering takes for this kind of question (a number for "how many", a name the question does not
+  contain for "which"), minus a little for length.
 
 The best-answering sentence overall opens the answer; each passage's best sentences are its quotes.
 All quotes are spans of the passage text, so they are verbatim by construction.
@@ -81,7 +81,6 @@ class Quote:
     text: str
     score: float  # topic
     answer: float = 0.0
-    answers: bool = True  # the reader finds that it answers the question (always true without a reader)
 
 
 @dataclass(frozen=True)
@@ -216,9 +215,10 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     vectors = scorer.vectors(texts)
     cosines = vectors @ scorer.vectors([" ".join(question.split())])[0] if texts else []
     reader = scorer.answer_reader() if texts and read else None
+    read_all: np.ndarray | None = None
     if reader is not None and read_limit is not None and len(texts) > read_limit:
-        hand = hand_scores(question, texts, scorer)
-        keep = set(np.argsort(-hand, kind="stable")[:read_limit].tolist())
+        ranked = hand_scores(question, texts, scorer)
+        keep = set(np.argsort(-ranked, kind="stable")[:read_limit].tolist())
         spans_read = []
         position = 0
         for found in spans:
@@ -226,8 +226,8 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
             position += len(found)
         partial = iter(read_scores(question, [r.text for r in references], spans_read, reader))
         read_all = np.array([next(partial) if i in keep else -np.inf for i in range(len(texts))], dtype=np.float32)
-    else:
-        read_all = read_scores(question, [r.text for r in references], spans, reader) if reader is not None else None
+    elif reader is not None:
+        read_all = read_scores(question, [r.text for r in references], spans, reader)
     evidence = []
     position = 0
     for index, (reference, found) in enumerate(zip(references, spans, strict=True)):
@@ -239,9 +239,8 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
             wordy = LENGTH_PENALTY * max(0, end - start - 200) / 100
             hand = topic + answer_bonus(text, asked) - wordy
             if reader is not None and read_all is not None:
-                combined = float(answer_scores(read_all[position], hand, reader.hand_weight)) - prior
-                scored.append(Quote(reference.n, start, end, text, round(topic, 4), round(_squash(combined), 4),
-                                    combined >= reader.threshold))
+                combined = float(read_all[position]) + reader.hand_weight * hand - prior
+                scored.append(Quote(reference.n, start, end, text, round(topic, 4), round(_squash(combined), 4)))
             else:
                 scored.append(Quote(reference.n, start, end, text, round(topic, 4), round(hand - prior, 4)))
             position += 1
@@ -295,11 +294,6 @@ def relevant(evidence: Sequence[Evidence], threshold: float = RELEVANCE_THRESHOL
 def closest(evidence: Sequence[Evidence], count: int = 3) -> list[Evidence]:
     """The passages nearest the question when none addresses it (shown, not written from)."""
     return sorted((e for e in evidence if e.quotes), key=lambda e: -e.relevance)[:count]
-
-
-def any_answers(evidence: Sequence[Evidence]) -> bool:
-    """Whether any quote answers the question by the reader's threshold (always, without a reader)."""
-    return any(q.answers for e in evidence for q in e.quotes)
 
 
 def best_answer(evidence: Sequence[Evidence]) -> Quote | None:

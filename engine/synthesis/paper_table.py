@@ -7,8 +7,8 @@ searched again with the column's question, and the cell is the sentence of the p
 that best answers it, verbatim. With a writer, one call per row writes a sentence per column from
 those quotes; a written sentence is kept only when the support judge finds it backed by one of
 that paper's passages (the cell then shows the quote it relies on), otherwise the cell is the
-quote itself. A column nothing in the paper answers (no sentence close enough to its question, or
-none the answer reader finds to answer it) says "not stated".
+quote itself. The answer reader chooses which sentence answers the column best; a column nothing in
+the paper comes close to says "not stated".
 
 Rows are reported one at a time through ``on_row`` (a caller shows progress per row and the rows
 so far); a Stop between papers, columns or tokens keeps every finished row.
@@ -216,7 +216,7 @@ def _best_quote(asked: str, references: Sequence[Reference], scorer: SupportScor
     # any question without answering it.
     evidence = extract_evidence(asked, references, scorer, quotes_per_passage=3, read_limit=CELL_READ_LIMIT)
     candidates = [(q, by_number[q.n]) for e in evidence for q in e.quotes
-                  if q.score >= CELL_FLOOR and q.answers and _prose(q.text)
+                  if q.score >= CELL_FLOOR and _prose(q.text)
                   and (by_number[q.n].passage_id, q.start) not in used]
     return max(candidates, key=lambda pair: pair[0].answer, default=None)
 

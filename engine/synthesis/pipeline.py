@@ -34,7 +34,7 @@ from engine.request import MODES
 from engine.retrieve.fts import readable_text
 from engine.synthesis.answer_judge import can_judge
 from engine.synthesis.digest import digest_sentences, with_evidence
-from engine.synthesis.evidence import Evidence, Quote, any_answers, best_answer, closest
+from engine.synthesis.evidence import Evidence, Quote, best_answer, closest
 from engine.synthesis.numbering import number_by_paper
 from engine.synthesis.options import AskOptions
 from engine.synthesis.plan import Theme, plan_themes
@@ -172,27 +172,23 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     if options.table:
         return _table(used, chosen.evidence, given, scorer, lm, rects_for, on_token, cancel, clock, answers.notice,
                       answers.base)
-    # The answer reader's verdict (every sentence under its threshold: nothing here answers); a model able
-    # to judge reads the closest sentences again and its verdict replaces the reader's.
-    reading = Reading(chosen.evidence, {}, unanswered=not any_answers(chosen.evidence))
+    reading = Reading(chosen.evidence, {}, unanswered=False)
     if lm is not None and options.judge_answers and can_judge(lm):
         stage("judging")
         reading = read_candidates(lm, used, chosen.evidence, options, cancel)
         clock.lap("judging")
-    # A sentence that does not answer is never quoted as the answer: the closest evidence follows a plain lead.
-    plan = _Plan(None if reading.unanswered else best_answer(reading.evidence),
-                 plan_themes(used, reading.evidence, scorer, options.max_themes), given, rects_for)
+    plan = _Plan(best_answer(reading.evidence), plan_themes(used, reading.evidence, scorer, options.max_themes),
+                 given, rects_for)
     clock.lap("planning")
 
     if lm is None:
-        reason = "" if options.mode == "digest" else "No language model is available; showing the evidence."
-        return answers.digest(plan, reason, lead=NOT_ANSWERED if reading.unanswered else "")
+        return answers.digest(plan, "" if options.mode == "digest"
+                              else "No language model is available; showing the evidence.")
     if reading.unanswered and options.mode == "auto" and not (cancel is not None and cancel.cancelled):
         # Writing would state an answer the evidence does not hold; the reader is told so and sees the evidence.
-        why = (f"The model read the {len(reading.judged)} sentences closest to answering and judged that none"
-               if reading.judged else "The answer reader found that none of the sentences found")
-        return answers.digest(plan, f"{why} answers the question, so Quire writes no answer.", model=lm.model_id,
-                              lead=NOT_ANSWERED)
+        return answers.digest(plan, f"The model read the {len(reading.judged)} sentences closest to answering and "
+                              "judged that none answers the question, so Quire writes no answer.",
+                              model=lm.model_id, lead=NOT_ANSWERED)
     try:
         outcome = write_draft(used, lm, chosen, reading.evidence, given, retrieve, scorer, options, hit_text,
                               on_token, stage, cancel)

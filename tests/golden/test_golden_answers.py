@@ -88,7 +88,7 @@ def test_the_demo_question_opens_with_how_specter_is_trained(demo_library: tuple
 
     engine, doc_ids = demo_library
     answer = engine.ask(demo_request())
-    assert DEMO_QUESTION == answer.question
+    assert answer.question == DEMO_QUESTION
     check_citations(engine, answer)
     first = next(s for s in answer.sentences if s.citations)
     assert first.section == 0 and first.citations[0].n == 1
