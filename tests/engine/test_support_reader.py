@@ -58,7 +58,9 @@ class Reader:
 def test_the_judge_alone_misreads_both_sentences() -> None:
     # What the reader is for; should the judge learn to read these, pick sentences it still misreads.
     assert verify_text(f"{LOOSE} [2]", sources(), scorer())[0].support == "unsupported"
-    assert verify_text(f"{MISREAD} [1]", sources(), scorer())[0].support == "contradicted"
+    # Read as contradicted or as not stated: the judge has given both on different machines (its P(refutes)
+    # sits near the cut-off); either way the judge alone does not support it, which is what the reader is for.
+    assert verify_text(f"{MISREAD} [1]", sources(), scorer())[0].support in ("contradicted", "unsupported")
 
 
 def test_a_sentence_the_reader_finds_supported_keeps_its_citation_with_a_verbatim_quote() -> None:

@@ -34,6 +34,8 @@ BINDINGS: list[tuple[ModuleType, str, object, str]] = [
     (answer_judge, "NO_ANSWER", SYNTHESIS, "no_answer"),
     (answer_judge, "CANDIDATES", SYNTHESIS, "judge_candidates"),
     (paper_table, "CELL_FLOOR", SYNTHESIS, "cell_floor"),
+    (paper_table, "CELL_READ_LIMIT", SYNTHESIS, "cell_read_limit"),
+    (evidence, "ANSWER_READ_LIMIT", SYNTHESIS, "answer_read_limit"),
     (support, "EMBEDDING_WEIGHT", CITATION, "embedding_weight"),
     (support, "SUPPORT_THRESHOLD", CITATION, "support_threshold"),
     (support, "INSERT_THRESHOLD", CITATION, "insert_threshold"),
@@ -52,6 +54,7 @@ MEASURED = {
     "TABLE_RELATIVE_RELEVANCE": 0.6, "NUMBER_BONUS": 0.15, "NAME_BONUS": 0.05, "COUNTED_BONUS": 0.1,
     "RANK_PENALTY": 0.0, "LENGTH_PENALTY": 0.03, "TOPIC_COSINE_WEIGHT": 0.4, "SECOND_QUOTE_SHARE": 0.85,
     "PER_PAPER": 0, "WEIGHT": 0.2, "MARGIN": 0.1, "NO_ANSWER": 0.45, "CANDIDATES": 8, "CELL_FLOOR": 0.12,
+    "CELL_READ_LIMIT": 8, "ANSWER_READ_LIMIT": 32,
     "EMBEDDING_WEIGHT": 0.4, "SUPPORT_THRESHOLD": 0.67, "INSERT_THRESHOLD": 0.75, "ADDED_CLAUSE_COVERAGE": 0.5,
     "WINDOWS_PER_PASSAGE": 3, "MIN_WINDOW_WORDS": 3, "VETO": 0.5, "SUPPORTED": 0.25, "READER_PASSAGES": 2,
 }
