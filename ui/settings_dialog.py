@@ -116,6 +116,11 @@ class SettingsDialog(QDialog):
         self.spelling_box = QCheckBox("Also search for the papers' spelling of a misspelled word", self)
         self.spelling_box.setChecked(retrieval.spelling)
         self.spelling_box.setAccessibleName("Spelling correction")
+        self.reader_box = QCheckBox("Pick the sentence that answers with the trained answer reader", self)
+        self.reader_box.setChecked(generation.answer_reader)
+        self.reader_box.setAccessibleName("Answer reader")
+        self.reader_box.setToolTip("About half a second more per answer on a laptop CPU; off, sentences are "
+                                   "ranked by shared words and embedding similarity")
         self.applies_label = self._note(WHEN_IT_APPLIES, "When settings apply")
         self.small_model_label = self._note(SMALL_MODEL_NOTE, "Small model note")
         self.problem_label = self._note("", "Settings problem")
@@ -132,6 +137,7 @@ class SettingsDialog(QDialog):
         form.addRow("", self.feedback_box)
         form.addRow("", self.rewrite_box)
         form.addRow("", self.spelling_box)
+        form.addRow("", self.reader_box)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
                                         | QDialogButtonBox.StandardButton.RestoreDefaults, self)
         self.buttons.accepted.connect(self.accept)
@@ -154,7 +160,7 @@ class SettingsDialog(QDialog):
         original = self._base
         generation = replace(original.generation, model=self.model_edit.text().strip(),
                              threads=self.threads_box.value(), gpu_layers=self.gpu_layers_box.value(),
-                             feedback=self.feedback_box.isChecked())
+                             feedback=self.feedback_box.isChecked(), answer_reader=self.reader_box.isChecked())
         retrieval = replace(original.retrieval, embedder=self.embedder_edit.text().strip(),
                             top_n=self.top_n_box.value(), rewrite=self.rewrite_box.isChecked(),
                             spelling=self.spelling_box.isChecked())
@@ -228,6 +234,7 @@ class SettingsDialog(QDialog):
         self.feedback_box.setChecked(generation.feedback)
         self.rewrite_box.setChecked(retrieval.rewrite)
         self.spelling_box.setChecked(retrieval.spelling)
+        self.reader_box.setChecked(generation.answer_reader)
 
     def _note(self, text: str, name: str) -> QLabel:
         label = QLabel(text, self)

@@ -27,6 +27,7 @@ def test_edited_settings_are_saved_and_reloaded(qtbot: QtBot, client: EngineClie
     dialog.feedback_box.setChecked(False)
     dialog.rewrite_box.setChecked(False)
     dialog.spelling_box.setChecked(False)
+    dialog.reader_box.setChecked(False)
     edited = dialog.settings()
     saved: list[Settings] = []
     client.save_settings(edited, saved.append)
@@ -37,12 +38,13 @@ def test_edited_settings_are_saved_and_reloaded(qtbot: QtBot, client: EngineClie
     assert (on_disk.generation.threads, on_disk.generation.gpu_layers) == (6, -1)
     assert on_disk.retrieval.top_n == 12
     assert not on_disk.generation.feedback and not on_disk.retrieval.rewrite and not on_disk.retrieval.spelling
+    assert not on_disk.generation.answer_reader
     assert on_disk.ingest == Settings().ingest  # untouched sections stay as they were
 
     again = SettingsDialog(on_disk)
     qtbot.addWidget(again)
     assert again.threads_box.value() == 6 and not again.feedback_box.isChecked()
-    assert not again.spelling_box.isChecked()
+    assert not again.spelling_box.isChecked() and not again.reader_box.isChecked()
     again._restore_defaults()
     assert again.settings().generation == Settings().generation
 
