@@ -108,12 +108,12 @@ def classifier(encoder: Any, labels: int = 3) -> Any:
     return PairClassifier()
 
 
-def load_model(base: Path) -> tuple[Any, Any]:
+def load_model(base: Path, labels: int = 3) -> tuple[Any, Any]:
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(base))
     encoder = AutoModel.from_pretrained(str(base))
-    return classifier(encoder), tokenizer
+    return classifier(encoder, labels), tokenizer
 
 
 def load_weights(model: Any, files: list[Path]) -> None:
@@ -354,19 +354,13 @@ def _log(log: Any, entry: dict[str, Any]) -> None:
 
 # --------------------------------------------------------------------------------------------- export
 
-def export(args: argparse.Namespace) -> None:
-    """Write the int8 ONNX graph (logits), the fast tokenizer's JSON and judge.json into ``--out``."""
+def write_int8_onnx(model: Any, tokenizer: Any, out: Path) -> None:
+    """``out``/model.int8.onnx (the graph's output: logits; weights int8 per channel) and tokenizer.json."""
     import torch
     from onnx import TensorProto
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    base = _base(args)
-    model, tokenizer = load_model(Path(base))
-    load_weights(model, args.weights or [args.work / "best.safetensors"])
     model.eval()
-    config = json.loads((args.work / "config.json").read_text()) if (args.work / "config.json").is_file() else {}
-    max_length = int(config.get("max_length", 160))
-    out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     model.encoder.set_attn_implementation("eager")
     plain = out / "model.fp32.onnx"
@@ -384,8 +378,25 @@ def export(args: argparse.Namespace) -> None:
                                     "DefaultTensorType": TensorProto.FLOAT})
     plain.unlink()
     tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
-    log = [json.loads(line) for line in (args.work / "log.jsonl").read_text().splitlines()] \
-        if (args.work / "log.jsonl").is_file() else []
+
+
+def work_record(work: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The training settings (config.json) and log lines (log.jsonl) a work folder holds, if any."""
+    config = json.loads((work / "config.json").read_text()) if (work / "config.json").is_file() else {}
+    log = [json.loads(line) for line in (work / "log.jsonl").read_text().splitlines()] \
+        if (work / "log.jsonl").is_file() else []
+    return config, log
+
+
+def export(args: argparse.Namespace) -> None:
+    """Write the int8 ONNX graph (logits), the fast tokenizer's JSON and judge.json into ``--out``."""
+    base = _base(args)
+    model, tokenizer = load_model(Path(base))
+    load_weights(model, args.weights or [args.work / "best.safetensors"])
+    config, log = work_record(args.work)
+    max_length = int(config.get("max_length", 160))
+    out: Path = args.out
+    write_int8_onnx(model, tokenizer, out)
     epochs = [e for e in log if "held_out" in e]
     kept = [e for e in epochs if e.get("kept")]
     summary = {"base": "all-MiniLM-L6-v2", "all_layers_trained": True, **config,

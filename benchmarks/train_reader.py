@@ -37,7 +37,6 @@ import os
 import random
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +45,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from train_judge import _autocast, _base, classifier, collate, load_weights  # noqa: E402
+from train_judge import (  # noqa: E402
+    _autocast,
+    _base,
+    collate,
+    load_model,
+    load_weights,
+    work_record,
+    write_int8_onnx,
+)
 
 from engine.cite.reader import reader_text  # noqa: E402
 
@@ -125,7 +132,6 @@ def ranking_report(model: Any, tokenizer: Any, data: dict[str, Any], questions: 
 def train(args: argparse.Namespace) -> None:
     import torch
     from safetensors.torch import save_file
-    from transformers import AutoModel, AutoTokenizer
 
     device = torch.device("cuda" if torch.cuda.is_available() and args.device != "cpu" else "cpu")
     if device.type == "cpu":
@@ -134,8 +140,7 @@ def train(args: argparse.Namespace) -> None:
     work.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(args.seed)
     base = _base(args)
-    tokenizer = AutoTokenizer.from_pretrained(str(base))
-    model = classifier(AutoModel.from_pretrained(str(base)), labels=1)
+    model, tokenizer = load_model(Path(base), labels=1)
     if not args.plain:
         load_judge_encoder(model, args.init_judge)
     model.to(device)
@@ -287,37 +292,12 @@ def _log(log: Any, entry: dict[str, Any]) -> None:
 
 def export(args: argparse.Namespace) -> None:
     """Write the int8 ONNX graph (one logit), the fast tokenizer's JSON and reader.json into ``--out``."""
-    import torch
-    from onnx import TensorProto
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from transformers import AutoModel, AutoTokenizer
-
     base = _base(args)
-    tokenizer = AutoTokenizer.from_pretrained(str(base))
-    model = classifier(AutoModel.from_pretrained(str(base)), labels=1)
+    model, tokenizer = load_model(Path(base), labels=1)
     load_weights(model, [args.work / "best.safetensors"])
-    model.eval()
-    config = json.loads((args.work / "config.json").read_text()) if (args.work / "config.json").is_file() else {}
+    config, log = work_record(args.work)
     out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    model.encoder.set_attn_implementation("eager")
-    plain = out / "model.fp32.onnx"
-    sample = torch.ones(2, 16, dtype=torch.long)
-    axes = {0: "batch", 1: "tokens"}
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, (sample, sample, torch.zeros_like(sample)), str(plain), dynamo=False,
-                          input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["logits"],
-                          opset_version=17, dynamic_axes={"input_ids": axes, "attention_mask": axes,
-                                                          "token_type_ids": axes, "logits": {0: "batch"}})
-    quantize_dynamic(str(plain), str(out / "model.int8.onnx"), per_channel=True, reduce_range=False,
-                     weight_type=QuantType.QInt8,
-                     extra_options={"WeightSymmetric": True, "ActivationSymmetric": False,
-                                    "DefaultTensorType": TensorProto.FLOAT})
-    plain.unlink()
-    tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
-    log = [json.loads(line) for line in (args.work / "log.jsonl").read_text().splitlines()] \
-        if (args.work / "log.jsonl").is_file() else []
+    write_int8_onnx(model, tokenizer, out)
     kept = [e for e in log if e.get("kept")]
     meta_file = out / "reader.json"
     previous = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
