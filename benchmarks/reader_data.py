@@ -36,7 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.cite.sentences import split_spans  # noqa: E402
+from engine.cite.reader import neighbours  # noqa: E402
 from engine.synthesis.evidence import sentence_spans  # noqa: E402
 from engine.text.stem import stem  # noqa: E402
 from engine.text.stopwords import STOP_WORDS  # noqa: E402
@@ -75,13 +75,9 @@ def bm25_scores(question: str, texts: list[str], k1: float = 1.2, b: float = 0.7
 
 def paragraph_candidates(paragraph: str, offset: int) -> list[dict[str, Any]]:
     """A paragraph's quotable sentences with their neighbours and their character span in the paper."""
-    every = split_spans(paragraph)
     result = []
     for start, end in sentence_spans(paragraph):
-        position = next((i for i, s in enumerate(every) if s.start <= start < s.end), None)
-        before = paragraph[every[position - 1].start:every[position - 1].end] if position else ""
-        after = paragraph[every[position + 1].start:every[position + 1].end] \
-            if position is not None and position + 1 < len(every) else ""
+        before, after = neighbours(paragraph, start)
         result.append({"text": paragraph[start:end], "before": before, "after": after,
                        "start": offset + start, "end": offset + end})
     return result

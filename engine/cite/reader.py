@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.cite.judge import PairModel
+from engine.cite.sentences import split_spans
 
 NEIGHBOURS_SEPARATOR = " [SEP] "
 MAX_NEIGHBOUR_CHARS = 300  # each neighbour is context, not the candidate: cut so the sentence itself is read whole
@@ -32,6 +33,17 @@ def reader_text(sentence: str, before: str = "", after: str = "") -> str:
                       for i, part in enumerate((before.strip(), after.strip())) if part)
     text = " ".join(sentence.split())
     return f"{text}{NEIGHBOURS_SEPARATOR}{' '.join(around.split())}" if around else text
+
+
+def neighbours(text: str, start: int) -> tuple[str, str]:
+    """The sentences of ``text`` just before and just after the one that holds offset ``start``."""
+    every = split_spans(text)
+    at = next((i for i, s in enumerate(every) if s.start <= start < s.end), None)
+    if at is None:
+        return "", ""
+    before = text[every[at - 1].start:every[at - 1].end] if at else ""
+    after = text[every[at + 1].start:every[at + 1].end] if at + 1 < len(every) else ""
+    return before, after
 
 
 def default_reader_folder() -> Path:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from engine.cite.reader import AnswerReader, reader_text
+from engine.cite.reader import neighbours, reader_text
 from engine.cite.sentences import split_spans
 from engine.cite.support import SupportScorer
 from engine.cite.windows import content_words, overlap, prose_like
@@ -164,13 +164,7 @@ def answer_bonus(text: str, question: Question) -> float:
 
 def hand_scores(question: str, texts: Sequence[str], scorer: SupportScorer) -> np.ndarray:
     """The hand-weighted answer score of each sentence: topic + question-type bonus - length penalty."""
-    if not texts:
-        return np.zeros(0, dtype=np.float32)
-    asked = with_typos_matched(analyse(question), {w for t in texts for w in content_words(t)})
-    cosines = scorer.vectors(list(texts)) @ scorer.vectors([" ".join(question.split())])[0]
-    return np.array([_topic(float(cosine), asked, text) + answer_bonus(text, asked)
-                     - LENGTH_PENALTY * max(0, len(text) - 200) / 100
-                     for cosine, text in zip(cosines, texts, strict=True)], dtype=np.float32)
+    return _scores(question, texts, scorer)[1]
 
 
 def answer_scores(read: np.ndarray, hand: np.ndarray, hand_weight: float) -> np.ndarray:
@@ -178,27 +172,23 @@ def answer_scores(read: np.ndarray, hand: np.ndarray, hand_weight: float) -> np.
     return read + hand_weight * hand
 
 
-def _topic(cosine: float, asked: Question, text: str) -> float:
-    return TOPIC_COSINE_WEIGHT * cosine + (1 - TOPIC_COSINE_WEIGHT) * overlap(set(asked.terms), content_words(text))
+def _scores(question: str, texts: Sequence[str], scorer: SupportScorer) -> tuple[np.ndarray, np.ndarray]:
+    """Each sentence's topic score and hand-weighted answer score."""
+    if not texts:
+        return np.zeros(0), np.zeros(0)
+    asked = with_typos_matched(analyse(question), {w for t in texts for w in content_words(t)})
+    cosines = scorer.vectors(list(texts)) @ scorer.vectors([" ".join(question.split())])[0]
+    topics = np.array([TOPIC_COSINE_WEIGHT * float(cosine) + (1 - TOPIC_COSINE_WEIGHT) *
+                       overlap(set(asked.terms), content_words(text))
+                       for cosine, text in zip(cosines, texts, strict=True)])
+    hands = np.array([topic + answer_bonus(text, asked) - LENGTH_PENALTY * max(0, len(text) - 200) / 100
+                      for topic, text in zip(topics, texts, strict=True)])
+    return topics, hands
 
 
 def _squash(score: float) -> float:
     """A reader score as 0..1, so that shares of the best score (second quotes, themes) keep their meaning."""
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, score))))
-
-
-def read_scores(question: str, passages: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]],
-                reader: AnswerReader) -> np.ndarray:
-    """The reader's score of every span, each read with the sentences around it in its passage."""
-    candidates = []
-    for text, found in zip(passages, spans, strict=True):
-        every = split_spans(text)
-        for start, end in found:
-            at = next((i for i, s in enumerate(every) if s.start <= start < s.end), None)
-            before = text[every[at - 1].start:every[at - 1].end] if at else ""
-            after = text[every[at + 1].start:every[at + 1].end] if at is not None and at + 1 < len(every) else ""
-            candidates.append(reader_text(text[start:end], before, after))
-    return reader.scores(question, candidates)
 
 
 def extract_evidence(question: str, references: Sequence[Reference], scorer: SupportScorer,
@@ -208,41 +198,28 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     ``read``: False leaves the answer reader out (when only the passages' relevance is wanted);
     ``read_limit``: the reader reads only the sentences with the best hand-weighted scores (the rest
     rank after them), where the reader's time per sentence matters more than a rare miss."""
-    spans = [sentence_spans(r.text) for r in references]
-    texts = [r.text[s:e] for r, found in zip(references, spans, strict=True) for s, e in found]
-    asked = analyse(question)
-    asked = with_typos_matched(asked, {w for t in texts for w in content_words(t)})
-    vectors = scorer.vectors(texts)
-    cosines = vectors @ scorer.vectors([" ".join(question.split())])[0] if texts else []
-    reader = scorer.answer_reader() if texts and read else None
-    read_all: np.ndarray | None = None
-    if reader is not None and read_limit is not None and len(texts) > read_limit:
-        ranked = hand_scores(question, texts, scorer)
-        keep = set(np.argsort(-ranked, kind="stable")[:read_limit].tolist())
-        spans_read = []
-        position = 0
-        for found in spans:
-            spans_read.append([span for offset, span in enumerate(found) if position + offset in keep])
-            position += len(found)
-        partial = iter(read_scores(question, [r.text for r in references], spans_read, reader))
-        read_all = np.array([next(partial) if i in keep else -np.inf for i in range(len(texts))], dtype=np.float32)
-    elif reader is not None:
-        read_all = read_scores(question, [r.text for r in references], spans, reader)
+    found = [sentence_spans(r.text) for r in references]
+    spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end in passage]
+    topics, hands = _scores(question, [r.text[start:end] for r, start, end in spans], scorer)
+    reader = scorer.answer_reader() if spans and read else None
+    combined = None
+    if reader is not None:
+        chosen = sorted(np.argsort(-hands, kind="stable")[:read_limit].tolist()) if read_limit is not None \
+            else list(range(len(spans)))
+        read_all = np.full(len(spans), -np.inf, dtype=np.float32)
+        read_all[chosen] = reader.scores(question, [reader_text(r.text[start:end], *neighbours(r.text, start))
+                                                    for r, start, end in (spans[i] for i in chosen)])
+        combined = answer_scores(read_all, hands, reader.hand_weight)
     evidence = []
     position = 0
-    for index, (reference, found) in enumerate(zip(references, spans, strict=True)):
+    for index, (reference, passage) in enumerate(zip(references, found, strict=True)):
         prior = RANK_PENALTY * math.log(index + 1)
         scored = []
-        for start, end in found:
-            text = reference.text[start:end]
-            topic = _topic(float(cosines[position]), asked, text)
-            wordy = LENGTH_PENALTY * max(0, end - start - 200) / 100
-            hand = topic + answer_bonus(text, asked) - wordy
-            if reader is not None and read_all is not None:
-                combined = float(read_all[position]) + reader.hand_weight * hand - prior
-                scored.append(Quote(reference.n, start, end, text, round(topic, 4), round(_squash(combined), 4)))
-            else:
-                scored.append(Quote(reference.n, start, end, text, round(topic, 4), round(hand - prior, 4)))
+        for start, end in passage:
+            answer = _squash(float(combined[position]) - prior) if combined is not None \
+                else float(hands[position]) - prior
+            scored.append(Quote(reference.n, start, end, reference.text[start:end], round(float(topics[position]), 4),
+                                round(answer, 4)))
             position += 1
         relevance = max((q.score for q in scored), default=0.0)
         is_list = reference_lists[index] if index < len(reference_lists) else False
