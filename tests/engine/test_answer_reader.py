@@ -8,10 +8,17 @@ from pathlib import Path
 import pytest
 
 from engine.bibliography import Bibliography
-from engine.cite.reader import MAX_NEIGHBOUR_CHARS, NEIGHBOURS_SEPARATOR, AnswerReader, default_reader, reader_text
+from engine.cite.reader import (
+    MAX_NEIGHBOUR_CHARS,
+    NEIGHBOURS_SEPARATOR,
+    AnswerReader,
+    default_reader,
+    default_reader_folder,
+    reader_text,
+)
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
-from engine.errors import ModelNotFoundError
+from engine.errors import ModelFileError, ModelNotFoundError
 from engine.synthesis.evidence import best_answer, extract_evidence, hand_scores
 from engine.synthesis.pipeline import AskOptions, ask
 from engine.types import Answer, AnswerMode, Reference, SearchHit
@@ -97,3 +104,11 @@ def test_the_digest_opens_with_the_answering_sentence() -> None:
     answer = _ask(QUESTION)
     assert answer.mode == AnswerMode.DIGEST and answer.sentences[0].section == 0
     assert answer.text.startswith(f"“{ANSWERS}” [1]"), answer.text
+
+
+def test_a_damaged_reader_is_named_with_how_to_mend_it(tmp_path: Path) -> None:
+    for name in ("tokenizer.json", "reader.json"):
+        (tmp_path / name).write_bytes((default_reader_folder() / name).read_bytes())
+    (tmp_path / "model.int8.onnx").write_bytes(b"not an onnx graph")
+    with pytest.raises(ModelFileError, match=r"answer reader's model is damaged.*reinstall Quire"):
+        AnswerReader(tmp_path)
