@@ -112,7 +112,14 @@ def load_model(base: Path, labels: int = 3) -> tuple[Any, Any]:
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(base))
-    encoder = AutoModel.from_pretrained(str(base))
+    if any(base.glob("*.safetensors")) or any(base.glob("*.bin")):
+        encoder = AutoModel.from_pretrained(str(base))
+    else:
+        # A folder with only config and tokenizer (what travels to a lent GPU machine): the encoder's
+        # weights must then come from elsewhere (the reader's --init-judge, or load_weights).
+        from transformers import AutoConfig
+
+        encoder = AutoModel.from_config(AutoConfig.from_pretrained(str(base)))
     return classifier(encoder, labels), tokenizer
 
 

@@ -141,6 +141,8 @@ def train(args: argparse.Namespace) -> None:
     torch.manual_seed(args.seed)
     base = _base(args)
     model, tokenizer = load_model(Path(base), labels=1)
+    if args.plain and not any(Path(base).glob("*.safetensors")):
+        raise SystemExit(f"--plain starts from all-MiniLM-L6-v2's weights, and {base} has none")
     if not args.plain:
         load_judge_encoder(model, args.init_judge)
     model.to(device)
@@ -314,7 +316,8 @@ def export(args: argparse.Namespace) -> None:
     print(f"exported to {out}; now measure and fit it: python benchmarks/reader.py --fit")
 
 
-def main() -> None:
+def arguments() -> argparse.ArgumentParser:
+    """The command line (benchmarks/reader_sweep.py parses its settings with it too)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("train", help="train (or resume) in --work")
@@ -346,7 +349,11 @@ def main() -> None:
         command.add_argument("--work", type=Path, default=DEFAULT_WORK)
         command.add_argument("--base", type=Path, help="all-MiniLM-L6-v2's folder (default: the bundled one)")
     out.add_argument("--out", type=Path, default=ROOT / "resources/models/reader")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = arguments().parse_args()
     train(args) if args.command == "train" else export(args)
 
 
