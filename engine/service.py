@@ -193,8 +193,8 @@ class Engine:
         """Hybrid search over the library and the datastores (``source``: "all", "library", "datastore"
         or one datastore's name); ``doc_ids`` limits it to those documents; ``rewrite``/``rerank``/
         ``spelling`` override the settings for this call. ``per_paper`` > 0 keeps at most that many
-        passages of one paper (a diversity rule for the passages an answer is written from; a search
-        list is not capped: pass ``settings.retrieval.per_paper`` when choosing an answer's passages)."""
+        passages of one paper (`quire search --per-paper`); a search list is not capped, and answers
+        apply their own measured cap (engine.tuning.SYNTHESIS.per_paper)."""
         from engine.service_search import build_retriever
 
         return build_retriever(self.search_tools(), source, rewrite, rerank, spelling, per_paper).search(
