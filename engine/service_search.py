@@ -90,10 +90,10 @@ def usable_embedder(tools: SearchTools, sources: list[PassageSource]) -> Embedde
 def build_retriever(tools: SearchTools, source: str = ALL, rewrite: bool | None = None,
                     rerank: str | None = None, spelling: bool | None = None, per_paper: int = 0) -> Retriever:
     """A Retriever over ``source``; ``per_paper`` > 0 caps passages a paper (answers), 0 leaves a list uncapped."""
-    settings = tools.settings.retrieval
+    retrieval = tools.settings.retrieval
     sources = select_sources(tools, source)
     options = RetrievalOptions(per_paper=max(0, per_paper),
-                               spelling=settings.spelling if spelling is None else spelling)
-    reranker = make_reranker(rerank or settings.reranker, models_dir=tools.models_dir,
+                               spelling=retrieval.spelling if spelling is None else spelling)
+    reranker = make_reranker(rerank or retrieval.reranker, models_dir=tools.models_dir,
                              language_model=tools.language_model)
     return Retriever(sources, usable_embedder(tools, sources), make_rewriter(tools, rewrite), reranker, options)

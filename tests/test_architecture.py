@@ -123,3 +123,40 @@ def test_ui_modules_use_typed_engine_client_methods() -> None:
                     and ast.unparse(node.annotation) == "Any"):
                 offences.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.arg}: Any")
     assert not offences, "call the EngineClient's typed methods instead:\n" + "\n".join(offences)
+
+
+def attribute_reads(packages: tuple[str, ...], skip: tuple[Path, ...]) -> set[tuple[str, str]]:
+    """(owner, attribute) for each ``owner.attribute`` or ``x.owner.attribute`` read in the packages' modules."""
+    reads: set[tuple[str, str]] = set()
+    for package in packages:
+        for path in python_files(package):
+            if path in skip:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                    owner = node.value
+                    if isinstance(owner, ast.Attribute):
+                        reads.add((owner.attr, node.attr))
+                    elif isinstance(owner, ast.Name):
+                        reads.add((owner.id, node.attr))
+    return reads
+
+
+def test_every_setting_and_tuned_value_is_read_somewhere() -> None:
+    """A setting nobody reads misleads its user; a tuned value nobody reads misleads the benchmark that sets it.
+
+    A setting counts as read where a module reads ``<section>.<key>`` (``settings.retrieval.top_n``,
+    or a local named after its section, ``generation.model``); a tuned value where it reads
+    ``RETRIEVAL.<name>`` (``SYNTHESIS.``, ``CITATION.``)."""
+    from dataclasses import fields
+
+    from engine import tuning
+    from engine.config import SECTIONS
+
+    reads = attribute_reads(("engine", "ui", "desktop"),
+                            skip=(ROOT / "engine" / "config.py", ROOT / "engine" / "tuning.py"))
+    unread = [f"settings [{section}] {f.name}" for section, section_type in SECTIONS.items()
+              for f in fields(section_type) if (section, f.name) not in reads]
+    unread += [f"tuning {group}.{f.name}" for group in ("RETRIEVAL", "SYNTHESIS", "CITATION")
+               for f in fields(getattr(tuning, group)) if (group, f.name) not in reads]
+    assert not unread, "read by nothing in engine/, ui/ or desktop/ (wire them or delete them):\n" + "\n".join(unread)
