@@ -18,7 +18,7 @@ import engine
 from engine.config import Paths, Settings, ensure_home, load_settings, resolve_paths, save_settings
 from engine.datastore.registry import DatastoreRegistry
 from engine.ingest.ocr import tesseract_available
-from engine.models import default_embedder_path, default_lm_path, installed_version, is_small_model
+from engine.models import LanguageModelFile, default_embedder_path, installed_version, language_model_file
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.request import AskRequest
 from engine.retrieve.source import PassageSource
@@ -381,14 +381,14 @@ class Engine:
         from engine.errors import ClaimError
         from engine.synthesis.support_reader import SupportReader
 
-        path = model or self.settings.generation.model or default_lm_path()
-        if path is None:
+        chosen = self.model_file(model)
+        if chosen.path is None:
             raise ClaimError("No language model is set up; choose one that can write (Settings, `quire models`, or "
                              "--model) to use --read.")
-        if is_small_model(path):
-            raise ClaimError(f"The language model {Path(path).name} is too small to read claims against evidence; "
+        if chosen.small:
+            raise ClaimError(f"The language model {chosen.path.name} is too small to read claims against evidence; "
                              "choose a model that can write (Settings, `quire models`, or --model) to use --read.")
-        return SupportReader(self.language_model(path))
+        return SupportReader(self.language_model(chosen.path))
 
     # --- models and hardware ---------------------------------------------------------------
 
@@ -397,16 +397,21 @@ class Engine:
         else the bundled SmolLM2. Asking for a different file replaces (and frees) the loaded one."""
         from engine.generate.llama import LlamaModel
 
-        wanted = path or self.settings.generation.model or default_lm_path()
+        wanted = self.model_file(path).path
         with self._language_model_lock:
             current: LlamaModel | None = self.__dict__.get("_language_model")
-            if current is not None and wanted and current.path.resolve() == Path(wanted).expanduser().resolve():
+            if current is not None and wanted is not None and current.path.resolve() == wanted.resolve():
                 return current
-            model = LlamaModel.from_settings(self.settings.generation, path)
+            model = LlamaModel.from_settings(self.settings.generation, wanted)
             if current is not None:
                 current.close()
             self.__dict__["_language_model"] = model
             return model
+
+    def model_file(self, requested: str | Path | None = None) -> LanguageModelFile:
+        """The language model file a call uses (``requested``, else settings, else the bundled one) and
+        whether it is too small to write: the one answer everything that loads or reports a model uses."""
+        return language_model_file(requested, self.settings.generation.model)
 
     # Catalog, downloads and hardware fit: thin calls into engine/manager and engine/hardware.py.
 
@@ -456,7 +461,9 @@ class Engine:
 
     def doctor(self) -> dict[str, Any]:
         """Versions, where data lives, which models were found, counts and integrity problems."""
-        embedder, lm = default_embedder_path(), default_lm_path()
+        embedder = Path(self.settings.retrieval.embedder).expanduser() if self.settings.retrieval.embedder else \
+            default_embedder_path()
+        lm = self.model_file()
         return {
             "quire": engine.__version__,
             "python": platform.python_version(),
@@ -467,7 +474,10 @@ class Engine:
             "sqlite": sqlite3.sqlite_version,
             "data_dir": str(self.paths.home),
             "settings_file": str(self.paths.config_file),
-            "models": {"embedder": str(embedder) if embedder else None, "language_model": str(lm) if lm else None},
+            # The models in use: the configured files, else the bundled ones.
+            "models": {"embedder": str(embedder) if embedder else None,
+                       "language_model": str(lm.path) if lm.path else None,
+                       "language_model_bundled": lm.bundled, "language_model_can_write": lm.can_write},
             "ocr": ("tesseract found" if tesseract_available()
                     else "tesseract not installed (scanned pages are flagged)"),
             "counts": self.library.counts(),

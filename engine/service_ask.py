@@ -20,7 +20,7 @@ from engine.config import Settings
 from engine.embed import Embedder
 from engine.errors import AskRequestError, DocumentNotFoundError, EngineError, ModelNotFoundError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
-from engine.models import default_lm_path, is_small_model
+from engine.models import language_model_file
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.request import ALL, LIBRARY, MODES, AskRequest, source_problem
 from engine.synthesis.pipeline import AskOptions, ask, normalise_question
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 # Measured with benchmarks/answers.py (golden set, --mode write): the bundled SmolLM2-135M
 # (~100 MB as Q4_1) leaves 60-100 % of its sentences unsupported, so every draft would be thrown
-# away by auto mode after a minute or two of CPU time. Models this small (engine.models.is_small_model)
+# away by auto mode after a minute or two of CPU time. Models this small (engine.models.LanguageModelFile.small)
 # answer with the digest unless the user asks for writing (--write / mode="write").
 TOO_SMALL_NOTICE = ("The language model is too small to write answers that hold up against the sources, so "
                     "this is the evidence itself, grouped by theme (use --write to see the model's prose anyway, "
@@ -100,8 +100,8 @@ def answer_request(request: AskRequest, tools: AnswerTools, *, on_token: TokenCa
     generation = settings.generation
     chosen_mode = request.mode or ("digest" if generation.digest else "auto")
     notice = ""
-    model_file = request.model or generation.model or default_lm_path()
-    small = is_small_model(model_file)  # too small to write (auto shows the digest) or to judge sentences
+    model_file = language_model_file(request.model, generation.model)
+    small = model_file.small  # too small to write (auto shows the digest) or to judge sentences
     if request.mode is None and chosen_mode == "auto" and small:
         chosen_mode = "digest"
         notice = TOO_SMALL_NOTICE
@@ -113,7 +113,7 @@ def answer_request(request: AskRequest, tools: AnswerTools, *, on_token: TokenCa
 
     language_model: Callable[[], LanguageModel] | None = None
     if chosen_mode != "digest" or request.model is not None:
-        if request.model is not None or generation.model or default_lm_path() is not None:
+        if model_file.path is not None:
             if on_stage is not None:
                 on_stage("loading")  # minutes for a large model on a CPU: the user is told what they wait for
             # A bad --model fails here, before any work.
@@ -134,7 +134,7 @@ def answer_request(request: AskRequest, tools: AnswerTools, *, on_token: TokenCa
     # and the scope as the user named it (the history shows it).
     scope_label = ((("scope", request.scope.label),) if request.scope.label else ())
     answer = replace(answer, settings=(*answer.settings, *settings_record(settings),
-                                       *model_record(Path(model_file) if model_file else None), *scope_label))
+                                       *model_record(model_file.path), *scope_label))
     if opts.save:
         try:
             tools.save(answer)

@@ -16,7 +16,7 @@ from engine.config import Settings
 from engine.embed import Embedder
 from engine.errors import EngineError
 from engine.generate.base import LanguageModel
-from engine.models import default_lm_path, is_small_model
+from engine.models import language_model_file
 from engine.request import ALL, DATASTORE, LIBRARY, source_problem
 from engine.rerank.choose import make_reranker
 from engine.retrieve.library_source import LibrarySource
@@ -60,7 +60,7 @@ def make_rewriter(tools: SearchTools, rewrite: bool | None) -> QueryRewriter | N
     wanted = tools.settings.retrieval.rewrite if rewrite is None else rewrite
     if not wanted:
         return None
-    if rewrite is None and is_small_model(tools.settings.generation.model or default_lm_path()):
+    if rewrite is None and language_model_file(None, tools.settings.generation.model).small:
         log.info("query rewriting skipped: the language model is too small to rewrite usefully "
                  "(ask for it with rewrite=True / --rewrite)")
         return None
