@@ -35,8 +35,8 @@ def setting(default: Any, description: str) -> Any:
 class IngestSettings:
     """How PDFs become passages."""
 
-    passage_words: int = setting(250, "Words in a passage (a chunk cut on sentence ends); changing it re-reads "
-                                      "papers as they are added again.")
+    passage_words: int = setting(250, "Words in a passage (passages are cut on sentence ends); papers already in "
+                                      "the library keep theirs until they are added again.")
     ocr: bool = setting(True, "Read scanned pages with Tesseract OCR when it is installed.")
     ocr_language: str = setting("eng", "Tesseract's language code(s) for OCR, e.g. \"eng\" or \"eng+deu\".")
 
