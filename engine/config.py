@@ -26,43 +26,59 @@ SETTINGS_VERSION = 1
 APP_NAME = "Quire"
 
 
+def setting(default: Any, description: str) -> Any:
+    """A settings field: its default and what it does, for the user (docs/settings.md is made from these)."""
+    return field(default=default, metadata={"description": description})
+
+
 @dataclass(frozen=True)
 class IngestSettings:
-    passage_words: int = 250
-    ocr: bool = True
-    ocr_language: str = "eng"
+    """How PDFs become passages."""
+
+    passage_words: int = setting(250, "Words in a passage (passages are cut on sentence ends); papers already in "
+                                      "the library keep theirs until they are added again.")
+    ocr: bool = setting(True, "Read scanned pages with Tesseract OCR when it is installed.")
+    ocr_language: str = setting("eng", "Tesseract's language code(s) for OCR, e.g. \"eng\" or \"eng+deu\".")
 
 
 @dataclass(frozen=True)
 class RetrievalSettings:
-    embedder: str = ""  # a local sentence-transformers folder; "" = the bundled all-MiniLM-L6-v2
-    # int8 on the CPU (ONNX Runtime where the model allows): 2.3x faster embedding, the same hybrid
-    # nDCG@10 on the dev set (benchmarks/embed_onnx.py). Changing it re-embeds.
-    embedder_int8: bool = True
-    rewrite: bool = True  # let the LM turn a question into keyword queries first
-    reranker: str = "auto"  # "auto" (what the dev-set measurement chose), "cross-encoder", "lm", "none"
-    top_n: int = 12  # passages handed to synthesis (docs/answers.md: 8 -> 12 lifted the key passage cited)
-    # At most this many passages of one paper among those an answer is written from (a diversity
-    # rule: Engine.search(per_paper=...)); search lists themselves are not capped.
-    per_paper: int = 3
-    spelling: bool = True  # also search for the papers' spelling of a misspelled question word
+    """How passages are found."""
+
+    embedder: str = setting("", "A local sentence-transformers model folder; empty: the bundled all-MiniLM-L6-v2. "
+                                "Changing it re-embeds.")
+    embedder_int8: bool = setting(
+        True, "Embed with int8 weights on the CPU (ONNX Runtime where the model allows): 2.3x faster, the same "
+              "hybrid nDCG@10 on the dev set (benchmarks/embed_onnx.py). Changing it re-embeds.")
+    rewrite: bool = setting(True, "Let the language model turn a question into keyword queries first (skipped "
+                                  "with a model too small to rewrite usefully).")
+    reranker: str = setting("auto", "\"auto\" (what the dev-set measurement chose), \"cross-encoder\", \"lm\" or "
+                                    "\"none\".")
+    top_n: int = setting(12, "Passages an answer is made from (docs/answers.md: 8 -> 12 lifted how often the key "
+                             "passage is cited).")
+    spelling: bool = setting(True, "Also search for the papers' spelling of a misspelled question word.")
 
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    model: str = ""  # a GGUF file; "" = the bundled SmolLM2-135M-Instruct
-    context_size: int = 4096
-    threads: int = 0  # 0 = all physical cores
-    gpu_layers: int = 0  # layers offloaded to the GPU (-1 = all) when llama.cpp was built with one
-    feedback: bool = False  # OpenScholar-style self-feedback and revision: two more LM calls (docs/answers.md)
-    digest: bool = False  # skip writing: show the evidence digest (themes with verbatim quotes)
-    # A model that can write reads again each written sentence the support judge leaves unsupported
-    # (engine/synthesis/support_reader.py): ~2 s a read on a CPU, only for those sentences.
-    read_unsupported: bool = True
-    # The trained answer reader ranks a passage's sentences by how well they answer (engine/cite/reader.py);
-    # off, the hand-weighted score of embedding cosine and shared words does (faster, and worse: docs/answers.md).
-    answer_reader: bool = True
-    max_answer_tokens: int = 512
+    """How answers are written."""
+
+    model: str = setting("", "A GGUF language model file; empty: the bundled SmolLM2-135M-Instruct (too small to "
+                             "write, so answers show the evidence digest).")
+    context_size: int = setting(4096, "The model's context window in tokens.")
+    threads: int = setting(0, "CPU threads llama.cpp uses; 0: all physical cores.")
+    gpu_layers: int = setting(0, "Layers offloaded to the GPU (-1: all) when llama.cpp was built with one.")
+    feedback: bool = setting(False, "OpenScholar-style self-feedback and revision of a written answer: two more "
+                                    "model calls (docs/answers.md).")
+    digest: bool = setting(False, "Skip writing: answer with the evidence digest (themes with verbatim quotes).")
+    read_unsupported: bool = setting(
+        True, "A model that can write reads again each written sentence the support judge leaves unsupported "
+              "(~2 s a read on a CPU, only for those sentences).")
+    answer_reader: bool = setting(
+        True, "Rank a passage's sentences with the trained answer reader; off, a hand-weighted score of embedding "
+              "cosine and shared words does (faster, and worse: docs/answers.md).")
+    max_answer_tokens: int = setting(512, "The most tokens a written answer may take (answers are held to 60-160 "
+                                          "tokens within it).")
 
 
 SECTIONS: dict[str, type] = {
@@ -112,12 +128,14 @@ class Settings:
 _RANGE: dict[str, tuple[int, int]] = {
     "passage_words": (20, 5_000),
     "top_n": (1, 200),
-    "per_paper": (1, 200),
     "context_size": (256, 1 << 20),  # the longest contexts GGUF models are trained for: 1M tokens
     "threads": (0, 1024),
     "gpu_layers": (-1, 10_000),
     "max_answer_tokens": (1, 1 << 16),
 }
+# Keys older versions wrote that no longer set anything: a settings file that still has one loads
+# quietly. (``[retrieval] per_paper``: answers apply the measured cap in engine.tuning instead.)
+RETIRED = {"retrieval": frozenset({"per_paper"})}
 _KIND = {bool: "true or false", int: "a whole number", str: "a text in quotes"}
 
 
@@ -127,7 +145,7 @@ def unknown_keys(data: dict[str, Any]) -> list[str]:
     for name, section_type in SECTIONS.items():
         section_data = data.get(name)
         if isinstance(section_data, dict):
-            known = {f.name for f in fields(section_type)}
+            known = {f.name for f in fields(section_type)} | RETIRED.get(name, frozenset())
             unknown += [f"[{name}] {key}" for key in section_data if key not in known]
     return unknown
 

@@ -7,6 +7,7 @@ distributions' file lists.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -59,3 +60,24 @@ def is_small_model(path: str | Path | None) -> bool:
         return path is not None and 0 < Path(path).expanduser().stat().st_size < SMALL_MODEL_BYTES
     except OSError:
         return False  # a missing file is reported when the model loads
+
+
+@dataclass(frozen=True)
+class LanguageModelFile:
+    """The GGUF file a call uses, and what follows from it."""
+
+    path: Path | None  # None: no model asked for, none configured, and the bundled one is not installed
+    bundled: bool  # the SmolLM2 shipped with Quire (nothing asked for or configured)
+    small: bool  # too small to write answers, rewrite queries or judge sentences (:func:`is_small_model`)
+
+    @property
+    def can_write(self) -> bool:
+        return self.path is not None and not self.small
+
+
+def language_model_file(requested: str | Path | None, configured: str | Path | None) -> LanguageModelFile:
+    """The one rule for which language model is used: the file asked for (``--model``), else the
+    configured one (``generation.model``), else the bundled SmolLM2."""
+    chosen = requested or configured
+    path = Path(chosen).expanduser() if chosen else default_lm_path()
+    return LanguageModelFile(path=path, bundled=not chosen and path is not None, small=is_small_model(path))

@@ -1,27 +1,25 @@
 """The Engine facade: the one API the CLI, the tests and the desktop UI use.
 
 It owns the library catalog and the settings; every long call takes a progress callback and a
-cancel token. Nothing here imports Qt.
+cancel token. Nothing here imports Qt. Settings, models, hardware and health are the facade's
+setup methods (engine/service_setup.py); the work of answering, searching and tables is in
+service_ask, service_search and service_table, which get what they use, never the Engine.
 """
 
 from __future__ import annotations
 
-import platform
-import sqlite3
 import threading
 from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import engine
-from engine.config import Paths, Settings, ensure_home, load_settings, resolve_paths, save_settings
+from engine.config import Paths, Settings, ensure_home, load_settings, resolve_paths
 from engine.datastore.registry import DatastoreRegistry
-from engine.ingest.ocr import tesseract_available
-from engine.models import default_embedder_path, default_lm_path, installed_version, is_small_model
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.request import AskRequest
 from engine.retrieve.source import PassageSource
+from engine.service_setup import EngineSetup
 from engine.store import Library
 from engine.table_types import PaperRow, PaperTable, TableColumn
 from engine.types import Answer, Document, Page, Passage, SearchHit
@@ -35,12 +33,7 @@ if TYPE_CHECKING:
     from engine.datastore.manage import DatastoreInfo
     from engine.datastore.manifest import Manifest
     from engine.embed import Embedder, EmbeddingCache
-    from engine.generate.llama import LlamaModel
-    from engine.hardware import HardwareInfo
     from engine.importer import IngestResult
-    from engine.manager.catalog import CatalogModel
-    from engine.manager.installed import InstalledModel
-    from engine.manager.setup import ModelChoice
     from engine.retrieve.library_source import LibrarySource
     from engine.service_ask import AnswerTools
     from engine.service_search import SearchTools
@@ -49,7 +42,7 @@ if TYPE_CHECKING:
     from engine.zotero import ZoteroReport
 
 
-class Engine:
+class Engine(EngineSetup):
     """One library (a home folder) with its settings."""
 
     def __init__(self, home: str | Path | None = None, settings: Settings | None = None) -> None:
@@ -76,10 +69,6 @@ class Engine:
 
     def __exit__(self, *_: object) -> None:
         self.close()
-
-    def save_settings(self, settings: Settings) -> None:
-        save_settings(settings, self.paths.config_file)
-        self.settings = settings
 
     # --- library -------------------------------------------------------------------------
 
@@ -193,8 +182,8 @@ class Engine:
         """Hybrid search over the library and the datastores (``source``: "all", "library", "datastore"
         or one datastore's name); ``doc_ids`` limits it to those documents; ``rewrite``/``rerank``/
         ``spelling`` override the settings for this call. ``per_paper`` > 0 keeps at most that many
-        passages of one paper (a diversity rule for the passages an answer is written from; a search
-        list is not capped: pass ``settings.retrieval.per_paper`` when choosing an answer's passages)."""
+        passages of one paper (`quire search --per-paper`); a search list is not capped, and answers
+        apply their own measured cap (engine.tuning.SYNTHESIS.per_paper)."""
         from engine.service_search import build_retriever
 
         return build_retriever(self.search_tools(), source, rewrite, rerank, spelling, per_paper).search(
@@ -381,103 +370,11 @@ class Engine:
         from engine.errors import ClaimError
         from engine.synthesis.support_reader import SupportReader
 
-        path = model or self.settings.generation.model or default_lm_path()
-        if path is None:
+        chosen = self.model_file(model)
+        if chosen.path is None:
             raise ClaimError("No language model is set up; choose one that can write (Settings, `quire models`, or "
                              "--model) to use --read.")
-        if is_small_model(path):
-            raise ClaimError(f"The language model {Path(path).name} is too small to read claims against evidence; "
+        if chosen.small:
+            raise ClaimError(f"The language model {chosen.path.name} is too small to read claims against evidence; "
                              "choose a model that can write (Settings, `quire models`, or --model) to use --read.")
-        return SupportReader(self.language_model(path))
-
-    # --- models and hardware ---------------------------------------------------------------
-
-    def language_model(self, path: str | Path | None = None) -> LlamaModel:
-        """The engine's one language model, loaded on first use: ``path``, else settings.generation.model,
-        else the bundled SmolLM2. Asking for a different file replaces (and frees) the loaded one."""
-        from engine.generate.llama import LlamaModel
-
-        wanted = path or self.settings.generation.model or default_lm_path()
-        with self._language_model_lock:
-            current: LlamaModel | None = self.__dict__.get("_language_model")
-            if current is not None and wanted and current.path.resolve() == Path(wanted).expanduser().resolve():
-                return current
-            model = LlamaModel.from_settings(self.settings.generation, path)
-            if current is not None:
-                current.close()
-            self.__dict__["_language_model"] = model
-            return model
-
-    # Catalog, downloads and hardware fit: thin calls into engine/manager and engine/hardware.py.
-
-    def hardware(self) -> HardwareInfo:
-        """RAM, CPU cores and features, GPUs, and whether llama.cpp can offload to one."""
-        from engine.hardware import detect_hardware
-
-        return detect_hardware()
-
-    def hardware_report(self, hardware: HardwareInfo | None = None) -> dict[str, Any]:
-        """Hardware, the recommended model/context/n_gpu_layers, and whether the configured model fits."""
-        from engine.manager.setup import hardware_report
-
-        return hardware_report(hardware or self.hardware(), self.settings, self.paths.models)
-
-    def model_catalog(self) -> list[CatalogModel]:
-        """The recommended models (bundled data; nothing is fetched)."""
-        from engine.manager.catalog import load_catalog
-
-        return load_catalog()
-
-    def installed_models(self) -> list[InstalledModel]:
-        from engine.manager.installed import list_installed
-
-        return list_installed(self.paths.models)
-
-    def download_model(self, name: str, progress: ProgressCallback = no_progress,
-                       cancel: CancelToken | None = None) -> InstalledModel:
-        """Download, verify and install a catalog model into ``<home>/models`` (only when asked)."""
-        from engine.manager.setup import download_catalog_model
-
-        return download_catalog_model(self.paths.models, name, progress, cancel)
-
-    def use_model(self, name_or_path: str, hardware: HardwareInfo | None = None) -> ModelChoice:
-        """Validate an installed model (or a .gguf path) and save it in the settings; see ModelChoice.warning."""
-        from engine.manager.setup import choose_model
-
-        choice = choose_model(self.paths.models, name_or_path, self.settings, hardware or self.hardware())
-        if choice.model.kind == "embedder":  # it must really embed before every search depends on it
-            from engine.embed.sentence import verify_embedder
-
-            verify_embedder(Path(choice.model.path))
-        self.save_settings(choice.settings)
-        return choice
-
-    # --- health --------------------------------------------------------------------------
-
-    def doctor(self) -> dict[str, Any]:
-        """Versions, where data lives, which models were found, counts and integrity problems."""
-        embedder, lm = default_embedder_path(), default_lm_path()
-        return {
-            "quire": engine.__version__,
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "packages": {name: installed_version(name) for name in (
-                "pymupdf", "sqlite-utils", "sentence-transformers", "faiss-cpu", "llama-cpp-python",
-                "PySide6-Essentials", "torch")},
-            "sqlite": sqlite3.sqlite_version,
-            "data_dir": str(self.paths.home),
-            "settings_file": str(self.paths.config_file),
-            "models": {"embedder": str(embedder) if embedder else None, "language_model": str(lm) if lm else None},
-            "ocr": ("tesseract found" if tesseract_available()
-                    else "tesseract not installed (scanned pages are flagged)"),
-            "counts": self.library.counts(),
-            "problems": self.library.check_integrity() + _settings_problems(self.settings),
-        }
-
-
-def _settings_problems(settings: Settings) -> list[str]:
-    """Settings that would make a command fail later (a chosen embedder folder that is gone or not a model)."""
-    from engine.embed.sentence import embedder_setting_problem
-
-    problem = embedder_setting_problem(settings.retrieval.embedder)
-    return [problem] if problem else []
+        return SupportReader(self.language_model(chosen.path))

@@ -20,7 +20,7 @@ from engine.config import Settings
 from engine.embed import Embedder
 from engine.errors import AskRequestError, DocumentNotFoundError, EngineError, ModelNotFoundError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
-from engine.models import default_lm_path, is_small_model
+from engine.models import LanguageModelFile, language_model_file
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.request import ALL, LIBRARY, MODES, AskRequest, source_problem
 from engine.synthesis.pipeline import AskOptions, ask, normalise_question
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 # Measured with benchmarks/answers.py (golden set, --mode write): the bundled SmolLM2-135M
 # (~100 MB as Q4_1) leaves 60-100 % of its sentences unsupported, so every draft would be thrown
-# away by auto mode after a minute or two of CPU time. Models this small (engine.models.is_small_model)
+# away by auto mode after a minute or two of CPU time. Models this small (engine.models.LanguageModelFile.small)
 # answer with the digest unless the user asks for writing (--write / mode="write").
 TOO_SMALL_NOTICE = ("The language model is too small to write answers that hold up against the sources, so "
                     "this is the evidence itself, grouped by theme (use --write to see the model's prose anyway, "
@@ -91,51 +91,82 @@ def validated(request: AskRequest, tools: AnswerTools) -> AskRequest:
     return replace(request, scope=replace(scope, doc_ids=tuple(resolved)))
 
 
+@dataclass(frozen=True)
+class AnswerPlan:
+    """How one answer is made, decided once before any work from the request, the settings and the
+    measured constants (through :class:`AskOptions`' defaults), and recorded with the answer.
+
+    The steps below get what they need from it; nothing decides the mode, the model or an option again.
+    """
+
+    request: AskRequest  # validated: its papers' ids resolved
+    settings: Settings
+    mode: str  # "auto", "write" or "digest", after the model's size is taken into account
+    notice: str  # why the answer is a digest although writing was not ruled out by the request
+    model: LanguageModelFile  # the file asked for, else the configured one, else the bundled one
+    load_model: bool  # a digest loads no model unless the request names one
+    options: AskOptions
+    answer_reader: bool  # the trained answer reader ranks the sentences (else the hand-weighted score)
+
+    def record(self) -> tuple[tuple[str, str], ...]:
+        """What the answer was made with beyond its options: the request's own choices, every setting and
+        the model file, and the scope as the user named it (the history shows it)."""
+        request, scope = self.request, self.request.scope
+        asked = (("request.mode", request.mode or ""), ("request.model", str(request.model or "")),
+                 ("request.source", scope.source),
+                 ("request.papers", ",".join(scope.doc_ids) if scope.doc_ids is not None else ""),
+                 ("request.rewrite", "" if request.options.rewrite is None else str(request.options.rewrite)))
+        label = (("scope", scope.label),) if scope.label else ()
+        return (*asked, *settings_record(self.settings), *model_record(self.model.path), *label)
+
+
+def plan_answer(request: AskRequest, settings: Settings) -> AnswerPlan:
+    """The plan for a validated ``request`` under ``settings``: mode, model file, options."""
+    generation = settings.generation
+    mode = request.mode or ("digest" if generation.digest else "auto")
+    notice = ""
+    model_file = language_model_file(request.model, generation.model)
+    # Too small to write (auto shows the digest) or to judge sentences.
+    if request.mode is None and mode == "auto" and model_file.small:
+        mode, notice = "digest", TOO_SMALL_NOTICE
+    asked = request.options
+    options = AskOptions(top_n=asked.top_n or settings.retrieval.top_n, mode=mode,
+                         feedback=generation.feedback if asked.feedback is None else asked.feedback,
+                         table=asked.table, judge_answers=not model_file.small,
+                         read_unsupported=generation.read_unsupported,
+                         writer=WriterOptions(answer_tokens=min(160, max(60, generation.max_answer_tokens))))
+    return AnswerPlan(request=request, settings=settings, mode=mode, notice=notice, model=model_file,
+                      load_model=mode != "digest" or request.model is not None, options=options,
+                      answer_reader=generation.answer_reader)
+
+
 def answer_request(request: AskRequest, tools: AnswerTools, *, on_token: TokenCallback | None = None,
                    on_stage: StageCallback | None = None, cancel: CancelToken | None = None) -> Answer:
-    """Check ``request``, answer it from the library (and datastores), record how it was made, and save
-    it in the history unless the request says not to."""
-    request = validated(request, tools)
-    settings = tools.settings
-    generation = settings.generation
-    chosen_mode = request.mode or ("digest" if generation.digest else "auto")
-    notice = ""
-    model_file = request.model or generation.model or default_lm_path()
-    small = is_small_model(model_file)  # too small to write (auto shows the digest) or to judge sentences
-    if request.mode is None and chosen_mode == "auto" and small:
-        chosen_mode = "digest"
-        notice = TOO_SMALL_NOTICE
-    opts = request.options
-    options = AskOptions(top_n=opts.top_n or settings.retrieval.top_n, mode=chosen_mode,
-                         feedback=generation.feedback if opts.feedback is None else opts.feedback,
-                         table=opts.table, judge_answers=not small, read_unsupported=generation.read_unsupported,
-                         writer=WriterOptions(answer_tokens=min(160, max(60, generation.max_answer_tokens))))
-
+    """Check ``request``, plan how to answer it, answer it from the library (and datastores), record the
+    plan with the answer, and save it in the history unless the request says not to."""
+    plan = plan_answer(validated(request, tools), tools.settings)
     language_model: Callable[[], LanguageModel] | None = None
-    if chosen_mode != "digest" or request.model is not None:
-        if request.model is not None or generation.model or default_lm_path() is not None:
+    if plan.load_model:
+        if plan.model.path is not None:
             if on_stage is not None:
                 on_stage("loading")  # minutes for a large model on a CPU: the user is told what they wait for
             # A bad --model fails here, before any work.
-            loaded = load_unless_cancelled(lambda: tools.language_model(request.model), cancel)
+            path = plan.model.path
+            loaded = load_unless_cancelled(lambda: tools.language_model(path), cancel)
             if loaded is not None:
                 language_model = lambda: loaded  # noqa: E731
         else:
             log.warning("no language model installed; answering with the evidence digest")
 
-    library = _LibraryPassages(tools, request, on_stage, cancel)
-    scorer = SupportScorer(tools.support_embedder(), reader="shipped" if generation.answer_reader else None)
-    answer = ask(request.question, retrieve=library.retrieve, scorer=scorer,
-                 language_model=language_model, options=options, hit_text=library.hit_text,
+    library = _LibraryPassages(tools, plan.request, on_stage, cancel)
+    scorer = SupportScorer(tools.support_embedder(), reader="shipped" if plan.answer_reader else None)
+    answer = ask(plan.request.question, retrieve=library.retrieve, scorer=scorer,
+                 language_model=language_model, options=plan.options, hit_text=library.hit_text,
                  rects_for=library.rects_for, on_token=on_token, on_stage=on_stage, cancel=cancel)
-    if notice and answer.mode == AnswerMode.DIGEST:
-        answer = replace(answer, notice=" ".join(p for p in (answer.notice, notice) if p))
-    # What the answer was made with, whole: the options above plus every setting and the model file,
-    # and the scope as the user named it (the history shows it).
-    scope_label = ((("scope", request.scope.label),) if request.scope.label else ())
-    answer = replace(answer, settings=(*answer.settings, *settings_record(settings),
-                                       *model_record(Path(model_file) if model_file else None), *scope_label))
-    if opts.save:
+    if plan.notice and answer.mode == AnswerMode.DIGEST:
+        answer = replace(answer, notice=" ".join(p for p in (answer.notice, plan.notice) if p))
+    answer = replace(answer, settings=(*answer.settings, *plan.record()))
+    if plan.request.options.save:
         try:
             tools.save(answer)
         except EngineError as exc:  # an answer the user has is worth more than its history entry
@@ -240,4 +271,4 @@ def _head_sha256(path: str, size: int, mtime_ns: int) -> str:
         return hashlib.sha256(handle.read(1 << 20)).hexdigest()
 
 
-__all__ = ["AnswerTools", "ModelNotFoundError", "Searcher", "answer_request", "validated"]
+__all__ = ["AnswerPlan", "AnswerTools", "ModelNotFoundError", "Searcher", "answer_request", "plan_answer", "validated"]

@@ -16,7 +16,7 @@ from engine.config import Settings
 from engine.embed import Embedder
 from engine.errors import EngineError
 from engine.generate.base import LanguageModel
-from engine.models import default_lm_path, is_small_model
+from engine.models import language_model_file
 from engine.request import ALL, DATASTORE, LIBRARY, source_problem
 from engine.rerank.choose import make_reranker
 from engine.retrieve.library_source import LibrarySource
@@ -60,7 +60,7 @@ def make_rewriter(tools: SearchTools, rewrite: bool | None) -> QueryRewriter | N
     wanted = tools.settings.retrieval.rewrite if rewrite is None else rewrite
     if not wanted:
         return None
-    if rewrite is None and is_small_model(tools.settings.generation.model or default_lm_path()):
+    if rewrite is None and language_model_file(None, tools.settings.generation.model).small:
         log.info("query rewriting skipped: the language model is too small to rewrite usefully "
                  "(ask for it with rewrite=True / --rewrite)")
         return None
@@ -90,10 +90,10 @@ def usable_embedder(tools: SearchTools, sources: list[PassageSource]) -> Embedde
 def build_retriever(tools: SearchTools, source: str = ALL, rewrite: bool | None = None,
                     rerank: str | None = None, spelling: bool | None = None, per_paper: int = 0) -> Retriever:
     """A Retriever over ``source``; ``per_paper`` > 0 caps passages a paper (answers), 0 leaves a list uncapped."""
-    settings = tools.settings.retrieval
+    retrieval = tools.settings.retrieval
     sources = select_sources(tools, source)
     options = RetrievalOptions(per_paper=max(0, per_paper),
-                               spelling=settings.spelling if spelling is None else spelling)
-    reranker = make_reranker(rerank or settings.reranker, models_dir=tools.models_dir,
+                               spelling=retrieval.spelling if spelling is None else spelling)
+    reranker = make_reranker(rerank or retrieval.reranker, models_dir=tools.models_dir,
                              language_model=tools.language_model)
     return Retriever(sources, usable_embedder(tools, sources), make_rewriter(tools, rewrite), reranker, options)

@@ -16,7 +16,7 @@ from engine.config import Settings
 from engine.embed import Embedder
 from engine.errors import EngineError
 from engine.generate.base import LanguageModel
-from engine.models import default_lm_path, is_small_model
+from engine.models import language_model_file
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.synthesis.evidence import to_reference
 from engine.synthesis.paper_table import PaperInScope, RowCallback, build_table, default_columns
@@ -94,10 +94,10 @@ def _writer(tools: TableTools, mode: str, model: str | Path | None) -> tuple[Lan
     """The model that writes the cells, or None for quotes; and a notice when the choice needs saying."""
     if mode == "quotes":
         return None, ""
-    model_file = model or tools.settings.generation.model or default_lm_path()
-    if model_file is None:
+    model_file = language_model_file(model, tools.settings.generation.model)
+    if model_file.path is None:
         return None, "No language model is installed, so each cell is the paper's own sentence."
-    if mode == "auto" and is_small_model(model_file):
+    if mode == "auto" and model_file.small:
         return None, TOO_SMALL_NOTICE
     return tools.language_model(model), ""
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 
-def tuned(value: float, description: str, origin: str) -> Any:
+def tuned(value: float | str, description: str, origin: str) -> Any:
     """A dataclass field holding a measured ``value``: what it does, and the measurement that chose it."""
     return field(default=value, metadata={"description": description, "origin": origin})
 
@@ -37,6 +37,46 @@ class RetrievalTuning:
     near_duplicate_jaccard: float = tuned(
         0.8, "Word-trigram Jaccard similarity above which two passages count as the same text.",
         "Set by hand: reprints and preprint/published pairs of one paper sit above it.")
+    candidates: int = tuned(100, "Passages each retriever returns per source before fusion.", "Set by hand.")
+    rerank_depth: int = tuned(30, "Fused candidates the reranker sees.", "Set by hand.")
+    fusion: str = tuned(
+        "zscore", "How the retrievers' lists are fused: 'zscore' or 'minmax' (score fusion) or 'rrf' (reciprocal "
+                  "rank fusion with rrf_k).",
+        "benchmarks/retrieval_quality.py, dev set: nDCG@10 0.592 (RRF) -> 0.609 with z-scores and feedback, 0.569 "
+        "-> 0.604 without; a passage far ahead in one list keeps its lead, where RRF sees only its rank.")
+    bm25_weight: float = tuned(1.0, "Fusion weight of the BM25 list.",
+                               "The reference the other weights are set against.")
+    dense_weight: float = tuned(
+        0.7, "Fusion weight of the dense (embedding) list.",
+        "LitQA2 dev key passage in the top 3: 0.76 at 1.0, 0.81 at 0.6-0.7 (both halves up); ScholarQA-Multi "
+        "snippets alike at 0.7 and 1.0 (recall@10 0.636 both); docs/retrieval.md has the grid.")
+    rewrite_weight: float = tuned(0.5, "Fusion weight of the lists searched for the LM's query rewrites.",
+                                  "Set by hand, the weight every derived list has.")
+    feedback_weight: float = tuned(0.5, "Fusion weight of the BM25 pseudo-relevance feedback list.",
+                                   "Set by hand, the weight every derived list has.")
+    dense_feedback_list_weight: float = tuned(
+        1.0, "Fusion weight of the dense pseudo-relevance feedback (Rocchio) list.",
+        "benchmarks/retrieval_quality.py with dense_feedback_weight (docs/retrieval.md).")
+    feedback_passages: int = tuned(
+        5, "First-round passages BM25 pseudo-relevance feedback (RM3-style) takes words from (0: off).",
+        "Dev set: hybrid nDCG@10 0.570 -> 0.591, on the tuning and the held-out half alike.")
+    feedback_terms: int = tuned(10, "Words the BM25 feedback adds to the question.",
+                                "Set by hand with feedback_passages.")
+    dense_feedback_passages: int = tuned(
+        3, "First-round passages whose mean vector the dense feedback (Rocchio) moves the question toward (0: off).",
+        "Dev-set nDCG@10 0.609 -> 0.614 (tuning half +1.2, held-out -0.2; docs/retrieval.md), contract-check "
+        "recall@10 0.616 -> 0.622, for one more dense search.")
+    dense_feedback_weight: float = tuned(
+        2.0, "Weight of the passages' mean vector added to the question's in the dense feedback.",
+        "As dense_feedback_passages.")
+    paper_evidence: float = tuned(
+        0.2, "Each fused candidate gains this times the score of the best other candidate of its paper (0: off).",
+        "Dev-set nDCG@10 0.621 -> 0.628 (tuning half +0.2, held-out +1.2; best of 0.1-0.4 on the tuning half), "
+        "contract check 0.627 -> 0.628.")
+    within_paper: float = tuned(
+        0.5, "Weight of a candidate's BM25 z-score within its paper when a paper's candidates are re-ordered "
+             "among their places (0: off).",
+        "Set by hand: the weight every derived list has (retrieve/within_paper.py).")
 
 
 @dataclass(frozen=True)

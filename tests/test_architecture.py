@@ -7,6 +7,7 @@ import-linter is not installed.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -123,3 +124,99 @@ def test_ui_modules_use_typed_engine_client_methods() -> None:
                     and ast.unparse(node.annotation) == "Any"):
                 offences.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.arg}: Any")
     assert not offences, "call the EngineClient's typed methods instead:\n" + "\n".join(offences)
+
+
+def attribute_reads(packages: tuple[str, ...], skip: tuple[Path, ...]) -> set[tuple[str, str]]:
+    """(owner, attribute) for each ``owner.attribute`` or ``x.owner.attribute`` read in the packages' modules."""
+    reads: set[tuple[str, str]] = set()
+    for package in packages:
+        for path in python_files(package):
+            if path in skip:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                    owner = node.value
+                    if isinstance(owner, ast.Attribute):
+                        reads.add((owner.attr, node.attr))
+                    elif isinstance(owner, ast.Name):
+                        reads.add((owner.id, node.attr))
+    return reads
+
+
+def test_every_setting_and_tuned_value_is_read_somewhere() -> None:
+    """A setting nobody reads misleads its user; a tuned value nobody reads misleads the benchmark that sets it.
+
+    A setting counts as read where a module reads ``<section>.<key>`` (``settings.retrieval.top_n``,
+    or a local named after its section, ``generation.model``); a tuned value where it reads
+    ``RETRIEVAL.<name>`` (``SYNTHESIS.``, ``CITATION.``)."""
+    from dataclasses import fields
+
+    from engine import tuning
+    from engine.config import SECTIONS
+
+    reads = attribute_reads(("engine", "ui", "desktop"),
+                            skip=(ROOT / "engine" / "config.py", ROOT / "engine" / "tuning.py"))
+    unread = [f"settings [{section}] {f.name}" for section, section_type in SECTIONS.items()
+              for f in fields(section_type) if (section, f.name) not in reads]
+    unread += [f"tuning {group}.{f.name}" for group in ("RETRIEVAL", "SYNTHESIS", "CITATION")
+               for f in fields(getattr(tuning, group)) if (group, f.name) not in reads]
+    assert not unread, "read by nothing in engine/, ui/ or desktop/ (wire them or delete them):\n" + "\n".join(unread)
+
+
+ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
+_DOC_PATH = re.compile(r"\b(?:engine|ui|desktop|benchmarks|scripts|resources|tests|docs)/[\w./-]*[\w/]")
+_DOC_MODULE = re.compile(r"\bengine(?:\.\w+)+")
+# A file named from inside engine/ in the picture ("retrieve/retriever.py").
+_DOC_SHORT_PATH = re.compile(r"(?<![\w/.])[a-z_]+/\w+\.py\b")
+
+
+def module_exists(dotted: str) -> bool:
+    """Whether ``dotted`` names an engine module or package, or something defined in one (engine.x.y.Name)."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        base = ROOT.joinpath(*parts[:end])
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            # A module below engine, and at most one name (a class, a function, a constant) after it.
+            return end >= 2 and end >= len(parts) - 1
+    return False
+
+
+def test_the_architecture_doc_names_only_paths_and_modules_that_exist() -> None:
+    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    paths = set(_DOC_PATH.findall(text))
+    modules = set(_DOC_MODULE.findall(text))
+    assert len(paths) > 20 and modules, "the scan found too little to prove anything"
+    missing = sorted(p for p in paths if not (ROOT / p.rstrip(".")).exists())
+    missing += sorted(p for p in set(_DOC_SHORT_PATH.findall(text))
+                      if not (ROOT / p).exists() and not (ROOT / "engine" / p).exists())
+    missing += sorted(m for m in modules if not module_exists(m))
+    assert not missing, f"docs/architecture.md names what is not there: {missing}"
+
+
+def test_the_architecture_picture_lists_the_layers_of_the_import_contract() -> None:
+    """Every layer of pyproject's layer contract is a row of the picture, in the same order."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layers = next(c for c in contracts["contracts"] if c["name"] == "The engine's layers")["layers"]
+    rows = [" | ".join(name.strip().removeprefix("engine.") for name in layer.split("|")) for layer in layers]
+    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    opening = text.index("```", text.index("## The picture"))
+    picture = text[opening:text.index("```", opening + 3)]
+    lines = [line.strip() for line in picture.splitlines()]
+    found = [next((i for i, line in enumerate(lines) if line == row or line.startswith(row + " ")), -1)
+             for row in rows]
+    missing = [row for row, index in zip(rows, found, strict=True) if index == -1]
+    assert not missing, f"layers missing from the picture: {missing}"
+    assert found == sorted(found), "the picture's layers are not in the contract's order"
+    named = [name.strip() for layer in layers for name in layer.split("|")]
+    assert all(module_exists(name) for name in named), [name for name in named if not module_exists(name)]
+
+
+def test_the_settings_reference_is_generated_from_the_current_settings() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "settings_reference.py"), "--check"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    reference = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    from engine.config import SECTIONS
+
+    for section in SECTIONS:
+        assert f"## [{section}]" in reference

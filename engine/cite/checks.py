@@ -28,13 +28,14 @@ from dataclasses import dataclass
 from engine.cite.markers import find_markers, strip_markers
 from engine.cite.windows import content_words
 from engine.text.stem import stem
+from engine.text.stopwords import NUMBER_FRAME_WORDS
+from engine.text.tokens import LETTERS, WORD
 from engine.tuning import CITATION
 
 # A number may carry a unit letter ("81.1M", "3x"), but not sit inside a word ("S2ORC", "fp16").
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+)(?![\d,.]\d|\d)")
 _NEGATION = re.compile(r"\b(not|no|never|without|cannot|none|neither|nor|fails?\s+to|failed\s+to|lacks?|"
                        r"unable\s+to)\b|n't\b", re.IGNORECASE)
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _NUMBER_WORDS = {word: str(value) for value, word in enumerate(
     "zero _ two three four five six seven eight nine ten eleven twelve".split()) if word != "_"}
 _NUMBER_WORDS.update({"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100"})
@@ -84,7 +85,7 @@ def numbers(text: str) -> list[str]:
     text = _blank_markers(text)
     for match in _NUMBER.finditer(text):
         found.append(_normalise_number(match.group(1)))
-    found.extend(_NUMBER_WORDS[w.lower()] for w in _WORD.findall(text) if w.lower() in _NUMBER_WORDS)
+    found.extend(_NUMBER_WORDS[w.lower()] for w in WORD.findall(text) if w.lower() in _NUMBER_WORDS)
     return found
 
 
@@ -110,14 +111,7 @@ def missing_numbers(claim: str, window: str) -> list[str]:
     return [n for n in dict.fromkeys(numbers(claim)) if n not in have]
 
 
-# Words that say nothing about what a number measures ("of", "was", "and" in "5 and 7").
-_FUNCTION_WORDS = frozenset("""
-a an the and or but nor of in on at to for from by with without into onto over under between among than as per via
-is are was were be been being has have had do does did can could may might must shall should will would this that
-these those it its their there which who whom whose what when where while also only about after before during each
-either both all any some such very not no we our they them he she his her
-""".split())
-_TOKEN = re.compile(r"(?P<number>" + _NUMBER.pattern + r")|(?P<word>[^\W\d_]+)")
+_TOKEN = re.compile(r"(?P<number>" + _NUMBER.pattern + r")|(?P<word>" + LETTERS.pattern + ")")
 
 
 def _number_neighbours(text: str) -> list[tuple[str, set[str]]]:
@@ -135,7 +129,7 @@ def _number_neighbours(text: str) -> list[tuple[str, set[str]]]:
             before = ""  # a number ends the reach back: "5 and 7" gives 7 no name
             continue
         lowered = match.group("word").lower()
-        if lowered not in _FUNCTION_WORDS:
+        if lowered not in NUMBER_FRAME_WORDS:
             before = stem(lowered)[:5]
     return found
 
@@ -161,7 +155,7 @@ def misplaced_numbers(claim: str, window: str) -> list[str]:
 def _keys(text: str) -> list[str]:
     """Content words as comparison keys, in order: the light stemmer's output cut to five letters,
     so that "requires", "require" and "required" meet."""
-    return [stem(word)[:5] for word in (w.lower() for w in _WORD.findall(text)) if content_words(word)]
+    return [stem(word)[:5] for word in (w.lower() for w in WORD.findall(text)) if content_words(word)]
 
 
 # A negation's scope ends at the end of its clause.
@@ -198,7 +192,7 @@ def negation_clash(claim: str, window: str) -> bool:
 
 def _directions(text: str) -> set[str]:
     signed = set()
-    for word in _WORD.findall(text.lower()):
+    for word in WORD.findall(text.lower()):
         base = stem(word)
         base = _SYNONYMS.get(base, _SYNONYMS.get(word, base))
         group = _DIRECTION_GROUPS.get(base) or _DIRECTION_GROUPS.get(word)

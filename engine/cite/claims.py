@@ -10,20 +10,18 @@ reads English only and will rarely find support in it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from engine.cite.judge import READ_SUPPORTED, Judgement, Reader, SupportJudge, revisable
 from engine.errors import ClaimError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.text.stopwords import COMMON_ENGLISH_WORDS
+from engine.text.tokens import LETTERS, lower_words
 from engine.types import SearchHit
 
 MAX_CLAIM_CHARS = 1000  # a claim is a sentence or two; the judge reads ~160 tokens of claim and evidence
 MAX_EVIDENCE_CHARS = 20000
-_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-_ENGLISH = frozenset("""the of and to in a is that for are with as on by this be was were it from or an at which we
-not can these has have been their than more also between but its our such both may other into when there""".split())
 
 SearchFn = Callable[[str, int, ProgressCallback, CancelToken | None], Sequence[SearchHit]]
 
@@ -77,7 +75,7 @@ def prepare_claim(claim: str, what: str = "claim") -> tuple[str, list[str]]:
     if not text:
         raise ClaimError(f"The {what} is empty; give a sentence to check, e.g. quire check \"BM25 outperforms "
                          "dense retrieval on BEIR\".")
-    if not _WORD.search(text):
+    if not LETTERS.search(text):
         raise ClaimError(f"The {what} has no words in it ({text[:40]!r}); give a sentence to check.")
     notes = []
     if len(text) > MAX_CLAIM_CHARS:
@@ -108,11 +106,11 @@ def prepare_evidence(evidence: str) -> tuple[str, list[str]]:
 
 def looks_english(text: str) -> bool:
     """Mostly Latin letters with common English function words among them."""
-    words = [w.lower() for w in _WORD.findall(text)]
+    words = lower_words(text, LETTERS)
     if len(words) < 4:
         return all(w.isascii() for w in words)
     latin = sum(w.isascii() for w in words) / len(words)
-    function = sum(w in _ENGLISH for w in words) / len(words)
+    function = sum(w in COMMON_ENGLISH_WORDS for w in words) / len(words)
     return latin >= 0.8 and function >= 0.08
 
 

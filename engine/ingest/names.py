@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 from rapidfuzz import fuzz
 
+from engine.text.characters import ascii_fold
+
 PARTICLES = frozenset(
     {"van", "von", "de", "der", "den", "da", "del", "della", "di", "du", "la", "le", "dos", "das", "ter", "zu",
      "uz", "bin", "al", "el"})
@@ -78,8 +80,7 @@ def reverse(name: str) -> str:
 
 
 def _fold(text: str) -> str:
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    return re.sub(r"[^a-z]", "", folded.lower())
+    return re.sub(r"[^a-z]", "", ascii_fold(text).lower())
 
 
 def orient(names: Sequence[str], evidence: str) -> tuple[str, ...]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from engine.text.titles import CAPS_TITLE_SMALL_WORDS
+
 _Y = r"(1[89]\d\d|20\d\d)"
 _DOWNLOADED = re.compile(r"download|accessed|retrieved|for personal use|printed on", re.I)
 # Year evidence, strongest first: a proceedings header (its copyright line may name the year the
@@ -135,8 +137,6 @@ def titlecase_caps(title: str, acronyms: set[str]) -> str:
     ``acronyms`` are the words the page prints in capitals inside ordinary text ("CMB", "DNA"):
     only those stay capitalised, since in an all-capitals title nothing else tells them apart.
     """
-    small = {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to",
-             "via", "with"}
     words = title.split()
     out = []
     for position, word in enumerate(words):
@@ -144,7 +144,8 @@ def titlecase_caps(title: str, acronyms: set[str]) -> str:
         cased = []
         for part in parts:
             core = part.strip(".,:;()")
-            if position and part.lower() in small:  # "AS", "IN" in a capitals title are words, not acronyms
+            # "AS", "IN" in a capitals title are words, not acronyms
+            if position and part.lower() in CAPS_TITLE_SMALL_WORDS:
                 cased.append(part.lower())
             elif core in acronyms or any(ch.isdigit() for ch in core):
                 cased.append(part)

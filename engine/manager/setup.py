@@ -75,10 +75,10 @@ def choose_model(models_dir: Path, name_or_path: str, settings: Settings, hardwa
 
 def hardware_report(hardware: HardwareInfo, settings: Settings, models_dir: Path) -> dict[str, Any]:
     """Hardware, the recommendation for it, and whether the configured model fits."""
-    from engine.models import default_lm_path
+    from engine.models import language_model_file
 
     recommendation = recommend(hardware, load_catalog())
-    configured = settings.generation.model or default_lm_path()
+    configured = language_model_file(None, settings.generation.model).path
     from engine.errors import EngineError
 
     fit, problem = None, None

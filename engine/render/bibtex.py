@@ -12,7 +12,6 @@ names are written ``Family, Given and ...``. Keys are readable and unique within
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 
 from pybtex.database import BibliographyData, Entry, Person
@@ -21,6 +20,7 @@ from pybtex.database.output.bibtex import Writer
 from engine.bibliography import Bibliography
 from engine.ingest.names import split_name
 from engine.render.common import papers_of
+from engine.text.characters import ascii_fold
 from engine.text.stopwords import STOP_WORDS
 from engine.types import Answer, PaperReference
 
@@ -52,8 +52,7 @@ def brace_title(title: str) -> str:
 
 def _ascii_word(text: str) -> str:
     """Letters and digits only, accents dropped: ``Gödel`` -> ``godel``."""
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    return re.sub(r"[^A-Za-z0-9]", "", folded).lower()
+    return re.sub(r"[^A-Za-z0-9]", "", ascii_fold(text)).lower()
 
 
 def cite_key(work: Bibliography) -> str:

@@ -8,10 +8,10 @@ over ranked :class:`~engine.types.SearchHit` lists.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from engine.text.characters import ascii_fold
 from engine.tuning import RETRIEVAL
 from engine.types import SearchHit
 
@@ -25,7 +25,7 @@ NEAR_DUPLICATE_JACCARD = RETRIEVAL.near_duplicate_jaccard
 
 def normalize_title(title: str) -> str:
     """Lower-case ASCII words joined by single spaces: accents, punctuation and case do not matter."""
-    folded = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii").lower()
+    folded = ascii_fold(title).lower()
     return _NON_WORD.sub(" ", folded).strip()
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 from engine.errors import QueryError
 from engine.store.vocabulary import TOKENIZER, FtsVocabulary
+from engine.text.characters import readable_text
 from engine.text.stopwords import QUESTION_WORDS, STOP_WORDS
 from engine.text.tokens import WORD
 from engine.tuning import RETRIEVAL
@@ -35,8 +36,6 @@ MAX_TERMS = 48
 MAX_TERM_LENGTH = 64
 # Questions arrive as sentences; anything longer than this is cut before tokenizing.
 MAX_QUERY_CHARS = 20_000
-# Lone surrogates: what Python makes of command-line bytes that are not UTF-8 (surrogateescape).
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 def query_terms(text: str, max_terms: int = MAX_TERMS, drop_question_words: bool = True) -> list[str]:
     """The distinct searchable words of ``text``, lower-cased, in order of first appearance.
@@ -69,16 +68,6 @@ def build_fts_query(text: str, max_terms: int = MAX_TERMS, mode: str = "or") -> 
         raise ValueError(f"mode must be 'or' or 'and', not {mode!r}")
     joiner = " OR " if mode == "or" else " AND "
     return joiner.join(quote(term) for term in query_terms(text, max_terms))
-
-
-def readable_text(text: str) -> str:
-    """``text`` with each lone surrogate replaced by U+FFFD, the replacement character.
-
-    A question typed in a terminal set to another encoding reaches Python as lone surrogates,
-    which no encoder accepts: the embedder's tokenizer, SQLite and the answer history would each
-    fail on them. Replaced, the rest of the question is still searched.
-    """
-    return _LONE_SURROGATE.sub("\ufffd", text) if isinstance(text, str) else text
 
 
 def check_query(text: str) -> str:

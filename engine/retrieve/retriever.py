@@ -50,6 +50,7 @@ from engine.retrieve.rewrite import QueryRewriter
 from engine.retrieve.source import PassageSource, ScoredId
 from engine.retrieve.spelling import SpellingCorrector, with_corrections
 from engine.retrieve.within_paper import reorder_within_papers
+from engine.tuning import RETRIEVAL
 from engine.types import LIBRARY_SOURCE, SearchHit
 
 log = logging.getLogger(__name__)
@@ -59,49 +60,31 @@ _SEP = "\x1f"  # joins source name and passage id into one key: ids are unique o
 
 @dataclass(frozen=True)
 class RetrievalOptions:
-    """The knobs of one search; defaults are the values measured best on the dev set."""
+    """The knobs of one search; the measured defaults come from :data:`engine.tuning.RETRIEVAL` (with their origin)."""
 
-    candidates: int = 100  # passages each retriever returns per source
-    rrf_k: float = 60.0
-    # The dense list counts 0.7 of the BM25 list: on full-text papers MiniLM's dense list is the weaker
-    # one and pulled BM25's right passage out of the top 3 (LitQA2 dev key passage in the top 3: 0.76
-    # at 1.0, 0.81 at 0.6-0.7, both halves up), while on ScholarQA-Multi snippets 0.7 and 1.0 measure
-    # alike (recall@10 0.636 both, nDCG@10 0.631 vs 0.630, recall@5 0.589 vs 0.600). docs/retrieval.md has the grid.
-    weights: Mapping[str, float] = field(default_factory=lambda: {"bm25": 1.0, "dense": 0.7, "rewrite": 0.5,
-                                                                   "feedback": 0.5, "dense_feedback": 1.0})
+    candidates: int = RETRIEVAL.candidates  # passages each retriever returns per source
+    rrf_k: float = RETRIEVAL.rrf_k
+    weights: Mapping[str, float] = field(default_factory=lambda: {
+        "bm25": RETRIEVAL.bm25_weight, "dense": RETRIEVAL.dense_weight, "rewrite": RETRIEVAL.rewrite_weight,
+        "feedback": RETRIEVAL.feedback_weight, "dense_feedback": RETRIEVAL.dense_feedback_list_weight})
     # At most this many passages of one paper (0: no cap). A search list is not capped: when a
     # question is about one paper, its answer is often that paper's fourth-best passage, and a
-    # cap replaced it with other papers' weaker ones (LitQA2 full text, docs/retrieval.md). The
-    # answer pipeline asks for a cap (a diversity rule for the passages an answer cites).
+    # cap replaced it with other papers' weaker ones (LitQA2 full text, docs/retrieval.md).
+    # `quire search --per-paper N` asks for a cap; answers apply their own (SYNTHESIS.per_paper).
     per_paper: int = 0
-    rerank_depth: int = 30  # fused candidates the reranker sees
+    rerank_depth: int = RETRIEVAL.rerank_depth
     lexical: bool = True
     dense: bool = True
-    # Pseudo-relevance feedback from this many first-round passages (0: off). On the dev set it
-    # lifted hybrid nDCG@10 from 0.570 to 0.591, on the tuning half and the held-out half alike.
-    feedback_passages: int = 5
-    feedback_terms: int = 10
-    # Dense pseudo-relevance feedback (Rocchio): the question's vector plus this weight times the
-    # mean vector of the best first-round passages, searched again as one more list (0 passages:
-    # off). Dev-set nDCG@10 0.609 -> 0.614 (tuning half +1.2, held-out -0.2; docs/retrieval.md),
-    # contract-check recall@10 0.616 -> 0.622, for one more dense search.
-    dense_feedback_passages: int = 3
-    dense_feedback_weight: float = 2.0
-    # "zscore" / "minmax" (score fusion, see fusion.score_fusion) or "rrf" (reciprocal rank fusion,
-    # rrf_k). On the dev set z-score fusion lifted nDCG@10 from 0.592 (RRF) to 0.609 with feedback,
-    # and from 0.569 to 0.604 without: a passage far ahead in one list keeps its lead, where RRF
-    # sees only its rank. The same weights serve both (score fusion is scale-free).
-    fusion: str = "zscore"
+    # BM25 (RM3-style) and dense (Rocchio) pseudo-relevance feedback from the best first-round passages.
+    feedback_passages: int = RETRIEVAL.feedback_passages
+    feedback_terms: int = RETRIEVAL.feedback_terms
+    dense_feedback_passages: int = RETRIEVAL.dense_feedback_passages
+    dense_feedback_weight: float = RETRIEVAL.dense_feedback_weight
+    fusion: str = RETRIEVAL.fusion  # "zscore" / "minmax" (fusion.score_fusion) or "rrf" (rrf_k)
     # Correct misspelled question words against the sources' vocabularies (engine.retrieve.spelling).
     spelling: bool = True
-    # Each fused candidate gains this times the score of the best other candidate of its paper
-    # (dedupe.with_paper_evidence; 0: off). Dev-set nDCG@10 0.621 -> 0.628 (tuning half +0.2,
-    # held-out +1.2; 0.2 was best of 0.1-0.4 on the tuning half), contract check 0.627 -> 0.628.
-    paper_evidence: float = 0.2
-    # A paper's candidates re-ordered among its places by fused z-score plus this times their BM25
-    # z-score computed within the paper (within_paper.py; 0: off). 0.5, the weight every derived
-    # list has here (feedback, rewrites).
-    within_paper: float = 0.5
+    paper_evidence: float = RETRIEVAL.paper_evidence  # dedupe.with_paper_evidence
+    within_paper: float = RETRIEVAL.within_paper  # within_paper.py
 
 
 def _key(source: str, passage_id: str) -> str:

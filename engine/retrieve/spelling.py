@@ -34,7 +34,7 @@ from rapidfuzz.distance import DamerauLevenshtein
 from engine.errors import EngineError
 from engine.retrieve.fts import FtsStemmer, query_terms, quote
 from engine.retrieve.source import PassageSource
-from engine.text.tokens import LETTERS
+from engine.text.tokens import LETTERS, WORD
 
 log = logging.getLogger(__name__)
 
@@ -217,4 +217,4 @@ def with_corrections(text: str, corrections: dict[str, str]) -> str:
         correction = corrections.get(typed.lower())
         return typed if correction is None else f"{typed} {correction}"
 
-    return re.sub(r"[^\W_]+", add, text)
+    return WORD.sub(add, text)

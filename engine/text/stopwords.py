@@ -22,6 +22,20 @@ weren what whatever when where whether which while who whom whose why will with 
 yet you your yours yourself yourselves
 """.split())
 
+# The commonest English function words: a text with enough of them among its words is English.
+COMMON_ENGLISH_WORDS = frozenset("""
+the of and to in a is that for are with as on by this be was were it from or an at which we not can these has have
+been their than more also between but its our such both may other into when there
+""".split())
+
+# Function words that say nothing about what a number measures ("of", "was", "and" in "5 and 7").
+NUMBER_FRAME_WORDS = frozenset("""
+a an the and or but nor of in on at to for from by with without into onto over under between among than as per via
+is are was were be been being has have had do does did can could may might must shall should will would this that
+these those it its their there which who whom whose what when where while also only about after before during each
+either both all any some such very not no we our they them he she his her
+""".split())
+
 # Words that frame a research question rather than name its subject ("describe the main methods of").
 QUESTION_WORDS = frozenset("""
 approach approaches current describe discuss example examples explain give key list main method methods

@@ -18,6 +18,7 @@ import pymupdf
 import pytest
 
 from engine.bibliography import Bibliography
+from engine.config import Settings, load_settings, unknown_keys
 from engine.embed import HashingEmbedder
 from engine.errors import Cancelled, QueryError
 from engine.progress import CancelToken, Progress
@@ -25,6 +26,8 @@ from engine.retrieve.dedupe import normalize_title
 from engine.retrieve.retriever import RetrievalOptions, Retriever
 from engine.retrieve.source import ScoredId
 from engine.service import Engine
+from engine.synthesis.options import AskOptions
+from engine.tuning import SYNTHESIS
 from engine.types import SearchHit
 
 TOPICS = {
@@ -184,7 +187,14 @@ def test_the_answer_side_diversity_rule_keeps_at_most_n_passages_a_paper(long_pa
     uncapped = long_papers.search(question, k=8)
     proteins = doc_of(long_papers, "proteins.pdf")
     assert [h.passage_id for h in capped if h.doc_id == proteins] == [h.passage_id for h in uncapped[:3]]
-    assert long_papers.settings.retrieval.per_paper == 3  # what the answer pipeline passes
+
+def test_the_per_paper_cap_has_one_home_and_old_settings_files_still_load(tmp_path: Path) -> None:
+    assert AskOptions().per_paper == SYNTHESIS.per_paper  # answers read the measured cap, not a user setting
+    assert not hasattr(Settings().retrieval, "per_paper")
+    old = tmp_path / "settings.toml"
+    old.write_text("[retrieval]\nper_paper = 3\ntop_n = 9\n", encoding="utf-8")
+    assert load_settings(old).retrieval.top_n == 9
+    assert unknown_keys({"retrieval": {"per_paper": 3}}) == []  # retired, not reported as a misspelling
 
 
 def test_doc_scope_restricts_both_retrievers(library: Engine) -> None:

@@ -71,3 +71,41 @@ def test_the_word_stream_splitter_uses_the_same_abbreviations() -> None:
     assert not ends_sentence("e.g.") and not ends_sentence("Fig.") and not ends_sentence("A.")
     assert not ends_sentence("p.")  # "see p. 5": known to the text splitter, and now to the chunker too
     assert starts_sentence("The") and starts_sentence("3") and starts_sentence("(see") and not starts_sentence("and")
+
+
+def test_the_named_function_word_lists_are_parts_of_the_one_stop_list() -> None:
+    from engine.text.stopwords import COMMON_ENGLISH_WORDS, NUMBER_FRAME_WORDS
+
+    assert COMMON_ENGLISH_WORDS < STOP_WORDS and NUMBER_FRAME_WORDS < STOP_WORDS
+    assert {"the", "of", "which"} <= COMMON_ENGLISH_WORDS and {"of", "was", "and"} <= NUMBER_FRAME_WORDS
+
+
+def test_the_short_title_words_of_capitals_titles_are_title_small_words() -> None:
+    from engine.text.titles import CAPS_TITLE_SMALL_WORDS, TITLE_SMALL_WORDS
+
+    assert CAPS_TITLE_SMALL_WORDS < TITLE_SMALL_WORDS
+
+
+def test_ascii_folding_drops_accents_and_keeps_ascii() -> None:
+    from engine.text.characters import ascii_fold
+
+    assert ascii_fold("Gödel, Müller & Ørsted — naïve") == "Godel, Muller & rsted  naive"
+    assert ascii_fold("plain text 42") == "plain text 42"
+
+
+def test_no_module_outside_engine_text_folds_accents_or_spells_the_word_pattern_itself() -> None:
+    """ASCII folding and what a word is live in engine/text; a copy elsewhere drifts from them."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "engine"
+    # Not moved yet: the metadata reader folds titles on its own.
+    pending = {"ingest/metadata.py"}
+    copies = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith("text/") or relative in pending:
+            continue
+        source = path.read_text(encoding="utf-8")
+        if '.encode("ascii", "ignore")' in source or 'r"[^\\W_]+"' in source or 'r"[^\\W\\d_]+"' in source:
+            copies.append(relative)
+    assert not copies, f"use engine.text (characters.ascii_fold, tokens.WORD / LETTERS) in: {copies}"

@@ -8,6 +8,7 @@ import pytest
 
 from engine.cite import checks, judge, support, verify
 from engine.retrieve import dedupe, fts, fusion
+from engine.retrieve.retriever import RetrievalOptions
 from engine.synthesis import answer_judge, evidence, paper_table, support_reader
 from engine.tuning import CITATION, RETRIEVAL, SYNTHESIS, described
 
@@ -65,7 +66,7 @@ def test_each_tuned_value_has_a_description_and_an_origin(tuning: object) -> Non
     rows = described(tuning)  # type: ignore[arg-type]
     assert rows
     for name, value, description, origin in rows:
-        assert isinstance(value, int | float) and not isinstance(value, bool), name
+        assert isinstance(value, int | float | str) and not isinstance(value, bool), name
         assert len(description) > 20 and origin, name
 
 
@@ -77,8 +78,28 @@ def test_the_module_name_is_bound_to_its_tuned_field(module: ModuleType, name: s
     assert getattr(module, name) == MEASURED[name]
 
 
+# Search's measured knobs are the defaults of RetrievalOptions: (option, how to read it there, tuned field, measured).
+RETRIEVAL_OPTIONS: list[tuple[str, str, object]] = [
+    ("candidates", "candidates", 100), ("rrf_k", "rrf_k", 60.0), ("rerank_depth", "rerank_depth", 30),
+    ("fusion", "fusion", "zscore"), ("bm25", "bm25_weight", 1.0), ("dense", "dense_weight", 0.7),
+    ("rewrite", "rewrite_weight", 0.5), ("feedback", "feedback_weight", 0.5),
+    ("dense_feedback", "dense_feedback_list_weight", 1.0), ("feedback_passages", "feedback_passages", 5),
+    ("feedback_terms", "feedback_terms", 10), ("dense_feedback_passages", "dense_feedback_passages", 3),
+    ("dense_feedback_weight", "dense_feedback_weight", 2.0), ("paper_evidence", "paper_evidence", 0.2),
+    ("within_paper", "within_paper", 0.5),
+]
+
+
+def test_search_options_take_their_defaults_from_tuning() -> None:
+    options = RetrievalOptions()
+    for option, field, measured in RETRIEVAL_OPTIONS:
+        used = options.weights[option] if option in options.weights else getattr(options, option)
+        assert used == getattr(RETRIEVAL, field) == measured, option
+
+
 def test_every_tuned_field_is_used_through_a_module_name() -> None:
     bound = {(id(tuning), field) for _, _, tuning, field in BINDINGS}
+    bound |= {(id(RETRIEVAL), field) for _, field, _ in RETRIEVAL_OPTIONS}
     for tuning in (RETRIEVAL, SYNTHESIS, CITATION):
         for name, *_ in described(tuning):
             assert (id(tuning), name) in bound, name

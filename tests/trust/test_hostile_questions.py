@@ -13,8 +13,8 @@ import pytest
 from fixtures.pdfs import paper_text, text_pdf
 
 from engine.request import AskRequest
-from engine.retrieve.fts import readable_text
 from engine.service import Engine
+from engine.text.characters import readable_text
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,0 +1,147 @@
+"""What an Engine runs with: its settings, its language model, the models on disk, the hardware, its health.
+
+Part of the service layer, kept out of engine/service.py so the facade stays one screenful per
+concern: :class:`EngineSetup` is the part of the :class:`~engine.service.Engine` facade that saves
+settings, loads the one language model (under a lock, so two callers never load it twice),
+manages model files and reports on the install (`quire doctor`). It names no other part of the
+Engine, and nothing below the service layer names it.
+"""
+
+from __future__ import annotations
+
+import platform
+import sqlite3
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import engine
+from engine.config import Paths, Settings, save_settings
+from engine.ingest.ocr import tesseract_available
+from engine.models import LanguageModelFile, default_embedder_path, installed_version, language_model_file
+from engine.progress import CancelToken, ProgressCallback, no_progress
+from engine.store import Library
+
+if TYPE_CHECKING:
+    from engine.generate.llama import LlamaModel
+    from engine.hardware import HardwareInfo
+    from engine.manager.catalog import CatalogModel
+    from engine.manager.installed import InstalledModel
+    from engine.manager.setup import ModelChoice
+
+
+class EngineSetup:
+    """Settings, models, hardware and health of one library: the Engine facade's setup methods."""
+
+    # Set by Engine.__init__.
+    paths: Paths
+    settings: Settings
+    library: Library
+    _language_model_lock: threading.Lock
+
+    def save_settings(self, settings: Settings) -> None:
+        """Save ``settings`` to this library's settings file and use them from now on."""
+        save_settings(settings, self.paths.config_file)
+        self.settings = settings
+
+    # --- models and hardware ---------------------------------------------------------------
+
+    def language_model(self, path: str | Path | None = None) -> LlamaModel:
+        """The engine's one language model, loaded on first use: ``path``, else settings.generation.model,
+        else the bundled SmolLM2. Asking for a different file replaces (and frees) the loaded one."""
+        from engine.generate.llama import LlamaModel
+
+        wanted = self.model_file(path).path
+        with self._language_model_lock:
+            current: LlamaModel | None = self.__dict__.get("_language_model")
+            if current is not None and wanted is not None and current.path.resolve() == wanted.resolve():
+                return current
+            model = LlamaModel.from_settings(self.settings.generation, wanted)
+            if current is not None:
+                current.close()
+            self.__dict__["_language_model"] = model
+            return model
+
+    def model_file(self, requested: str | Path | None = None) -> LanguageModelFile:
+        """The language model file a call uses (``requested``, else settings, else the bundled one) and
+        whether it is too small to write: the one answer everything that loads or reports a model uses."""
+        return language_model_file(requested, self.settings.generation.model)
+
+    # Catalog, downloads and hardware fit: thin calls into engine/manager and engine/hardware.py.
+
+    def hardware(self) -> HardwareInfo:
+        """RAM, CPU cores and features, GPUs, and whether llama.cpp can offload to one."""
+        from engine.hardware import detect_hardware
+
+        return detect_hardware()
+
+    def hardware_report(self, hardware: HardwareInfo | None = None) -> dict[str, Any]:
+        """Hardware, the recommended model/context/n_gpu_layers, and whether the configured model fits."""
+        from engine.manager.setup import hardware_report
+
+        return hardware_report(hardware or self.hardware(), self.settings, self.paths.models)
+
+    def model_catalog(self) -> list[CatalogModel]:
+        """The recommended models (bundled data; nothing is fetched)."""
+        from engine.manager.catalog import load_catalog
+
+        return load_catalog()
+
+    def installed_models(self) -> list[InstalledModel]:
+        from engine.manager.installed import list_installed
+
+        return list_installed(self.paths.models)
+
+    def download_model(self, name: str, progress: ProgressCallback = no_progress,
+                       cancel: CancelToken | None = None) -> InstalledModel:
+        """Download, verify and install a catalog model into ``<home>/models`` (only when asked)."""
+        from engine.manager.setup import download_catalog_model
+
+        return download_catalog_model(self.paths.models, name, progress, cancel)
+
+    def use_model(self, name_or_path: str, hardware: HardwareInfo | None = None) -> ModelChoice:
+        """Validate an installed model (or a .gguf path) and save it in the settings; see ModelChoice.warning."""
+        from engine.manager.setup import choose_model
+
+        choice = choose_model(self.paths.models, name_or_path, self.settings, hardware or self.hardware())
+        if choice.model.kind == "embedder":  # it must really embed before every search depends on it
+            from engine.embed.sentence import verify_embedder
+
+            verify_embedder(Path(choice.model.path))
+        self.save_settings(choice.settings)
+        return choice
+
+    # --- health --------------------------------------------------------------------------
+
+    def doctor(self) -> dict[str, Any]:
+        """Versions, where data lives, which models were found, counts and integrity problems."""
+        embedder = Path(self.settings.retrieval.embedder).expanduser() if self.settings.retrieval.embedder else \
+            default_embedder_path()
+        lm = self.model_file()
+        return {
+            "quire": engine.__version__,
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "packages": {name: installed_version(name) for name in (
+                "pymupdf", "sqlite-utils", "sentence-transformers", "faiss-cpu", "llama-cpp-python",
+                "PySide6-Essentials", "torch")},
+            "sqlite": sqlite3.sqlite_version,
+            "data_dir": str(self.paths.home),
+            "settings_file": str(self.paths.config_file),
+            # The models in use: the configured files, else the bundled ones.
+            "models": {"embedder": str(embedder) if embedder else None,
+                       "language_model": str(lm.path) if lm.path else None,
+                       "language_model_bundled": lm.bundled, "language_model_can_write": lm.can_write},
+            "ocr": ("tesseract found" if tesseract_available()
+                    else "tesseract not installed (scanned pages are flagged)"),
+            "counts": self.library.counts(),
+            "problems": self.library.check_integrity() + _settings_problems(self.settings),
+        }
+
+
+def _settings_problems(settings: Settings) -> list[str]:
+    """Settings that would make a command fail later (a chosen embedder folder that is gone or not a model)."""
+    from engine.embed.sentence import embedder_setting_problem
+
+    problem = embedder_setting_problem(settings.retrieval.embedder)
+    return [problem] if problem else []
