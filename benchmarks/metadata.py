@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import unicodedata
@@ -38,8 +39,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 TRUTH = REPO / "tests" / "data" / "metadata_truth.json"
-FOLDERS = {"corpus": REPO.parent / "shared" / "corpus" / "papers",
-           "litqa2-dev": REPO.parent / "shared" / "eval" / "litqa2-dev" / "pdfs"}
+SHARED = Path(os.environ.get("QUIRE_SHARED", REPO.parent / "shared"))
+FOLDERS = {"corpus": SHARED / "corpus" / "papers",
+           "litqa2-dev": SHARED / "eval" / "litqa2-dev" / "pdfs"}
 FIELDS = ("title", "first_author", "year", "doi", "venue")
 
 
