@@ -8,6 +8,7 @@ affiliations that follows a preprint's byline ends it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from engine.ingest import names
@@ -64,6 +65,9 @@ _NOT_NAME_WORDS = frozenset(
         "conference",
     ]
 )
+_AFFILIATION_WORDS = re.compile(
+    r"\b(depart|universi|institu|laborator|school|college|cent(er|re)\b|hospital|facult|address|contributed|"
+    r"corresponding|division|program|group|academy|inc\b|ltd\b)")
 _GLUED_INITIAL = re.compile(r"\b([A-Z][a-z]?\.)(?=[A-Z])")
 _ABSTRACT_HEAD = re.compile(r"^\s*abstract\b[\s.:—–-]*", re.I)
 
@@ -75,7 +79,9 @@ def _norm(text: str) -> str:
 def _split_names(text: str) -> list[str]:
     text = re.sub(r"[*†‡§¶∗♠♣♦♥⋆#✉]|\d|\(.*?\)|,\s*Ph\.?D\.?\b", " ", text)
     chunks = re.split(r",|;|\band\b|&|\s{3,}", text)
-    return [" ".join(chunk.split()) for chunk in chunks if chunk.strip()]
+    # A marker taken out of "Tomar*." leaves its full stop alone: it is no part of the name.
+    words = [[word for word in chunk.split() if any(ch.isalnum() for ch in word)] for chunk in chunks]
+    return [" ".join(chunk) for chunk in words if chunk]
 
 
 def looks_like_name(name: str) -> bool:
@@ -101,13 +107,24 @@ def layout_authors(page_dict: dict[str, Any], after_block: int, page_height: flo
     size (ACM's "NAME, University, Country") are skipped, and superscript markers (†, α, 1)
     separate the names they are glued to.
     """
-    names: list[str] = []
-    style: tuple[str, float] | None = None
-    wrapped = ""  # "Edward Van" at the end of a line: the surname starts the next one
     title_key = _norm(title)
     # The title's own block is read too when the title is known: some layouts put the byline in it.
     first = after_block if title_key else after_block + 1
-    for block_index, block in enumerate(page_dict.get("blocks", [])[first : after_block + 30], start=first):
+    blocks = list(enumerate(page_dict.get("blocks", [])[first : after_block + 30], start=first))
+    found = _byline(blocks, after_block, page_height, title_key)
+    if not found:
+        # Some journals (MBoC) store the byline after the abstract set beneath it: read top to bottom.
+        blocks.sort(key=lambda item: (item[0] != after_block, _block_top(item[1])))
+        found = _byline(blocks, after_block, page_height, title_key)
+    return found
+
+
+def _byline(blocks: list[tuple[int, dict[str, Any]]], after_block: int, page_height: float,
+            title_key: str) -> tuple[str, ...]:
+    names: list[str] = []
+    style: tuple[str, float] | None = None
+    wrapped = ""  # "Edward Van" at the end of a line: the surname starts the next one
+    for block_index, block in blocks:
         block_lines = block.get("lines", [])
         if block_index == after_block:  # only what follows the title's last line (not a section label above it)
             keys = [_norm("".join(span["text"] for span in line["spans"])) for line in block_lines]
@@ -117,6 +134,8 @@ def layout_authors(page_dict: dict[str, Any], after_block: int, page_height: flo
             if line["bbox"][1] > page_height * 0.45:
                 return tuple(dict.fromkeys(names))
             if _ABSTRACT_HEAD.match("".join(span["text"] for span in line["spans"])):
+                return tuple(dict.fromkeys(names))
+            if names and _opens_affiliations(line):
                 return tuple(dict.fromkeys(names))
             spans = [span for span in line["spans"] if span["text"]]
             chunks = _split_names(_author_text(spans, style))
@@ -131,6 +150,29 @@ def layout_authors(page_dict: dict[str, Any], after_block: int, page_height: flo
                              _span_style(spans[0]))
             names.extend(name_case(name) for name in found)
     return tuple(dict.fromkeys(names))
+
+
+def _block_top(block: dict[str, Any]) -> float:
+    return float(block.get("bbox", (0, 0, 0, 0))[1])
+
+
+def _opens_affiliations(line: dict[str, Any]) -> bool:
+    """A line that starts the list under a byline: "1 Department of ...", "a University of ...",
+    "# These authors contributed equally", "Affiliations". Comma-split, its places would read as
+    names ("Avenue de la Médecine", "New York")."""
+    spans = [span for span in line["spans"] if span["text"].strip()]
+    if not spans:
+        return False
+    text = "".join(span["text"] for span in line["spans"]).strip()
+    main_size = max(span["size"] for span in spans)
+    first = spans[0]
+    marked = (len(first["text"].strip()) <= 4 and len(spans) > 1
+              and (first.get("flags", 0) & 1 or first["size"] < 0.85 * main_size)) \
+        or bool(re.match(r"^((\d{1,2}|[a-z])[.)]|[*#†‡§])\s*[A-Z]", text))  # not "1 University Station"
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    if re.match(r"^(author )?affiliations?\b|^current address", folded):
+        return True
+    return marked and bool(_AFFILIATION_WORDS.search(folded))
 
 
 def _span_style(span: dict[str, Any]) -> tuple[str, float]:

@@ -35,6 +35,9 @@ MAX_INFO_CHARS = 1000  # an Info field longer than this is cut before it is read
 MAX_TITLE_CHARS = 300
 _REFERENCES_LINE = re.compile(r"^\s*((\d+|[IVX]+)\.?\s*)?(references|bibliography)\s*(:|$)", re.I | re.M)
 _ABSTRACT_HEAD = re.compile(r"^\s*abstract\b[\s.:—–-]*", re.I)
+# Bold lines that label the page rather than name the paper.
+_LABEL_LINE = re.compile(r"^(title|abstract|research article|article|original article|review|preprint|manuscript)\b",
+                         re.I)
 _SECTION_HEAD = re.compile(
     r"^\s*((\d+|[IVX]+)\.?\s+)?(introduction|keywords|index terms|background|ccs concepts)\b", re.I
 )
@@ -59,8 +62,12 @@ def _plausible_title(title: str) -> bool:
 
 
 def layout_title(page_dict: dict[str, Any], page_height: float) -> tuple[str, int]:
-    """The largest-type text in the top half of the first page, and the block index it ends in."""
-    candidates: list[tuple[float, int, str]] = []
+    """The largest-type text in the top half of the first page, and the block index it ends in.
+
+    Preprints typed in a word processor often set the title in bold at the body's size; with no
+    larger type on the page, bold lines that open it are the title.
+    """
+    candidates: list[tuple[float, int, str, bool]] = []
     for block_index, block in enumerate(page_dict.get("blocks", [])):
         for line in block.get("lines", []):
             if tuple(round(v) for v in line.get("dir", (1, 0))) != (1, 0):
@@ -70,16 +77,17 @@ def layout_title(page_dict: dict[str, Any], page_height: float) -> tuple[str, in
             text = "".join(span["text"] for span in line["spans"]).strip()
             if sum(ch.isalpha() for ch in text) < 2:
                 continue
-            size = max(span["size"] for span in line["spans"] if span["text"].strip())
-            candidates.append((round(size * 2) / 2, block_index, text))
+            inked = [span for span in line["spans"] if span["text"].strip()]
+            size = max(span["size"] for span in inked)
+            bold = all(span.get("flags", 0) & 16 or "bold" in span.get("font", "").lower() for span in inked)
+            candidates.append((round(size * 2) / 2, block_index, text, bold))
     if not candidates:
         return "", -1
-    # Sizes shared by at least 2 letters-words; the biggest wins, its lines joined in order.
-    top_size = max(size for size, _, text in candidates if len(text.split()) >= 1)
-    body_sizes = sorted(size for size, _, _ in candidates)
+    top_size = max(size for size, *_ in candidates)
+    body_sizes = sorted(size for size, *_ in candidates)
     if top_size <= body_sizes[len(body_sizes) // 2]:
-        return "", -1  # no line is larger than ordinary text: no printed title to find
-    lines = [(block, text) for size, block, text in candidates if size == top_size]
+        return _bold_opening(candidates)  # no line is larger than ordinary text
+    lines = [(block, text) for size, block, text, _ in candidates if size == top_size]
     first_block = lines[0][0]
     kept = [text for block, text in lines if block - first_block <= 2]
     last_block = max(block for block, _ in lines if block - first_block <= 2)
@@ -87,6 +95,19 @@ def layout_title(page_dict: dict[str, Any], page_height: float) -> tuple[str, in
     if len(title.split()) > 40:
         return "", -1
     return title, last_block
+
+
+def _bold_opening(candidates: list[tuple[float, int, str, bool]]) -> tuple[str, int]:
+    """The bold lines the page opens with, when they read as a title rather than a label."""
+    kept: list[tuple[int, str]] = []
+    for size, block, text, bold in candidates:
+        if not bold or (kept and (size != candidates[0][0] or block - kept[-1][0] > 2)):
+            break
+        kept.append((block, text))
+    title = _join_lines([text for _, text in kept])
+    if not 3 <= len(title.split()) <= 40 or title.endswith(":") or _LABEL_LINE.match(title):
+        return "", -1
+    return title, kept[-1][0]
 
 
 def _join_lines(lines: list[str]) -> str:
