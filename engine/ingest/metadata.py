@@ -310,17 +310,30 @@ def _year(xmp: XmpFields, lines: list[str], arxiv_id: str, doi: str, cover: dict
 def _venue(info: dict[str, str], xmp: XmpFields, lines: list[str], page_folded: str, cover: dict[str, str],
            origins: dict[str, str]) -> str:
     subject = re.split(r",|\s\d|\bdoi\b", info.get("subject", ""), maxsplit=1)[0].strip()
+    # Publishers' subject fields often hold the article's type or section ("Research Article",
+    # "Microbial Ecology"), which the page prints only as a capitals kicker above the title.
+    section = any(" ".join(line.split()) == subject.upper() for line in lines) and not subject.isupper()
     candidates = [
         ("cover", re.sub(r",?\s*\d+(\(\d+\))?$", "", cover.get("Journal", ""))),
         ("xmp", xmp.publication if _shown(xmp.publication, page_folded) else ""),  # templates leave stale names
         ("page", printed.venue_from_lines(lines)),
-        ("info", subject if re.fullmatch(r"[A-Z][\w&.: ]+", subject) and _shown(subject, page_folded) else ""),
+        ("info", subject if re.fullmatch(r"[A-Z][\w&.: ]+", subject) and _shown(subject, page_folded)
+         and not section else ""),
     ]
     for origin, venue in candidates:
         if venue:
             origins["venue"] = origin
-            return " ".join(venue.split())
+            return _venue_case(" ".join(venue.split()), lines)
     return ""
+
+
+def _venue_case(venue: str, lines: list[str]) -> str:
+    """A journal name a footer sets in capitals ("NATURE COMMUNICATIONS"), as it is cited; a word
+    the page prints in capitals elsewhere too (an acronym such as "JCAP" or "EMBO") stays so."""
+    if len(venue.split()) < 2 or not printed.mostly_capitals(venue):
+        return venue
+    elsewhere = " ".join(line for line in lines if venue not in line)
+    return printed.titlecase_caps(venue, set(re.findall(r"\b[A-Z][A-Z0-9]+\b", elsewhere)))
 
 
 def before_references(text: str) -> str:

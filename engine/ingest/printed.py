@@ -36,7 +36,7 @@ _DOI_TAIL = re.compile(r"(?:[.,;:)\]}>'\"’”]|\.pdf|/full|/abstract)+$", re.I
 _NAME = r"[A-Z][\w&.:'’ -]*?[\w.]"  # a journal name as printed: "J. Chem. Theory Comput.", "G3"
 _VENUE_LINES = [
     re.compile(r"^(?:In\s+)?(Proceedings of .+?)(?:\s*\([^)]*\d[^)]*\))?(?:[.,]\s*(?:pages\b|pp\.|Vol\.|Volume\b).*|"
-               r",\s*[A-Z][a-z]+,.*|[,.]?$)"),
+               r",\s*[A-Z][a-z]+,.*|,\s*[A-Z][a-z]+\.?\s+\d{1,2}\b.*|[,.]?$)"),  # then a place, or a date
     re.compile(r"^To appear in (.+?)\.?$"),
     re.compile(rf"^Cite (?:This|this)\s*:\s*({_NAME}),?\s+{_Y},"),
     re.compile(rf"et al\.,\s*{_Y},\s*({_NAME})\s+\d+,"),
@@ -96,9 +96,10 @@ def venue_from_lines(lines: list[str]) -> str:
     """The journal or proceedings the page's header, footer or citation line names."""
     for index, line in enumerate(lines):
         line = " ".join(line.split())
-        if re.match(r"^(?:In\s+)?Proceedings of\b", line) and not re.search(r",\s*(pages|pp\.|Vol)|\d", line) \
-                and index + 1 < len(lines):
-            line = f"{line} {' '.join(lines[index + 1].split())}"  # a header wrapped onto a second line
+        # A header wrapped onto a second line: "... Human Factors in Computing" / "Systems (CHI '23), ...".
+        if re.match(r"^(?:In\s+)?Proceedings of\b", line) and not re.search(r",\s*(pages|pp\.|Vol)", line) \
+                and re.search(r"[A-Za-z]$", line) and index + 1 < len(lines):
+            line = f"{line} {' '.join(lines[index + 1].split())}"
         for pattern in _VENUE_LINES:
             match = pattern.search(line)
             if match:
