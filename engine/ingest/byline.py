@@ -138,11 +138,19 @@ def _byline(blocks: list[tuple[int, dict[str, Any]]], after_block: int, page_hei
             if names and _opens_affiliations(line):
                 return tuple(dict.fromkeys(names))
             spans = [span for span in line["spans"] if span["text"]]
-            chunks = _split_names(_author_text(spans, style))
+            text = _author_text(spans, style)
+            chunks = _split_names(text)
             if wrapped and chunks and looks_like_name(f"{wrapped} {chunks[0]}"):
                 chunks[0] = f"{wrapped} {chunks[0]}"
             last_words = chunks[-1].split() if chunks else []
-            wrapped = chunks[-1] if len(last_words) >= 2 and last_words[-1].lower() in _PARTICLES else ""
+            # A line that ends on a particle or on a lone given name ("..., Connor" / "Clairmont1,4, ...")
+            # leaves the name to finish on the next line; a marker or comma after it would close it.
+            open_end = bool(re.search(r"[^\W\d_]\s*$", text))
+            wrapped = chunks[-1] if open_end and (
+                (len(last_words) >= 2 and last_words[-1].lower() in _PARTICLES)
+                or (len(last_words) == 1 and _NAME_TOKEN.match(last_words[0]) and last_words[0][0].isupper())) else ""
+            if len(last_words) == 1 and wrapped:
+                chunks = chunks[:-1]
             found = [chunk for chunk in chunks if looks_like_name(chunk)]
             if found and style is None:
                 first_word = found[0].split()[0]
