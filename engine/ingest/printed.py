@@ -50,6 +50,11 @@ _VENUE_LINES = [
     re.compile(r"^([A-Z][\w ]+?)\s+Volume\s+\d+\s*\|"),
     re.compile(r"^(bioRxiv|medRxiv|arXiv|ChemRxiv|Research Square) preprint\b"),
 ]
+_SERVER_STAMPS = [
+    (re.compile(r"Electronic copy available at:?\s*(?:https?://)?(?:papers\.)?ssrn\.com", re.I), "SSRN"),
+    (re.compile(r"^DOI:\s*(?:https?://doi\.org/)?10\.21203/rs\.", re.I), "Research Square"),
+    (re.compile(r"^(?:DOI:\s*)?(?:https?://doi\.org/)?10\.48550/arXiv\.", re.I), "arXiv"),
+]
 _COVER = re.compile(r"previously published works|escholarship|this article was downloaded|cover page|"
                     r"terms of use|downloaded from", re.I)
 _COVER_LABELS = ("Title", "Journal", "Authors", "Publication Date", "DOI", "Permalink", "ISSN", "Author")
@@ -107,6 +112,10 @@ def venue_from_lines(lines: list[str]) -> str:
                 name = re.sub(r"\s*[,;:]$", "", name).strip()
                 if len(name) >= 2 and not re.search(r"\d{5,}", name):
                     return name
+    # Preprint servers that print no "... preprint" line stamp every page with their own address.
+    for stamp, server in _SERVER_STAMPS:
+        if any(stamp.search(line) for line in lines):
+            return server
     return ""
 
 

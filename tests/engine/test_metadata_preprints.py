@@ -151,3 +151,15 @@ def test_the_named_papers_read_as_their_first_page_prints_them(name: str) -> Non
     if "authors_family" in truth:
         assert [surname(author) for author in bib.authors] == truth["authors_family"]
     assert bib.venue in (truth["venue"] or [""])
+
+
+@pytest.mark.parametrize(("lines", "venue"), [
+    (["A Study of Markets", "Electronic copy available at: https://ssrn.com/abstract=4312345"], "SSRN"),
+    (["Posted Date: March 3rd, 2023", "DOI: https://doi.org/10.21203/rs.3.rs-2663480/v1"], "Research Square"),
+    (["bioRxiv preprint doi: https://doi.org/10.1101/2024.05.13.593833; this version posted May 24, 2024."],
+     "bioRxiv"),
+    (["medRxiv preprint doi: https://doi.org/10.1101/2021.01.01.21249999; this version posted"], "medRxiv"),
+    (["See https://ssrn.com/abstract=1 for the data."], ""),  # a cited address is no stamp
+])
+def test_preprint_servers_are_named_from_their_stamps(lines: list[str], venue: str) -> None:
+    assert venue_from_lines(lines) == venue
