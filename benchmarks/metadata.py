@@ -17,7 +17,10 @@ so the figures are what the PDF alone yields. Fields are compared after normalis
 - year: equal, or one of the truth's ``also_accepted_years`` (a bioRxiv version posted a year
   after the first, an issue dated the year after its advance access);
 - DOI (papers whose file prints one): equal ignoring case;
-- venue (papers whose first page prints one): equal, folded, to one of the accepted spellings.
+- venue: equal to one of the accepted spellings, folded but with its case kept (a journal cited
+  "NATURE COMMUNICATIONS" is wrong); where the truth's venue is null the first page prints none, so
+  anything found (a section label such as "Research Article") is wrong;
+- authors (papers whose truth lists ``authors_family``): every author's family name, in order, folded.
 
 ``--root`` runs another checkout's engine (``git archive main engine resources | tar -x -C DIR``
 gives today's main), so before and after come from the same script and truth. Usage:
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import unicodedata
@@ -38,14 +42,15 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 TRUTH = REPO / "tests" / "data" / "metadata_truth.json"
-FOLDERS = {"corpus": REPO.parent / "shared" / "corpus" / "papers",
-           "litqa2-dev": REPO.parent / "shared" / "eval" / "litqa2-dev" / "pdfs"}
-FIELDS = ("title", "first_author", "year", "doi", "venue")
+SHARED = Path(os.environ.get("QUIRE_SHARED", REPO.parent / "shared"))
+FOLDERS = {"corpus": SHARED / "corpus" / "papers",
+           "litqa2-dev": SHARED / "eval" / "litqa2-dev" / "pdfs"}
+FIELDS = ("title", "first_author", "year", "doi", "venue", "authors")
 
 
-def fold(text: str | None) -> str:
+def fold(text: str | None, keep_case: bool = False) -> str:
     folded = unicodedata.normalize("NFKD", text or "").encode("ascii", "ignore").decode("ascii")
-    return re.sub(r"[^a-z0-9]", "", folded.lower())
+    return re.sub(r"[^A-Za-z0-9]", "", folded if keep_case else folded.lower())
 
 
 def extract(path: Path) -> dict[str, Any]:
@@ -55,19 +60,22 @@ def extract(path: Path) -> dict[str, Any]:
     with PdfParse(path, IngestOptions(ocr=False, parse_workers=0)) as parse:
         bib = parse.meta.bib
     return {"title": bib.title, "first_author": surname(bib.authors[0]) if bib.authors else "",
-            "authors": list(bib.authors), "year": bib.year, "doi": bib.doi, "venue": bib.venue}
+            "authors": [surname(name) for name in bib.authors], "year": bib.year, "doi": bib.doi, "venue": bib.venue}
 
 
 def judge(truth: dict[str, Any], got: dict[str, Any]) -> dict[str, bool | None]:
     """Per field: right, wrong, or None where the field is not scored for this paper."""
     years = {truth["year"], *truth.get("also_accepted_years", ())} if truth["year"] else {None}
     venues = truth.get("venue") or []
+    families = truth.get("authors_family")
     return {
         "title": fold(got["title"]) == fold(truth["title"]),
         "first_author": fold(got["first_author"]) == fold(truth["first_author_family"]),
         "year": got["year"] in years,
         "doi": got["doi"].lower() == truth["doi"].lower() if truth.get("doi") else None,
-        "venue": any(fold(got["venue"]) == fold(v) for v in venues) if venues else None,
+        "venue": any(fold(got["venue"], True) == fold(v, True) for v in venues) if venues
+        else not got["venue"] if "venue" in truth else None,
+        "authors": [fold(name) for name in got["authors"]] == [fold(name) for name in families] if families else None,
     }
 
 
@@ -85,7 +93,8 @@ def run(verbose: bool) -> dict[str, Any]:
             scored[field] += 1
             right[field] += bool(ok)
             if not ok:
-                expected = truth["first_author_family"] if field == "first_author" else truth[field]
+                expected = {"first_author": truth["first_author_family"],
+                            "authors": truth.get("authors_family")}.get(field, truth.get(field))
                 misses.append({"file": truth["file"], "field": field, "expected": expected, "got": got[field]})
                 if verbose:
                     print(f"  {truth['file']}: {field} expected {expected!r}, got {got[field]!r}", file=sys.stderr)

@@ -8,8 +8,21 @@ stage without a copy to update at each hand-over.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
+
+# Words that make an author an organisation rather than a person ("Procter and Gamble Research
+# Group", "The ENCODE Project Consortium"): such a name has no given and family parts.
+_GROUP_WORDS = re.compile(
+    r"\b(group|consortium|consortia|collaboration|collaborative|team|committee|council|society|association|"
+    r"network|initiative|project|organi[sz]ation|foundation|alliance|task ?force|working party|inc|ltd|llc|"
+    r"corporation|company|laboratories)\b", re.I)
+
+
+def is_group_author(name: str) -> bool:
+    """Whether an author is an organisation, to be cited whole (never "Group, Procter and Gamble Research")."""
+    return bool(_GROUP_WORDS.search(name))
 
 
 @dataclass(frozen=True)

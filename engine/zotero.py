@@ -34,6 +34,7 @@ COLLECTION_SOURCE = "zotero"
 _NOT_PAPERS = ("attachment", "note", "annotation")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
 _LINKED_URL = 3
+_FILE_SUFFIX = re.compile(r"\.(pdf|docx?|odt|rtf|ps|djvu|epub|html?)$")
 
 
 class ZoteroError(EngineError):
@@ -61,12 +62,21 @@ class ZoteroItem:
 class ZoteroReport:
     """What an import did: counts, and each item that could not be added with the reason."""
 
-    added: int = 0
+    added: int = 0  # papers new to the library
+    # Items whose PDF the library already held (added from a folder, or by another Zotero item in the
+    # same import): their details and collections joined that paper, and the library did not grow.
+    merged: int = 0
     updated: int = 0
     unchanged: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (title or key, reason)
     notes: list[tuple[str, str]] = field(default_factory=list)  # (title or key, a field left out and why)
     results: list[IngestResult] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """``Zotero: 3 added, 6 merged into papers already here, 0 updated, 0 unchanged, 1 could not be added.``"""
+        merged = f"{self.merged} merged into papers already here, " if self.merged else ""
+        return (f"Zotero: {self.added} added, {merged}{self.updated} updated, {self.unchanged} unchanged, "
+                f"{len(self.failed)} could not be added.")
 
 
 def zotero_database(folder: Path) -> Path:
@@ -166,6 +176,8 @@ def _items(conn: sqlite3.Connection, data_folder: Path) -> Iterator[ZoteroItem]:
         data = fields.get(source, {})
         own_title = " ".join(fields.get(item_id, {}).get("title", "").split())
         title = " ".join((data.get("title") or own_title).split())
+        if parent_id is None and is_file_name(title, path):
+            title = ""  # Zotero titles a dropped PDF with its file name: the PDF's printed title is better
         if parent_id is not None:
             earlier = pdfs_of_parent.get(parent_id, 0)
             pdfs_of_parent[parent_id] = earlier + 1
@@ -254,6 +266,13 @@ _GENERIC_ATTACHMENT_TITLES = {"pdf", "full text", "full text pdf", "accepted ver
                               "published version", "preprint pdf", "arxiv fulltext pdf", "attachment"}
 
 
+def is_file_name(title: str, path: str) -> bool:
+    """Whether an attachment's title is only its file's name ("standalone.pdf", "standalone")."""
+    name = Path(path.removeprefix("storage:").removeprefix("attachments:")).name.casefold()
+    folded = title.casefold()
+    return bool(folded) and (folded in (name, Path(name).stem) or bool(_FILE_SUFFIX.search(folded)))
+
+
 def attachment_title(parent_title: str, own_title: str, path: str) -> str:
     """The title of a parent's second (third, …) PDF: the parent's title and what this file is, so a
     supplement is not a second row with the paper's own title."""
@@ -294,6 +313,7 @@ def import_zotero(library: Library, add_documents: Callable[[list[Path]], Iterab
     database = zotero_database(folder)
     items = read_zotero(folder)
     report = ZoteroReport()
+    first_item_of: dict[str, tuple[str, set[str]]] = {}  # doc id -> (the first item here with it, collections)
     for done, item in enumerate(items):
         if cancel is not None:
             cancel.check()
@@ -310,7 +330,23 @@ def import_zotero(library: Library, add_documents: Callable[[list[Path]], Iterab
         if result.outcome == Outcome.FAILED or not result.doc_id:
             report.failed.append((name, result.reason or "it could not be read"))
             continue
-        if known == (result.doc_id, item.modified) and result.outcome == Outcome.UNCHANGED:
+        unchanged = known == (result.doc_id, item.modified) and result.outcome == Outcome.UNCHANGED
+        _remember(library, identity, result.doc_id, item)
+        if result.doc_id in first_item_of:
+            # The same file under two Zotero items is one paper: the first item's details stay, and
+            # the paper is filed in both items' collections.
+            first, collections = first_item_of[result.doc_id]
+            collections.update(item.collections)
+            set_collections(library, result.doc_id, collections, COLLECTION_SOURCE)
+            if unchanged:
+                report.unchanged += 1
+            else:
+                report.notes.append((name, f"the same PDF as “{first}”: one paper in the library, with that "
+                                           "item's details and both items' collections"))
+                report.merged += 1
+            continue
+        first_item_of[result.doc_id] = (name, set(item.collections))
+        if unchanged:
             report.unchanged += 1
             continue
         metadata, problems = _usable_metadata(item)
@@ -318,15 +354,21 @@ def import_zotero(library: Library, add_documents: Callable[[list[Path]], Iterab
         import_metadata(library, result.doc_id, COLLECTION_SOURCE, metadata)
         report.notes.extend((name, problem) for problem in problems)
         set_collections(library, result.doc_id, item.collections, COLLECTION_SOURCE)
-        with library.transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO zotero_items(item, doc_id, modified, file_path) VALUES (?,?,?,?)",
-                         (identity, result.doc_id, item.modified, str(item.pdf)))
-        if known is None and result.outcome != Outcome.UPDATED:
+        if known is None and result.outcome == Outcome.ADDED:
             report.added += 1
+        elif known is None and result.outcome == Outcome.UNCHANGED:
+            report.merged += 1  # the library held this PDF already
         else:
             report.updated += 1
     progress(Progress("zotero", len(items), len(items), "done"))
     return report
+
+
+def _remember(library: Library, identity: str, doc_id: str, item: ZoteroItem) -> None:
+    """Which paper a Zotero item became, and as of which Zotero modification, for the next import."""
+    with library.transaction() as conn:
+        conn.execute("INSERT OR REPLACE INTO zotero_items(item, doc_id, modified, file_path) VALUES (?,?,?,?)",
+                     (identity, doc_id, item.modified, str(item.pdf)))
 
 
 def _usable_metadata(item: ZoteroItem) -> tuple[dict[str, object], list[str]]:

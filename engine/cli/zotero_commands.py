@@ -41,18 +41,18 @@ def _import(engine: Engine, args: argparse.Namespace) -> int:
     finally:
         bar.clear()
     if args.json:
-        print(json.dumps({"added": report.added, "updated": report.updated, "unchanged": report.unchanged,
+        print(json.dumps({"added": report.added, "merged": report.merged, "updated": report.updated,
+                          "unchanged": report.unchanged,
                           "failed": [{"item": item, "reason": reason} for item, reason in report.failed],
                           "notes": [{"item": item, "note": note} for item, note in report.notes],
                           "results": [asdict(result) for result in report.results]}, indent=2, default=str))
     else:
-        print(f"Zotero: {report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
-              f"{len(report.failed)} could not be added.")
+        print(report.summary())
         for item, reason in report.failed:
             print(f"  {terminal_safe(item)}: {terminal_safe(reason)}")
         for item, note in report.notes:
             print(f"  note: {terminal_safe(item)}: {terminal_safe(note)}")
-    return 1 if report.failed and not (report.added or report.updated or report.unchanged) else 0
+    return 1 if report.failed and not (report.added or report.merged or report.updated or report.unchanged) else 0
 
 
 def _edit(engine: Engine, args: argparse.Namespace) -> int:

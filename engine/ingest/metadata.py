@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 from engine.bibliography import Bibliography
 from engine.ingest import names, printed
+from engine.ingest.byline import choose_authors, layout_authors, looks_like_name, metadata_authors, name_case
 from engine.ingest.layout import clean_word
 from engine.ingest.xmp import XmpFields, read_xmp
 
@@ -29,64 +30,14 @@ _YEAR_CONTEXT = re.compile(
 _BAD_TITLES = re.compile(
     r"^(untitled|microsoft word|proceedings of|slide \d|document\d*$|title$)|\.(dvi|docx?|tex|pdf|ps)$", re.I
 )
-# A capitalised word of letters in any script ("Grüschow", "Coté"), or "uz-Zaman"'s particle form.
-_NAME_TOKEN = re.compile(r"^(?=[^\W\d_])[^\W\d_][\w'’\-.]*$")
-_PARTICLES = names.PARTICLES | {"y"}
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufeff\ufffd]")
 MAX_INFO_CHARS = 1000  # an Info field longer than this is cut before it is read
 MAX_TITLE_CHARS = 300
-_NOT_NAME_WORDS = frozenset(
-    [
-        "university",
-        "institute",
-        "institution",
-        "laboratory",
-        "laboratories",
-        "lab",
-        "labs",
-        "college",
-        "school",
-        "department",
-        "dept",
-        "center",
-        "centre",
-        "research",
-        "inc",
-        "corp",
-        "corporation",
-        "company",
-        "association",
-        "foundation",
-        "technology",
-        "sciences",
-        "science",
-        "engineering",
-        "abstract",
-        "introduction",
-        "google",
-        "microsoft",
-        "facebook",
-        "amazon",
-        "ibm",
-        "allen",
-        "ai",
-        "usa",
-        "uk",
-        "carnegie",
-        "mellon",
-        "national",
-        "academy",
-        "hospital",
-        "group",
-        "faculty",
-        "computer",
-        "proceedings",
-        "conference",
-    ]
-)
 _REFERENCES_LINE = re.compile(r"^\s*((\d+|[IVX]+)\.?\s*)?(references|bibliography)\s*(:|$)", re.I | re.M)
-_GLUED_INITIAL = re.compile(r"\b([A-Z][a-z]?\.)(?=[A-Z])")
 _ABSTRACT_HEAD = re.compile(r"^\s*abstract\b[\s.:—–-]*", re.I)
+# Bold lines that label the page rather than name the paper.
+_LABEL_LINE = re.compile(r"^(title|abstract|research article|article|original article|review|preprint|manuscript)\b",
+                         re.I)
 _SECTION_HEAD = re.compile(
     r"^\s*((\d+|[IVX]+)\.?\s+)?(introduction|keywords|index terms|background|ccs concepts)\b", re.I
 )
@@ -111,8 +62,12 @@ def _plausible_title(title: str) -> bool:
 
 
 def layout_title(page_dict: dict[str, Any], page_height: float) -> tuple[str, int]:
-    """The largest-type text in the top half of the first page, and the block index it ends in."""
-    candidates: list[tuple[float, int, str]] = []
+    """The largest-type text in the top half of the first page, and the block index it ends in.
+
+    Preprints typed in a word processor often set the title in bold at the body's size; with no
+    larger type on the page, bold lines that open it are the title.
+    """
+    candidates: list[tuple[float, int, str, bool]] = []
     for block_index, block in enumerate(page_dict.get("blocks", [])):
         for line in block.get("lines", []):
             if tuple(round(v) for v in line.get("dir", (1, 0))) != (1, 0):
@@ -122,16 +77,17 @@ def layout_title(page_dict: dict[str, Any], page_height: float) -> tuple[str, in
             text = "".join(span["text"] for span in line["spans"]).strip()
             if sum(ch.isalpha() for ch in text) < 2:
                 continue
-            size = max(span["size"] for span in line["spans"] if span["text"].strip())
-            candidates.append((round(size * 2) / 2, block_index, text))
+            inked = [span for span in line["spans"] if span["text"].strip()]
+            size = max(span["size"] for span in inked)
+            bold = all(span.get("flags", 0) & 16 or "bold" in span.get("font", "").lower() for span in inked)
+            candidates.append((round(size * 2) / 2, block_index, text, bold))
     if not candidates:
         return "", -1
-    # Sizes shared by at least 2 letters-words; the biggest wins, its lines joined in order.
-    top_size = max(size for size, _, text in candidates if len(text.split()) >= 1)
-    body_sizes = sorted(size for size, _, _ in candidates)
+    top_size = max(size for size, *_ in candidates)
+    body_sizes = sorted(size for size, *_ in candidates)
     if top_size <= body_sizes[len(body_sizes) // 2]:
-        return "", -1  # no line is larger than ordinary text: no printed title to find
-    lines = [(block, text) for size, block, text in candidates if size == top_size]
+        return _bold_opening(candidates)  # no line is larger than ordinary text
+    lines = [(block, text) for size, block, text, _ in candidates if size == top_size]
     first_block = lines[0][0]
     kept = [text for block, text in lines if block - first_block <= 2]
     last_block = max(block for block, _ in lines if block - first_block <= 2)
@@ -139,6 +95,19 @@ def layout_title(page_dict: dict[str, Any], page_height: float) -> tuple[str, in
     if len(title.split()) > 40:
         return "", -1
     return title, last_block
+
+
+def _bold_opening(candidates: list[tuple[float, int, str, bool]]) -> tuple[str, int]:
+    """The bold lines the page opens with, when they read as a title rather than a label."""
+    kept: list[tuple[int, str]] = []
+    for size, block, text, bold in candidates:
+        if not bold or (kept and (size != candidates[0][0] or block - kept[-1][0] > 2)):
+            break
+        kept.append((block, text))
+    title = _join_lines([text for _, text in kept])
+    if not 3 <= len(title.split()) <= 40 or title.endswith(":") or _LABEL_LINE.match(title):
+        return "", -1
+    return title, kept[-1][0]
 
 
 def _join_lines(lines: list[str]) -> str:
@@ -149,115 +118,11 @@ def _join_lines(lines: list[str]) -> str:
     return out
 
 
-def _split_names(text: str) -> list[str]:
-    text = re.sub(r"[*†‡§¶∗♠♣♦♥⋆#✉]|\d|\(.*?\)|,\s*Ph\.?D\.?\b", " ", text)
-    chunks = re.split(r",|;|\band\b|&|\s{3,}", text)
-    return [" ".join(chunk.split()) for chunk in chunks if chunk.strip()]
-
-
-def looks_like_name(name: str) -> bool:
-    tokens = name.split()
-    if not 2 <= len(tokens) <= 5 or "@" in name:
-        return False
-    if any(token.lower().strip(".,") in _NOT_NAME_WORDS for token in tokens):
-        return False
-    named = [t for t in tokens if t.lower() not in _PARTICLES and not re.match(r"^[a-z]{1,3}-[A-Z]", t)]
-    return len(named) >= 2 and all(_NAME_TOKEN.match(t) and t[0].isupper() for t in named)
-
-
-def metadata_authors(raw: str) -> tuple[str, ...]:
-    names = [n for n in _split_names(raw) if looks_like_name(n)]
-    return tuple(dict.fromkeys(names))
-
-
-def layout_authors(page_dict: dict[str, Any], after_block: int, page_height: float,
-                   title: str = "") -> tuple[str, ...]:
-    """Person names in the blocks just below the title, stopping at the abstract.
-
-    Names are read in the type of the first name found: affiliations set in another font or
-    size (ACM's "NAME, University, Country") are skipped, and superscript markers (†, α, 1)
-    separate the names they are glued to.
-    """
-    names: list[str] = []
-    style: tuple[str, float] | None = None
-    wrapped = ""  # "Edward Van" at the end of a line: the surname starts the next one
-    title_key = _norm(title)
-    # The title's own block is read too when the title is known: some layouts put the byline in it.
-    first = after_block if title_key else after_block + 1
-    for block_index, block in enumerate(page_dict.get("blocks", [])[first : after_block + 30], start=first):
-        block_lines = block.get("lines", [])
-        if block_index == after_block:  # only what follows the title's last line (not a section label above it)
-            keys = [_norm("".join(span["text"] for span in line["spans"])) for line in block_lines]
-            in_title = [i for i, key in enumerate(keys) if key and key in title_key]
-            block_lines = block_lines[in_title[-1] + 1:] if in_title else []
-        for line in block_lines:
-            if line["bbox"][1] > page_height * 0.45:
-                return tuple(dict.fromkeys(names))
-            if _ABSTRACT_HEAD.match("".join(span["text"] for span in line["spans"])):
-                return tuple(dict.fromkeys(names))
-            spans = [span for span in line["spans"] if span["text"]]
-            chunks = _split_names(_author_text(spans, style))
-            if wrapped and chunks and looks_like_name(f"{wrapped} {chunks[0]}"):
-                chunks[0] = f"{wrapped} {chunks[0]}"
-            last_words = chunks[-1].split() if chunks else []
-            wrapped = chunks[-1] if len(last_words) >= 2 and last_words[-1].lower() in _PARTICLES else ""
-            found = [chunk for chunk in chunks if looks_like_name(chunk)]
-            if found and style is None:
-                first_word = found[0].split()[0]
-                style = next((_span_style(span) for span in spans if first_word in span["text"]),
-                             _span_style(spans[0]))
-            names.extend(_name_case(name) for name in found)
-    return tuple(dict.fromkeys(names))
-
-
-def _span_style(span: dict[str, Any]) -> tuple[str, float]:
-    return span.get("font", ""), round(span["size"] * 2) / 2
-
-
-def _author_text(spans: list[dict[str, Any]], style: tuple[str, float] | None) -> str:
-    """A line's text with markers, wide gaps and (once known) other type turned into separators."""
-    main_size = max((span["size"] for span in spans if span["text"].strip()), default=0.0)
-    parts: list[str] = []
-    for span in spans:
-        text = span["text"]
-        x0, _, x1, _ = span["bbox"]
-        if not text.strip():
-            # A space wider than half an em sits between two names set apart ("Ruifang Ge   Raymond Mooney").
-            parts.append(", " if x1 - x0 > 0.5 * span["size"] else text)
-        elif span.get("flags", 0) & 1 or span["size"] < 0.85 * main_size:
-            parts.append(", ")  # superscript affiliation or footnote marker
-        elif style is not None and _span_style(span) != style:
-            parts.append(", ")
-        else:
-            parts.append(text)
-    # "Yu.A.Pusep" -> "Yu. A. Pusep": initials glued to the name that follows.
-    return _GLUED_INITIAL.sub(r"\1 ", "".join(parts))
-
-
-def _name_case(name: str) -> str:
-    """Names set in small capitals come out upper case; give them ordinary capitals."""
-    return name.title() if name.isupper() else name
-
-
 def rotated_text(page_dict: dict[str, Any]) -> str:
     """Text set at an angle, such as arXiv's side stamp; layout drops it from the page's lines."""
     return "\n".join("".join(span["text"] for span in line["spans"])
                      for block in page_dict.get("blocks", []) for line in block.get("lines", [])
                      if tuple(round(v) for v in line.get("dir", (1, 0))) != (1, 0))
-
-
-def choose_authors(info_authors: tuple[str, ...], printed: tuple[str, ...]) -> tuple[str, ...]:
-    """The names printed under the title when they confirm the info dictionary's, else the info's.
-
-    Info dictionaries are typed by hand: often abbreviated ("Daniel Weld" for "Daniel S. Weld"),
-    misspelt or cut short (the uploader alone). The page is what readers cite, but it is trusted
-    over the info dictionary only when it finds as many names and agrees on most surnames.
-    """
-    if not info_authors or not printed:
-        return info_authors or printed
-    printed_surnames = {_norm(name.split()[-1]) for name in printed}
-    agreeing = sum(_norm(name.split()[-1]) in printed_surnames for name in info_authors)
-    return printed if len(printed) >= len(info_authors) and 2 * agreeing >= len(info_authors) else info_authors
 
 
 def find_doi(text: str) -> str:
@@ -421,7 +286,7 @@ def _authors(info: dict[str, str], xmp: XmpFields, printed_authors: tuple[str, .
     lone = [name for name in xmp.creators if len(name.split()) >= 2 and _shown(name, page_folded)]
     if lone:
         origins["authors"] = "xmp"
-        return (_name_case(lone[0].title() if lone[0].islower() else lone[0]),)
+        return (name_case(lone[0].title() if lone[0].islower() else lone[0]),)
     return ()
 
 
@@ -445,17 +310,30 @@ def _year(xmp: XmpFields, lines: list[str], arxiv_id: str, doi: str, cover: dict
 def _venue(info: dict[str, str], xmp: XmpFields, lines: list[str], page_folded: str, cover: dict[str, str],
            origins: dict[str, str]) -> str:
     subject = re.split(r",|\s\d|\bdoi\b", info.get("subject", ""), maxsplit=1)[0].strip()
+    # Publishers' subject fields often hold the article's type or section ("Research Article",
+    # "Microbial Ecology"), which the page prints only as a capitals kicker above the title.
+    section = any(" ".join(line.split()) == subject.upper() for line in lines) and not subject.isupper()
     candidates = [
         ("cover", re.sub(r",?\s*\d+(\(\d+\))?$", "", cover.get("Journal", ""))),
         ("xmp", xmp.publication if _shown(xmp.publication, page_folded) else ""),  # templates leave stale names
         ("page", printed.venue_from_lines(lines)),
-        ("info", subject if re.fullmatch(r"[A-Z][\w&.: ]+", subject) and _shown(subject, page_folded) else ""),
+        ("info", subject if re.fullmatch(r"[A-Z][\w&.: ]+", subject) and _shown(subject, page_folded)
+         and not section else ""),
     ]
     for origin, venue in candidates:
         if venue:
             origins["venue"] = origin
-            return " ".join(venue.split())
+            return _venue_case(" ".join(venue.split()), lines)
     return ""
+
+
+def _venue_case(venue: str, lines: list[str]) -> str:
+    """A journal name a footer sets in capitals ("NATURE COMMUNICATIONS"), as it is cited; a word
+    the page prints in capitals elsewhere too (an acronym such as "JCAP" or "EMBO") stays so."""
+    if len(venue.split()) < 2 or not printed.mostly_capitals(venue):
+        return venue
+    elsewhere = " ".join(line for line in lines if venue not in line)
+    return printed.titlecase_caps(venue, set(re.findall(r"\b[A-Z][A-Z0-9]+\b", elsewhere)))
 
 
 def before_references(text: str) -> str:

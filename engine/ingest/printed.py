@@ -38,7 +38,7 @@ _DOI_TAIL = re.compile(r"(?:[.,;:)\]}>'\"’”]|\.pdf|/full|/abstract)+$", re.I
 _NAME = r"[A-Z][\w&.:'’ -]*?[\w.]"  # a journal name as printed: "J. Chem. Theory Comput.", "G3"
 _VENUE_LINES = [
     re.compile(r"^(?:In\s+)?(Proceedings of .+?)(?:\s*\([^)]*\d[^)]*\))?(?:[.,]\s*(?:pages\b|pp\.|Vol\.|Volume\b).*|"
-               r",\s*[A-Z][a-z]+,.*|[,.]?$)"),
+               r",\s*[A-Z][a-z]+,.*|,\s*[A-Z][a-z]+\.?\s+\d{1,2}\b.*|[,.]?$)"),  # then a place, or a date
     re.compile(r"^To appear in (.+?)\.?$"),
     re.compile(rf"^Cite (?:This|this)\s*:\s*({_NAME}),?\s+{_Y},"),
     re.compile(rf"et al\.,\s*{_Y},\s*({_NAME})\s+\d+,"),
@@ -51,6 +51,11 @@ _VENUE_LINES = [
     re.compile(r"^([A-Z][\w ]+?)\s*•\s*\d+:"),
     re.compile(r"^([A-Z][\w ]+?)\s+Volume\s+\d+\s*\|"),
     re.compile(r"^(bioRxiv|medRxiv|arXiv|ChemRxiv|Research Square) preprint\b"),
+]
+_SERVER_STAMPS = [
+    (re.compile(r"Electronic copy available at:?\s*(?:https?://)?(?:papers\.)?ssrn\.com", re.I), "SSRN"),
+    (re.compile(r"^DOI:\s*(?:https?://doi\.org/)?10\.21203/rs\.", re.I), "Research Square"),
+    (re.compile(r"^(?:DOI:\s*)?(?:https?://doi\.org/)?10\.48550/arXiv\.", re.I), "arXiv"),
 ]
 _COVER = re.compile(r"previously published works|escholarship|this article was downloaded|cover page|"
                     r"terms of use|downloaded from", re.I)
@@ -98,9 +103,10 @@ def venue_from_lines(lines: list[str]) -> str:
     """The journal or proceedings the page's header, footer or citation line names."""
     for index, line in enumerate(lines):
         line = " ".join(line.split())
-        if re.match(r"^(?:In\s+)?Proceedings of\b", line) and not re.search(r",\s*(pages|pp\.|Vol)|\d", line) \
-                and index + 1 < len(lines):
-            line = f"{line} {' '.join(lines[index + 1].split())}"  # a header wrapped onto a second line
+        # A header wrapped onto a second line: "... Human Factors in Computing" / "Systems (CHI '23), ...".
+        if re.match(r"^(?:In\s+)?Proceedings of\b", line) and not re.search(r",\s*(pages|pp\.|Vol)", line) \
+                and re.search(r"[A-Za-z]$", line) and index + 1 < len(lines):
+            line = f"{line} {' '.join(lines[index + 1].split())}"
         for pattern in _VENUE_LINES:
             match = pattern.search(line)
             if match:
@@ -108,6 +114,10 @@ def venue_from_lines(lines: list[str]) -> str:
                 name = re.sub(r"\s*[,;:]$", "", name).strip()
                 if len(name) >= 2 and not re.search(r"\d{5,}", name):
                     return name
+    # Preprint servers that print no "... preprint" line stamp every page with their own address.
+    for stamp, server in _SERVER_STAMPS:
+        if any(stamp.search(line) for line in lines):
+            return server
     return ""
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from pybtex.database import BibliographyData, Entry, Person
 from pybtex.database.output.bibtex import Writer
 
-from engine.bibliography import Bibliography
+from engine.bibliography import Bibliography, is_group_author
 from engine.ingest.names import split_name
 from engine.render.common import papers_of
 from engine.text.characters import ascii_fold
@@ -57,7 +57,8 @@ def _ascii_word(text: str) -> str:
 
 def cite_key(work: Bibliography) -> str:
     """``family + year + first significant title word``, e.g. ``cohan2020specter`` (ASCII only)."""
-    family = _ascii_word(split_name(work.authors[0]).family) if work.authors else ""
+    first = work.authors[0] if work.authors else ""
+    family = _ascii_word(first.split()[0] if is_group_author(first) else split_name(first).family) if first else ""
     words = (_ascii_word(word) for word in re.split(r"[\s:/–—-]+", work.title))
     word = next((w for w in words if w and w not in STOP_WORDS and not w.isdigit()), "")
     key = f"{family or 'anon'}{work.year or ''}{word or 'paper'}"
@@ -121,7 +122,10 @@ def _entry(work: Bibliography) -> Entry:
 
 
 def _person(name: str) -> str:
-    """``Family, Given`` with LaTeX specials escaped (pybtex reads the particles off the family part)."""
+    """``Family, Given`` with LaTeX specials escaped (pybtex reads the particles off the family part);
+    an organisation braced whole, so its "and" does not split it into people."""
+    if is_group_author(name):
+        return "{" + escape_latex(name) + "}"
     parsed = split_name(name)
     family, given = escape_latex(parsed.family), escape_latex(parsed.given)
     return f"{family}, {given}" if given else family

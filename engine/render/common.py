@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from engine.bibliography import is_group_author
 from engine.ingest.names import family_name
 from engine.types import Answer, AnswerSentence, PaperReference, Reference
 
@@ -47,8 +48,9 @@ def page_list(numbers: Iterable[int]) -> str:
 
 
 def surname(author: str) -> str:
-    """The family name of ``"Arman Cohan"``, ``"Cohan, Arman"`` or ``"Madeleine van Zuylen"`` (``van Zuylen``)."""
-    return family_name(author)
+    """The family name of ``"Arman Cohan"``, ``"Cohan, Arman"`` or ``"Madeleine van Zuylen"`` (``van Zuylen``);
+    an organisation's whole name."""
+    return " ".join(author.split()) if is_group_author(author) else family_name(author)
 
 
 def byline(authors: Sequence[str], year: int | None) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from engine.bibliography import Bibliography
+from engine.bibliography import Bibliography, is_group_author
 from engine.ingest.names import split_name
 from engine.render.bibtex import entry_type, unique_keys
 
@@ -29,7 +29,10 @@ def works_to_ris(works: Sequence[Bibliography]) -> str:
         lines = [f"TY  - {_RIS_TYPES[kind]}", f"TI  - {_one_line(work.title)}"]
         for author in work.authors:
             name = split_name(author)
-            lines.append(f"AU  - {name.family}, {name.given}" if name.given else f"AU  - {name.family}")
+            if is_group_author(author) or not name.given:
+                lines.append(f"AU  - {_one_line(author) if is_group_author(author) else name.family}")
+            else:
+                lines.append(f"AU  - {name.family}, {name.given}")
         if work.year:
             lines.append(f"PY  - {work.year}")
         if work.venue:
@@ -54,7 +57,10 @@ def works_to_csl(works: Sequence[Bibliography]) -> list[dict[str, object]]:
         authors = []
         for author in work.authors:
             name = split_name(author)
-            authors.append({"family": name.family, "given": name.given} if name.given else {"literal": name.family})
+            if is_group_author(author):
+                authors.append({"literal": _one_line(author)})
+            else:
+                authors.append({"family": name.family, "given": name.given} if name.given else {"literal": name.family})
         if authors:
             item["author"] = authors
         if work.year:

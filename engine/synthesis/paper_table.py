@@ -39,8 +39,10 @@ from engine.synthesis.evidence import (
     tabular,
 )
 from engine.table_types import NOT_STATED, PaperRow, PaperTable, TableCell, TableColumn
+from engine.text.addressed import addresses_the_model
+from engine.text.furniture import has_page_furniture
 from engine.tuning import SYNTHESIS
-from engine.types import Reference
+from engine.types import PageRect, Reference
 
 log = logging.getLogger(__name__)
 
@@ -222,12 +224,26 @@ def _best_quote(asked: str, references: Sequence[Reference], scorer: SupportScor
 
 
 def _prose(text: str) -> bool:
-    return prose_like(text) and not tabular(text) and "://" not in text
+    """A sentence fit to quote in a cell: running prose of the paper's own, not a repository's page
+    stamp that ingest kept in the text, nor an instruction planted for a model reading the PDF."""
+    return prose_like(text) and not tabular(text) and "://" not in text and _the_papers_own(text)
+
+
+def _the_papers_own(text: str) -> bool:
+    return not has_page_furniture(text) and not addresses_the_model(text)
+
+
+def quote_page(rects: Sequence[PageRect], reference: Reference) -> int | None:
+    """The page the quote is printed on: its first box's, which is where the viewer opens it. A passage
+    that runs over a page break starts a page before a quote in its second half; with no boxes (a
+    record without layout) the passage's own page is all there is."""
+    return rects[0].page if rects else reference.page
 
 
 def _quote_cell(quote: Quote, reference: Reference, rects_for: RectsFor) -> TableCell:
+    rects = rects_for(reference.passage_id, quote.start, quote.end)
     return TableCell(" ".join(quote.text.split()), quote.text, reference.passage_id, quote.start, quote.end,
-                     reference.page, rects_for(reference.passage_id, quote.start, quote.end))
+                     quote_page(rects, reference), rects)
 
 
 def _cell(written: str, quote: tuple[Quote, Reference] | None, scorer: SupportScorer,
@@ -243,8 +259,10 @@ def _cell(written: str, quote: tuple[Quote, Reference] | None, scorer: SupportSc
         # amber mark an answer gives a partly supported sentence.
         if sentence.support == "supported" and sentence.citations and sentence.needs_citation:
             citation = max(sentence.citations, key=lambda c: c.support)
-            return TableCell(strip_markers(sentence.text).strip(), citation.quote, reference.passage_id,
-                             citation.quote_start, citation.quote_end, reference.page, citation.rects, written=True)
+            if _the_papers_own(citation.quote):
+                return TableCell(strip_markers(sentence.text).strip(), citation.quote, reference.passage_id,
+                                 citation.quote_start, citation.quote_end, quote_page(citation.rects, reference),
+                                 citation.rects, written=True)
     return _quote_cell(best, reference, rects_for)
 
 

@@ -11,19 +11,16 @@ from typing import Any
 import pytest
 
 from engine.bibliography import Bibliography
+from engine.ingest.byline import choose_authors, layout_authors, looks_like_name, metadata_authors
 from engine.ingest.metadata import (
     before_references,
-    choose_authors,
     crossmark_doi,
     extract_metadata,
     find_abstract,
     find_arxiv_id,
     find_doi,
     find_year,
-    layout_authors,
     layout_title,
-    looks_like_name,
-    metadata_authors,
     rotated_text,
 )
 

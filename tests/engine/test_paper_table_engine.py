@@ -81,3 +81,25 @@ def test_cells_written_by_the_bundled_model_are_backed_by_their_quote(engine: En
         assert cell.stated  # written, or the quote it fell back to
         assert engine.passage(cell.passage_id).doc_id == library["specter"]
         assert engine.passage(cell.passage_id).text[cell.quote_start:cell.quote_end] == cell.quote
+
+
+def test_a_quote_on_the_second_page_of_a_passage_shows_that_page_everywhere(engine: Engine, tmp_path: Path) -> None:
+    # One short passage runs over the page break: it starts on page 1, the data sentence is on page 2.
+    first = ("SPECTER trains scientific document embeddings with a triplet loss over citations between papers.\n"
+             "Author manuscript; available in PMC 2024 November 06.")
+    second = ("The training data are 146K query papers sampled from the Semantic Scholar corpus.\n"
+              "Our main result is that SPECTER outperforms every baseline on the SciDocs benchmark.")
+    doc_id = next(iter(engine.add_documents([text_pdf(tmp_path / "split.pdf", [first, second])]))).doc_id
+    table = engine.table(QUESTION, [TableColumn("Data", "What training data is used?")], doc_ids=[doc_id],
+                         mode="quotes")
+    [row] = table.rows
+    [data] = row.cells
+    passage = engine.passage(data.passage_id)
+    assert "146K query papers" in data.quote and passage.page_start == 1
+    assert data.page == 2 and {rect.page for rect in data.rects} == {2}  # where the viewer opens it
+    from engine.render.paper_table import to_csv, to_markdown
+    assert "(p. 2)" in to_markdown(table)
+    [csv_row] = list(csv.DictReader(io.StringIO(to_csv(table))))
+    assert csv_row["Data page"] == "2"
+    for cell in (c for r in table.rows for c in r.cells):  # page furniture never enters a cell
+        assert "Author manuscript" not in cell.text and "Author manuscript" not in cell.quote

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pymupdf
 import pytest
 from fixtures.zotero_db import Zotero, make_pdf
 
@@ -228,3 +229,72 @@ def test_a_supplement_pdf_is_titled_apart_from_its_paper(engine: Engine, tmp_pat
     engine.import_zotero(z.folder)
     titles = sorted(document.bib.title for document in engine.documents())
     assert titles == [SPECTER, f"{SPECTER} — Supplementary Material", f"{SPECTER} — slides"]
+
+
+def _titled_pdf(path: Path, title: str) -> Path:
+    """A PDF whose first page prints ``title`` in large type over a body, as a paper does."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = pymupdf.open()
+    page = document.new_page()
+    page.insert_text((72, 80), title, fontsize=18)
+    page.insert_text((72, 130), [f"Body line {n} about protein folding in cells." for n in range(30)], fontsize=10)
+    document.save(path)
+    document.close()
+    return path
+
+
+def test_a_standalone_pdf_titled_with_its_file_name_keeps_its_printed_title(engine: Engine, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    z = Zotero(tmp_path / "Zotero")
+    z.attach(None, "ATTLOOS1", "storage:standalone.pdf", title="standalone.pdf")
+    z.attach(None, "ATTLOOS2", "storage:other-notes.pdf", title="other-notes")
+    _titled_pdf(z.folder / "storage" / "ATTLOOS1" / "standalone.pdf", "Chaperones Guide Protein Folding")
+    _titled_pdf(z.folder / "storage" / "ATTLOOS2" / "other-notes.pdf", "Ribosomes Read Messenger RNA")
+    z.close()
+    assert [item.title for item in read_zotero(z.folder)] == ["", ""]
+    engine.import_zotero(z.folder)
+    titles = sorted(document.bib.title for document in engine.documents())
+    assert titles == ["Chaperones Guide Protein Folding", "Ribosomes Read Messenger RNA"]
+    assert zotero_module.is_file_name("standalone.pdf", "storage:standalone.pdf")
+    assert not zotero_module.is_file_name("A standalone PDF", "storage:loose.pdf")
+
+
+def test_an_import_into_papers_already_present_says_merged_not_added(engine: Engine, zotero: Zotero,
+                                                                     tmp_path: Path) -> None:
+    folder = tmp_path / "folder-copy"
+    folder.mkdir()
+    for source in (zotero.folder / "storage" / "ATT00001" / "Cohan - 2020 - SPECTER.pdf",
+                   zotero.folder.parent / "elsewhere" / "graph.pdf"):
+        (folder / source.name).write_bytes(source.read_bytes())
+    list(engine.add_documents([folder]))
+    assert len(engine.documents()) == 2
+    report = engine.import_zotero(zotero.folder)
+    assert (report.added, report.merged, report.updated, report.unchanged) == (1, 2, 0, 0)
+    assert len(engine.documents()) == 3  # grew by the one new paper the report names as added
+    assert report.summary().startswith("Zotero: 1 added, 2 merged into papers already here, 0 updated")
+    assert engine.import_zotero(zotero.folder).merged == 0  # the next import finds them unchanged
+
+
+def test_the_same_pdf_in_two_items_is_one_paper_reported_as_such(engine: Engine, tmp_path: Path) -> None:
+    z = Zotero(tmp_path / "Zotero")
+    first = z.item("journalArticle", "DUPE0001", {"title": SPECTER, "date": "2020"}, [("Arman", "Cohan", 1)])
+    second = z.item("journalArticle", "DUPE0002", {"title": "SPECTER (a second copy)", "date": "2021"})
+    z.attach(first, "ATTDUPE1", "storage:specter.pdf")
+    z.attach(second, "ATTDUPE2", "storage:specter copy.pdf")
+    make_pdf(z.folder / "storage" / "ATTDUPE1" / "specter.pdf", "specter")
+    (z.folder / "storage" / "ATTDUPE2").mkdir(parents=True)
+    (z.folder / "storage" / "ATTDUPE2" / "specter copy.pdf").write_bytes(
+        (z.folder / "storage" / "ATTDUPE1" / "specter.pdf").read_bytes())
+    z.collect("Reading", [first])
+    z.collect("Teaching", [second])
+    z.close()
+    report = engine.import_zotero(z.folder)
+    assert (report.added, report.merged) == (1, 1)
+    [(item, note)] = report.notes
+    assert item == "SPECTER (a second copy)" and f"the same PDF as “{SPECTER}”" in note
+    [document] = engine.documents()
+    assert document.bib.title == SPECTER and document.bib.year == 2020  # the first item's details
+    assert engine.collections(document.id) == ["Reading", "Teaching"]
+    again = engine.import_zotero(z.folder)
+    assert (again.added, again.merged, again.unchanged, again.notes) == (0, 0, 2, [])
+    assert engine.collections(document.id) == ["Reading", "Teaching"]
