@@ -39,6 +39,8 @@ from engine.synthesis.question import (
     states_counted,
     with_typos_matched,
 )
+from engine.text.addressed import addresses_the_model
+from engine.text.furniture import has_page_furniture
 from engine.tuning import SYNTHESIS
 from engine.types import Reference, SearchHit
 
@@ -148,7 +150,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                 continue
             end = cut
         piece = text[start:end]
-        if end - start >= MIN_QUOTE_CHARS and prose_like(piece) and not is_caption(piece) and not tabular(piece):
+        # A repository's page stamp or an instruction planted for a model reading the PDF is never a quote.
+        if (end - start >= MIN_QUOTE_CHARS and prose_like(piece) and not is_caption(piece) and not tabular(piece)
+                and not addresses_the_model(piece) and not has_page_furniture(piece)):
             spans.append((start, end))
     return spans
 
