@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO
 
 import engine
+from engine.datastore.contents import ContentProblem, check_contents
 from engine.datastore.manifest import (
     MANIFEST_NAME,
     MAX_MANIFEST_BYTES,
@@ -40,9 +41,11 @@ from engine.datastore.manifest import (
 from engine.datastore.registry import DATABASE_FILE, INDEX_FILE, check_name
 from engine.datastore.source import DatastoreSource
 from engine.datastore.store import DatastoreStore
+from engine.embed import Embedder
 from engine.errors import EngineError, IndexCorruptError
 from engine.index.storage import load_index
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.retrieve.postings import PostingsError
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +203,7 @@ def install_pack(pack: Path, root: Path, *, configured_model: Callable[[], str],
         if reembed or manifest.embedding_model is None:
             (staging / INDEX_FILE).unlink(missing_ok=True)
         _check_index(staging, manifest, pack)
+        _prepare(staging, manifest, pack, progress, cancel)
         if before_replace is not None:
             before_replace(name)
         _move_into_place(staging, target)
@@ -300,6 +304,16 @@ def _check_database(staging: Path, manifest: Manifest, pack: Path) -> None:
     if records != manifest.record_count:
         raise PackError(f"{pack}: the database holds {records:,} records but the manifest promises "
                         f"{manifest.record_count:,}; refusing the pack.")
+    # Every value a search will read is read once now: a pack that installs can never break search.
+    try:
+        size = manifest.file(DATABASE_FILE).size  # checked against its sha256: not the pack maker's word
+        held = check_contents(staging / DATABASE_FILE, _CHECK_SECONDS + size / 20e6)
+    except ContentProblem as exc:
+        raise PackError(f"{pack}: the datastore database in the pack cannot be searched ({exc}); it is damaged or "
+                        "was altered. Download or build the pack again.") from None
+    if held.passages != manifest.passage_count:
+        raise PackError(f"{pack}: the database holds {held.passages:,} passages but the manifest promises "
+                        f"{manifest.passage_count:,}; refusing the pack.")
 
 
 def _check_index(staging: Path, manifest: Manifest, pack: Path) -> None:
@@ -319,6 +333,25 @@ def _check_index(staging: Path, manifest: Manifest, pack: Path) -> None:
     if wrong:
         raise PackError(f"{pack}: the pack contradicts itself ({'; '.join(wrong)}); it is damaged or was altered. "
                         "Download or build it again, or install it with --reembed to embed its passages here.")
+
+
+def _prepare(staging: Path, manifest: Manifest, pack: Path, progress: ProgressCallback,
+             cancel: CancelToken | None) -> None:
+    """Record the pack's version and build the BM25 postings in the staging folder, before it is moved into
+    place: what fails here (a search index that does not fit its passages) leaves nothing installed."""
+    source = DatastoreSource(manifest.name, staging, _no_embedder)
+    try:
+        source.store.set_meta(version=manifest.version)
+        source.build_postings(progress, cancel)
+    except (EngineError, PostingsError) as exc:
+        raise PackError(f"{pack}: the search index in the pack cannot be used ({exc}); download or build the pack "
+                        "again.") from None
+    finally:
+        source.close()
+
+
+def _no_embedder() -> Embedder:
+    raise EngineError("no embedding model is used while a pack is installed")
 
 
 def _move_into_place(staging: Path, target: Path) -> None:
