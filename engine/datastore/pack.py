@@ -14,15 +14,19 @@ replaced by a complete one.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
 import logging
+import lzma
 import os
 import shutil
 import tarfile
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -135,22 +139,43 @@ def _sniff(path: Path) -> None:
     if lowered.startswith(_HTML_STARTS):
         raise PackError(f"{path} is a web page, not a datastore pack: the URL probably leads to a download page or "
                         "a login; use the direct link to the .quirepack file.")
-    if not tarfile.is_tarfile(path):
+    with _reading(path):
+        is_tar = tarfile.is_tarfile(path)
+    if not is_tar:
         raise PackError(f"{path} is not a Quire datastore pack (not a tar archive). To import JSON lines use "
                         "`quire datastore add FILE --name NAME`.")
 
 
 def read_pack_manifest(pack: Path) -> Manifest:
     """The manifest of a pack file or unpacked pack folder, without reading its data."""
+    _check_regular_file(pack)
     if pack.is_dir():
         path = pack / MANIFEST_NAME
         if not path.is_file():
             raise PackError(f"{pack} has no {MANIFEST_NAME}; it is not an unpacked datastore pack.")
         return parse_manifest(path.read_bytes()[:MAX_MANIFEST_BYTES], str(pack))
     _sniff(pack)
-    with tarfile.open(pack, "r:*") as archive:
+    with _reading(pack), tarfile.open(pack, "r:*") as archive:
         first = archive.next()
         return _manifest_member(archive, first, pack)
+
+
+@contextmanager
+def _reading(pack: Path) -> Iterator[None]:
+    """Turn the ways a damaged archive fails to read (cut short, a lying size header) into one clear refusal."""
+    try:
+        yield
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError) as exc:
+        raise PackError(f"{pack} is damaged or incomplete ({exc or type(exc).__name__}): the archive ends early or "
+                        "its headers contradict its data. Download or build the pack again; nothing was "
+                        "installed.") from None
+
+
+def _check_regular_file(pack: Path) -> None:
+    """Refuse a named pipe, a device or a socket before opening it: reading one would hang or never end."""
+    if pack.exists() and not pack.is_dir() and not pack.is_file():
+        raise PackError(f"{pack} is not a regular file (a named pipe, a device or a socket); give a .quirepack file "
+                        "or an unpacked pack folder.")
 
 
 def _manifest_member(archive: tarfile.TarFile, member: tarfile.TarInfo | None, pack: Path) -> Manifest:
@@ -217,7 +242,7 @@ def _unpack(pack: Path, manifest: Manifest, staging: Path, progress: ProgressCal
             cancel: CancelToken | None) -> None:
     seen: set[str] = set()
     done = 0
-    with tarfile.open(pack, "r:*") as archive:
+    with _reading(pack), tarfile.open(pack, "r:*") as archive:
         _manifest_member(archive, archive.next(), pack)
         while (member := archive.next()) is not None:
             name = member.name
