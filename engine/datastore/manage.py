@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -136,11 +137,22 @@ def datastore_problems(root: Path, seconds_each: float = 30.0) -> list[str]:
     return problems
 
 
-def pack_datastore(registry: DatastoreRegistry, name: str, out: Path, *, version: str | None = None,
+def pack_datastore(registry: DatastoreRegistry, name: str, out: str | Path, *, version: str | None = None,
                    progress: ProgressCallback = no_progress,
                    cancel: CancelToken | None = None) -> tuple[Path, Manifest]:
-    """Write a pack of datastore ``name`` to ``out`` (a file path, or a folder to put it in)."""
-    return build_pack(registry.source(name), out, version=version, progress=progress, cancel=cancel)
+    """Write a pack of datastore ``name`` to ``out`` (a file path, or a folder to put it in).
+
+    ``packs/`` (ending in a separator) is a folder even before it exists: Path() drops the slash,
+    and the pack would otherwise be written as a file named ``packs``.
+    """
+    path = Path(out).expanduser()
+    if isinstance(out, str) and out.endswith(("/", os.sep)):
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise PackError(f"{path} is a file, not a folder; give a folder to write the pack in, or a file name "
+                            "ending in .quirepack.") from None
+    return build_pack(registry.source(name), path, version=version, progress=progress, cancel=cancel)
 
 
 def install_datastore(registry: DatastoreRegistry, location: str, *, configured_model: Callable[[], str],

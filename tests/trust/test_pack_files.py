@@ -84,3 +84,13 @@ def test_installing_something_that_is_not_a_file_returns_at_once(tmp_path: Path,
     assert outcome, "the install hung on the named pipe"
     assert isinstance(outcome[0], PackError) and "not a regular file" in str(outcome[0])
     assert nothing_installed(home)
+
+
+def test_packing_into_a_missing_folder_named_with_a_trailing_slash_makes_the_folder(tmp_path: Path) -> None:
+    home = tmp_path / "builder"
+    with make_engine(home) as engine:
+        engine.add_datastore(write_jsonl(tmp_path / "records.jsonl", RECORDS[:3]), "graphs", embed=False)
+    done = quire(home, "datastore", "pack", "graphs", str(tmp_path / "packs") + "/", "--version", "1")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "packs").is_dir()  # not a file named "packs"
+    assert [p.name for p in (tmp_path / "packs").iterdir()] == ["graphs-1.quirepack"]
