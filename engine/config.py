@@ -11,7 +11,6 @@ import codecs
 import logging
 import os
 import reprlib
-import secrets
 import stat
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -21,7 +20,7 @@ from typing import Any
 import platformdirs
 import tomli_w
 
-from engine.disk import disk_full_message, is_disk_full, write_replacing
+from engine.disk import disk_full_message, is_disk_full, replace_whole
 from engine.errors import SettingsError
 
 log = logging.getLogger(__name__)
@@ -325,12 +324,11 @@ def _set_aside(path: Path, why: str) -> Settings:
 def save_settings(settings: Settings, path: Path) -> None:
     """Write atomically: a crash or a full disk mid-write never leaves half a settings file, or a stray one."""
     text = tomli_w.dumps(replace(settings, version=SETTINGS_VERSION).to_dict()).encode("utf-8")
-    # A name of its own per save: two saves at once (two windows, two commands) must not write into
-    # one shared temporary file, or one of them renames the other's half-written file into place.
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_replacing(path, text, temporary)
+        # A temporary file of its own per save: two saves at once (two windows, two commands) must not
+        # write into one shared file, or one renames the other's half-written file into place.
+        replace_whole(path, text)
     except OSError as exc:
         if is_disk_full(exc):
             raise SettingsError(disk_full_message(f"the settings file {path.name}", path.parent, len(text))) from None
