@@ -49,3 +49,22 @@ def test_a_read_only_library_of_datastores_only_is_searched(home: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "WARNING" not in done.stderr, done.stderr
     assert {hit["source"] for hit in json.loads(done.stdout)} == {"notes"}
+
+
+def test_a_datastores_folder_quire_may_not_read_leaves_the_library_searchable(tmp_path: Path) -> None:
+    from fixtures.pdfs import paper_text, text_pdf
+
+    from trust.test_discovery_faults import _bound_by_permissions
+
+    home = tmp_path / "home"
+    paper = text_pdf(tmp_path / "lexical.pdf", [paper_text("lexical retrieval", paragraphs=2)])
+    assert quire(home, "ingest", "--no-embed", str(paper)).returncode == 0
+    (home / "datastores").mkdir()
+    (home / "datastores").chmod(0)
+    try:
+        done = quire(home, "search", "lexical retrieval", "--json", prefix=_bound_by_permissions())
+    finally:
+        (home / "datastores").chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "may not read its datastores folder" in done.stderr, done.stderr
+    assert {hit["source"] for hit in json.loads(done.stdout)} == {"library"}
