@@ -307,7 +307,8 @@ def _check_all_present(manifest: Manifest, seen: set[str], pack: Path) -> None:
 
 
 def _check_database(staging: Path, manifest: Manifest, pack: Path) -> None:
-    if manifest.file(DATABASE_FILE) is None:
+    database = manifest.file(DATABASE_FILE)
+    if database is None:
         raise PackError(f"{pack}: the manifest lists no {DATABASE_FILE}; this is not a datastore pack.")
     try:
         store = DatastoreStore(staging / DATABASE_FILE)  # refuses a schema Quire did not write
@@ -331,8 +332,8 @@ def _check_database(staging: Path, manifest: Manifest, pack: Path) -> None:
                         f"{manifest.record_count:,}; refusing the pack.")
     # Every value a search will read is read once now: a pack that installs can never break search.
     try:
-        size = manifest.file(DATABASE_FILE).size  # checked against its sha256: not the pack maker's word
-        held = check_contents(staging / DATABASE_FILE, _CHECK_SECONDS + size / 20e6)
+        # The size was checked against its sha256 as it was unpacked: the file's, not the pack maker's word.
+        held = check_contents(staging / DATABASE_FILE, _CHECK_SECONDS + database.size / 20e6)
     except ContentProblem as exc:
         raise PackError(f"{pack}: the datastore database in the pack cannot be searched ({exc}); it is damaged or "
                         "was altered. Download or build the pack again.") from None

@@ -243,8 +243,8 @@ class Retriever:
             return reciprocal_rank_fusion(lists, options.rrf_k, options.weights)
         return score_fusion(lists, options.weights, options.fusion)
 
-    def _answer(self, source: PassageSource, call: Callable[[], _T], nothing: _T) -> _T:
-        """``call()`` on ``source``; a datastore that fails is left out of the rest of this search.
+    def _answer(self, source: PassageSource, call: Callable[[], list[_T]]) -> list[_T]:
+        """``call()`` on ``source``; a datastore that fails is left out of the rest of this search (and gives []).
 
         One damaged datastore (whatever it raises: a database error, bad text, a runaway value) must
         not take the library and the other datastores down with it; the library's own errors are
@@ -267,17 +267,17 @@ class Retriever:
             self._report(Progress("source", 1, 1, f"the datastore {source.name!r} was left out of this search "
                                   f"because it failed ({reason}); `quire doctor` checks it, and `quire datastore "
                                   f"remove {source.name}` removes it"))
-            return nothing
+            return []
 
     def _lexical(self, fts_query: str, n: int, scope: Collection[str] | None) -> list[ScoredId]:
         per_source = [[(_key(s.name, pid), score) for pid, score in self._answer(
-                       s, partial(s.lexical, fts_query, n, scope), [])] for s in list(self.sources)]
+                       s, partial(s.lexical, fts_query, n, scope))] for s in list(self.sources)]
         return merge_by_score(per_source, n)
 
     def _dense(self, vector: np.ndarray, n: int, scope: Collection[str] | None) -> list[ScoredId]:
         per_source = []
         for source in list(self.sources):
-            found = self._answer(source, partial(self._dense_of, source, vector, n, scope), [])
+            found = self._answer(source, partial(self._dense_of, source, vector, n, scope))
             per_source.append([(_key(source.name, pid), score) for pid, score in found])
         return merge_by_score(per_source, n)
 
@@ -300,7 +300,7 @@ class Retriever:
         found: dict[str, SearchHit] = {}
         for source in list(self.sources):
             if source.name in wanted:
-                for hit in self._answer(source, partial(source.hits, wanted[source.name]), []):
+                for hit in self._answer(source, partial(source.hits, wanted[source.name])):
                     found[_key(source.name, hit.passage_id)] = hit
         hits = []
         for key, score in fused:
