@@ -153,12 +153,21 @@ def unknown_keys(data: dict[str, Any]) -> list[str]:
     return unknown
 
 
+_NAMED_UNKNOWN = 20
+
+
 def _warn_unknown(data: dict[str, Any], where: str) -> None:
     """Log the sections and keys Quire does not know: a misspelt key would otherwise change nothing, silently."""
     unknown = unknown_keys(data)
     if unknown:
+        # Characters that do not print are written escaped (an ESC in a key must not reach the terminal
+        # raw), and at most _NAMED_UNKNOWN names: 200,000 unknown keys must not make a 4 MB warning line.
+        named = ["".join(c if c.isprintable() else ascii(c)[1:-1] for c in name)
+                 for name in unknown[:_NAMED_UNKNOWN]]
+        if len(unknown) > _NAMED_UNKNOWN:
+            named.append(f"{len(unknown) - _NAMED_UNKNOWN:,} more")
         log.warning("%s: Quire does not know %s and ignores %s; check the spelling (the settings are listed in "
-                    "the README's Settings section).", where, ", ".join(unknown), "it" if len(unknown) == 1 else "them")
+                    "the README's Settings section).", where, ", ".join(named), "it" if len(unknown) == 1 else "them")
 
 
 def _shown(value: Any) -> str:

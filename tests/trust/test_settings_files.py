@@ -109,3 +109,14 @@ def test_a_settings_file_with_a_byte_order_mark_is_read(tmp_path: Path, encoding
     path.write_bytes(bom + text.encode(codec))
     assert load_settings(path).retrieval.top_n == 7
     assert path.exists()  # read, not set aside
+
+
+def test_unknown_keys_are_named_escaped_and_at_most_twenty(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "settings.toml"
+    keys = "".join(f"k{number}=1\n" for number in range(100_000))  # 100,000 unknown keys within the 1 MB cap
+    path.write_text('[retrieval]\n"evil\\u001b[2Jkey" = 1\n' + keys)
+    with caplog.at_level("WARNING", logger="engine.config"):
+        assert load_settings(path) == Settings()
+    [line] = [record.getMessage() for record in caplog.records]
+    assert "\x1b" not in line and "evil\\x1b[2Jkey" in line
+    assert "99,981 more" in line and len(line) < 2000
