@@ -68,3 +68,22 @@ def test_a_datastores_folder_quire_may_not_read_leaves_the_library_searchable(tm
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "may not read its datastores folder" in done.stderr, done.stderr
     assert {hit["source"] for hit in json.loads(done.stdout)} == {"library"}
+
+
+def test_an_embedding_cache_quire_may_not_read_leaves_search_working(tmp_path: Path) -> None:
+    from fixtures.pdfs import paper_text, text_pdf
+
+    from trust.test_discovery_faults import _bound_by_permissions
+
+    home = tmp_path / "home"
+    paper = text_pdf(tmp_path / "lexical.pdf", [paper_text("lexical retrieval", paragraphs=2)])
+    assert quire(home, "ingest", str(paper)).returncode == 0  # embedded: the cache exists
+    cache = home / "embeddings.db"
+    cache.chmod(0)
+    try:
+        done = quire(home, "search", "lexical retrieval", "--json", prefix=_bound_by_permissions())
+    finally:
+        cache.chmod(0o644)
+    assert done.returncode == 0, done.stderr  # before: "its folder is read-only" (it is not), exit 1
+    assert "may not read the embedding cache" in done.stderr and "read-only" not in done.stderr, done.stderr
+    assert {hit["source"] for hit in json.loads(done.stdout)} == {"library"}
