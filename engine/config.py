@@ -7,8 +7,11 @@ directories from platformdirs.
 
 from __future__ import annotations
 
+import codecs
 import logging
 import os
+import reprlib
+import stat
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -17,7 +20,7 @@ from typing import Any
 import platformdirs
 import tomli_w
 
-from engine.disk import disk_full_message, is_disk_full, write_replacing
+from engine.disk import disk_full_message, is_disk_full, replace_whole
 from engine.errors import SettingsError
 
 log = logging.getLogger(__name__)
@@ -150,12 +153,26 @@ def unknown_keys(data: dict[str, Any]) -> list[str]:
     return unknown
 
 
+_NAMED_UNKNOWN = 20
+
+
 def _warn_unknown(data: dict[str, Any], where: str) -> None:
     """Log the sections and keys Quire does not know: a misspelt key would otherwise change nothing, silently."""
     unknown = unknown_keys(data)
     if unknown:
+        # Characters that do not print are written escaped (an ESC in a key must not reach the terminal
+        # raw), and at most _NAMED_UNKNOWN names: 200,000 unknown keys must not make a 4 MB warning line.
+        named = ["".join(c if c.isprintable() else ascii(c)[1:-1] for c in name)
+                 for name in unknown[:_NAMED_UNKNOWN]]
+        if len(unknown) > _NAMED_UNKNOWN:
+            named.append(f"{len(unknown) - _NAMED_UNKNOWN:,} more")
         log.warning("%s: Quire does not know %s and ignores %s; check the spelling (the settings are listed in "
-                    "the README's Settings section).", where, ", ".join(unknown), "it" if len(unknown) == 1 else "them")
+                    "the README's Settings section).", where, ", ".join(named), "it" if len(unknown) == 1 else "them")
+
+
+def _shown(value: Any) -> str:
+    """A value for a message, cut short and shallow (a wrong value may be megabytes long or nested deep)."""
+    return reprlib.repr(value)
 
 
 def _check_value(section: str, key: str, value: Any, default: Any, where: str) -> None:
@@ -164,10 +181,15 @@ def _check_value(section: str, key: str, value: Any, default: Any, where: str) -
     wrong_type = isinstance(value, bool) != (expected is bool) or not isinstance(value, expected)
     if wrong_type:
         raise SettingsError(f"{where}: [{section}] {key} must be {_KIND.get(expected, expected.__name__)}, not "
-                            f"{value!r}; fix it, or delete the line to use the default ({default!r}).")
+                            f"{_shown(value)}; fix it, or delete the line to use the default ({default!r}).")
+    if isinstance(value, str) and (len(value) > MAX_TEXT_SETTING or any(ord(c) < 32 for c in value)):
+        problem = f"longer than {MAX_TEXT_SETTING:,} characters" if len(value) > MAX_TEXT_SETTING else \
+            "holding a control character (such as \\u0000)"
+        raise SettingsError(f"{where}: [{section}] {key} is {problem}, which no path or name holds; fix it, or delete "
+                            f"the line to use the default ({default!r}).")
     bounds = _RANGE.get(key)
     if bounds is not None and value < bounds[0]:
-        raise SettingsError(f"{where}: [{section}] {key} must be at least {bounds[0]}, not {value!r}; fix it, or "
+        raise SettingsError(f"{where}: [{section}] {key} must be at least {bounds[0]}, not {_shown(value)}; fix it, or "
                             f"delete the line to use the default ({default!r}).")
     if bounds is not None and value > bounds[1]:
         raise SettingsError(f"{where}: [{section}] {key} must be at most {bounds[1]:,}, not {value:,}; fix it, or "
@@ -225,38 +247,97 @@ def ensure_home(home: Path) -> None:
                             "to.") from None
 
 
+# A settings file is a few hundred bytes; a cap keeps a wrong file (a log, /dev/zero behind a link)
+# from being read whole. Far above any real one, so nobody who writes comments in theirs meets it.
+MAX_SETTINGS_BYTES = 1 << 20
+MAX_TEXT_SETTING = 4096  # a path or a model name; longer is a mistake, not a setting
+_BROKEN_COPIES = 1000  # numbered copies of broken settings files kept before the oldest is reused
+
+
 def load_settings(path: Path) -> Settings:
     """Read settings; a missing file gives defaults, a broken one is reported and set aside.
 
     A file that parses but holds a wrong value raises :class:`SettingsError` naming the key (the
-    file is left as it is, for the user to fix).
+    file is left as it is, for the user to fix). What is not a regular file, or is far too large to
+    be settings, is refused by name before it is read whole.
     """
     if not path.exists():
         return Settings()
+    raw = _read_bounded(path)
     try:
-        raw = path.read_bytes()
+        text = _decode(raw)
+        data = tomllib.loads(text)
+    except RecursionError:
+        return _set_aside(path, "values nested too deeply")
+    except (tomllib.TOMLDecodeError, TypeError, UnicodeDecodeError) as exc:
+        return _set_aside(path, str(exc))
+    return Settings.from_dict(data, str(path))
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes, at most MAX_SETTINGS_BYTES, from a regular file only (a named pipe would block forever,
+    a device never end)."""
+    try:
+        # O_NONBLOCK: opening a named pipe with no writer returns at once instead of waiting for one.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except IsADirectoryError:
         raise SettingsError(f"{path} is a folder, but Quire keeps its settings in a file of that name; move the "
                             "folder elsewhere (Quire then starts with default settings).") from None
     except OSError as exc:
         raise SettingsError(f"The settings file {path} cannot be read ({exc.strerror}); check its permissions, or "
                             "move it aside to start with default settings.") from None
-    try:
-        return Settings.from_dict(tomllib.loads(raw.decode("utf-8")), str(path))
-    except (tomllib.TOMLDecodeError, TypeError, UnicodeDecodeError) as exc:
-        backup = path.with_suffix(".toml.broken")
-        path.replace(backup)
-        log.warning("Settings file %s was unreadable (%s); saved it as %s and used defaults.", path, exc, backup)
-        return Settings()
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        if stat.S_ISDIR(mode):
+            raise SettingsError(f"{path} is a folder, but Quire keeps its settings in a file of that name; move the "
+                                "folder elsewhere (Quire then starts with default settings).")
+        raise SettingsError(f"{path} is not a regular file (a named pipe, a device or a socket, perhaps through a "
+                            "link), so Quire does not read settings from it; remove it to start with default "
+                            "settings, or put a settings file there.")
+    with os.fdopen(descriptor, "rb") as handle:
+        try:
+            raw = handle.read(MAX_SETTINGS_BYTES + 1)
+        except OSError as exc:
+            raise SettingsError(f"The settings file {path} cannot be read ({exc.strerror}); check the disk, or move "
+                                "it aside to start with default settings.") from None
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise SettingsError(f"The settings file {path} is larger than {MAX_SETTINGS_BYTES // 2**20} MB, far too large "
+                            "for Quire's settings (a few hundred bytes); it is probably another file. Move it aside "
+                            "to start with default settings.")
+    return raw
+
+
+def _decode(raw: bytes) -> str:
+    """Text of a settings file: UTF-8, with or without the byte-order mark some editors (Notepad) write, or
+    UTF-16 with its byte-order mark."""
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return raw.decode("utf-16")
+    return raw.decode("utf-8-sig")
+
+
+def _set_aside(path: Path, why: str) -> Settings:
+    """Move a settings file that cannot be read aside under a name no earlier broken copy has, and use defaults."""
+    backup = path.with_name(path.name + ".broken")
+    for number in range(2, _BROKEN_COPIES + 2):
+        if not backup.exists():
+            break
+        backup = path.with_name(f"{path.name}.broken.{number}")
+    path.replace(backup)
+    if len(why) > 300:
+        why = why[:297] + "..."
+    log.warning("Settings file %s was unreadable (%s); saved it as %s and used defaults.", path, why, backup)
+    return Settings()
 
 
 def save_settings(settings: Settings, path: Path) -> None:
     """Write atomically: a crash or a full disk mid-write never leaves half a settings file, or a stray one."""
     text = tomli_w.dumps(replace(settings, version=SETTINGS_VERSION).to_dict()).encode("utf-8")
-    temporary = path.with_suffix(".toml.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_replacing(path, text, temporary)
+        # A temporary file of its own per save: two saves at once (two windows, two commands) must not
+        # write into one shared file, or one renames the other's half-written file into place.
+        replace_whole(path, text)
     except OSError as exc:
         if is_disk_full(exc):
             raise SettingsError(disk_full_message(f"the settings file {path.name}", path.parent, len(text))) from None

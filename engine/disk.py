@@ -9,10 +9,15 @@ Quire's (a cache, a library) as the fix.
 from __future__ import annotations
 
 import errno
+import logging
 import os
+import re
+import secrets
 import shutil
 import sqlite3
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 _DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 _SQLITE_FULL = "database or disk is full"  # SQLite's words for SQLITE_FULL
@@ -81,3 +86,50 @@ def write_replacing(path: Path, data: bytes, temporary: Path) -> None:
     except OSError:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def replace_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` over ``path`` through a temporary file beside it (see :func:`write_replacing`).
+
+    The temporary file is named for this process and this write (``.NAME.PID.RANDOM.tmp``), so two
+    writers never share one; those a killed process left behind are deleted first, as nobody else
+    would ever remove them from the user's folder.
+    """
+    remove_dead_temporaries(path)
+    write_replacing(path, data, path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"))
+
+
+def remove_dead_temporaries(path: Path) -> list[Path]:
+    """Delete the temporary files of ``path`` (``.NAME.PID[.RANDOM].tmp``) whose process has ended; returns them."""
+    pattern = re.compile(rf"^\.{re.escape(path.name)}\.(\d+)(\.[0-9a-f]+)?\.tmp$")
+    removed = []
+    try:
+        candidates = list(path.parent.iterdir())
+    except OSError:
+        return []
+    for candidate in candidates:
+        match = pattern.match(candidate.name)
+        if match is None or process_running(int(match.group(1))) or not candidate.is_file():
+            continue
+        try:
+            candidate.unlink()
+        except OSError as exc:
+            log.info("could not delete %s, left by an interrupted write: %s", candidate, exc)
+            continue
+        removed.append(candidate)
+    return removed
+
+
+def process_running(pid: int) -> bool:
+    """Whether a process with this id exists (one of another user's counts as running)."""
+    if pid == os.getpid():
+        return True
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # no such process, or a number no process id can be
+        return False
+    except OSError:  # it exists but belongs to someone else
+        return True
+    return True

@@ -26,6 +26,7 @@ from engine.ingest.pdf import file_hash, open_pdf, refuse_hollow
 from engine.ingest.pipeline import IngestOptions, PdfParse
 from engine.ingest.worker import ParseJob, ParsePool, default_worker_count
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.sqlite import DiskFullError
 from engine.store import FileRecord, Library
 from engine.types import Document, DocumentStatus, IngestResult, Outcome, Page, Passage, document_id
 
@@ -228,6 +229,8 @@ class Importer:
             raise
         except IngestError as exc:
             return self._record_failure(item.path, exc.reason)
+        except DiskFullError:
+            raise  # already says where the disk is full and what to do
         except sqlite3.Error as exc:
             # The library cannot be written (a full disk, a file size limit, a failing drive):
             # nothing after this file could be stored either, so the batch stops here, cleanly.

@@ -245,8 +245,7 @@ class Engine(EngineSetup):
         """Write datastore ``name`` as a verified pack (manifest + database + index) to ``out``."""
         from engine.datastore.manage import pack_datastore
 
-        return pack_datastore(self.datastore_registry, name, Path(out).expanduser(), version=version,
-                              progress=progress, cancel=cancel)
+        return pack_datastore(self.datastore_registry, name, out, version=version, progress=progress, cancel=cancel)
 
     def install_datastore(self, location: str | Path, *, reembed: bool = False, replace: bool = False,
                           sha256: str | None = None, progress: ProgressCallback = no_progress,

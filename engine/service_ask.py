@@ -189,7 +189,7 @@ class _LibraryPassages:
     def _progress(self, report: Progress) -> None:
         if report.label.startswith("rerank"):
             self._stage("reranking")
-        elif report.stage == "spelling":  # "also searching for 'optomechanical' (typed ...)"
+        elif report.stage in ("spelling", "source"):  # "also searching for ..."; a broken datastore left out
             self._stage(report.label)
 
     def retrieve(self, query: str, k: int) -> list[SearchHit]:

@@ -115,6 +115,8 @@ class EngineSetup:
 
     def doctor(self) -> dict[str, Any]:
         """Versions, where data lives, which models were found, counts and integrity problems."""
+        from engine.datastore.manage import datastore_problems
+
         embedder = Path(self.settings.retrieval.embedder).expanduser() if self.settings.retrieval.embedder else \
             default_embedder_path()
         lm = self.model_file()
@@ -135,7 +137,8 @@ class EngineSetup:
             "ocr": ("tesseract found" if tesseract_available()
                     else "tesseract not installed (scanned pages are flagged)"),
             "counts": self.library.counts(),
-            "problems": self.library.check_integrity() + _settings_problems(self.settings),
+            "problems": (self.library.check_integrity() + _settings_problems(self.settings)
+                         + datastore_problems(self.paths.datastores)),
         }
 
 

@@ -12,6 +12,17 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
+from engine.disk import disk_full_message, is_disk_full
+from engine.errors import StoreError
+
+
+class DiskFullError(StoreError, sqlite3.OperationalError):
+    """A write transaction found no room on the disk; it was rolled back whole, and nothing else was lost.
+
+    Also an ``sqlite3.OperationalError``, so that code stopping a batch on any failed write (an
+    ingest) stops on this one too, while the message says what to do in the user's words.
+    """
+
 
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the database at ``path`` (created, with its folder, when missing)."""
@@ -57,17 +68,41 @@ def transaction(conn: sqlite3.Connection,
                 lock: AbstractContextManager[object] | None = None) -> Iterator[sqlite3.Connection]:
     """One write transaction (holding ``lock`` if given); rolled back on any error, cancellation included."""
     with lock if lock is not None else nullcontext():
-        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            _raise_if_disk_full(conn, exc)
+            raise
         try:
             yield conn
+        except sqlite3.Error as exc:
+            _rollback(conn)
+            _raise_if_disk_full(conn, exc)
+            raise
         except BaseException:
             _rollback(conn)
             raise
         try:
             conn.execute("COMMIT")
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
             _rollback(conn)
+            _raise_if_disk_full(conn, exc)
             raise
+
+
+def _raise_if_disk_full(conn: sqlite3.Connection, exc: sqlite3.Error) -> None:
+    """Raise :class:`DiskFullError` naming the database and its disk when ``exc`` says there was no room."""
+    if isinstance(exc, DiskFullError):
+        return
+    try:
+        rows = conn.execute("PRAGMA database_list").fetchall()
+        path = Path(next(row[2] for row in rows if row[1] == "main"))
+    except (sqlite3.Error, StopIteration):
+        path = Path()
+    folder = path.parent if path.name else Path.cwd()
+    if is_disk_full(exc, folder):
+        raise DiskFullError(disk_full_message(f"the changes to {path.name or 'its database'} (they were not "
+                                              "saved)", folder)) from None
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

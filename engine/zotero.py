@@ -93,6 +93,7 @@ def zotero_database(folder: Path) -> Path:
 # its author wrote whenever it is read, and a view over a recursive CTE never ends.
 _TABLES_READ = ("items", "itemData", "itemDataValues", "fields", "itemTypes", "itemAttachments", "creators",
                 "itemCreators", "creatorData", "creatorTypes", "collections", "collectionItems", "deletedItems")
+_TABLES_READ_LOWER = frozenset(name.lower() for name in _TABLES_READ)
 READ_SECONDS = 120.0  # a real library of 100,000 items reads in seconds; past this the file is not Zotero's
 _PROGRESS_STEPS = 10_000  # SQLite steps between two looks at the clock (and at Ctrl-C)
 
@@ -101,10 +102,13 @@ def _open(database: Path) -> sqlite3.Connection:
     uri = f"file:{quote(str(database.resolve()))}?mode=ro&immutable=1"
     try:
         conn = sqlite3.connect(uri, uri=True)
+        conn.text_factory = _text  # one field that is not UTF-8 must not stop the whole import
         conn.execute("PRAGMA trusted_schema=OFF")
+        # SQLite's names ignore case: a view named "itemdata" is what "FROM itemData" reads.
         not_tables = [f"{name} is a {'virtual table' if kind == 'table' else kind}"
                       for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master")
-                      if name in _TABLES_READ and (kind != "table" or (sql or "").upper().startswith("CREATE VIRTUAL"))]
+                      if str(name).lower() in _TABLES_READ_LOWER
+                      and (kind != "table" or (sql or "").upper().startswith("CREATE VIRTUAL"))]
         if not_tables:
             conn.close()
             raise ZoteroError(f"{database} is not a Zotero database Quire can read safely ({'; '.join(not_tables)}, "
@@ -115,6 +119,37 @@ def _open(database: Path) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise ZoteroError(f"{database} cannot be read as a Zotero database ({exc}).") from None
     return conn
+
+
+def _text(value: bytes) -> str:
+    """A text value of Zotero's database as str; bytes that are not UTF-8 become U+FFFD, not an error."""
+    return value.decode("utf-8", "replace")
+
+
+def _as_text(value: object) -> str | None:
+    """A value read where Zotero keeps text (a BLOB, a number, NULL there) as text, or None for NULL."""
+    if value is None or isinstance(value, str):
+        return value
+    return _text(value) if isinstance(value, bytes) else str(value)
+
+
+def _well_typed(rows: list[tuple], refused: list[ZoteroItem]) -> Iterator[tuple]:
+    """The attachment rows whose ids are whole numbers, text columns as text; each other row becomes an item
+    in ``refused`` that names the problem (reported as not added, while the rest is imported)."""
+    for item_id, parent_id, link_mode, content_type, path, key, library_id, modified, parent_modified, kind in rows:
+        key = _as_text(key) or "?"
+        wrong = [name for name, value in (("itemID", item_id), ("parentItemID", parent_id), ("linkMode", link_mode),
+                                          ("libraryID", library_id))
+                 if value is not None and (not isinstance(value, int) or isinstance(value, bool))]
+        if wrong or item_id is None:
+            refused.append(ZoteroItem(key=key, library_id=1, modified="", title="", authors=(), year=None, doi="",
+                                      collections=(), pdf=None, problem=(
+                                          f"Zotero's database holds a value of the wrong type in {', '.join(wrong)} "
+                                          "for this attachment, so it was skipped" if wrong else
+                                          "Zotero's database holds no id for this attachment, so it was skipped")))
+            continue
+        yield (item_id, parent_id, link_mode, _as_text(content_type), _as_text(path), key, library_id,
+               _as_text(modified), _as_text(parent_modified), _as_text(kind))
 
 
 def _bound(conn: sqlite3.Connection) -> None:
@@ -164,7 +199,9 @@ def _items(conn: sqlite3.Connection, data_folder: Path) -> Iterator[ZoteroItem]:
         f"LEFT JOIN items p ON p.itemID = a.{parent_column} LEFT JOIN itemTypes t ON t.itemTypeID = p.itemTypeID "
         "ORDER BY a.itemID").fetchall()
     pdfs_of_parent: dict[int, int] = {}  # how many PDFs of each parent came before
-    for item_id, parent_id, link_mode, content_type, path, key, library_id, modified, parent_modified, kind in rows:
+    refused: list[ZoteroItem] = []
+    for item_id, parent_id, link_mode, content_type, path, key, library_id, modified, parent_modified, kind in \
+            _well_typed(rows, refused):
         path = path or ""
         if item_id in trashed or (parent_id is not None and parent_id in trashed):
             continue
@@ -190,6 +227,7 @@ def _items(conn: sqlite3.Connection, data_folder: Path) -> Iterator[ZoteroItem]:
             authors=tuple(creators.get(source, ())), year=_year(data.get("date", "")),
             doi=(data.get("DOI") or "").strip(), collections=tuple(sorted(collections.get(source, ()))),
             pdf=pdf, problem=problem, venue=_venue(data))
+    yield from refused
 
 
 # Zotero's fields for where a paper appeared, by item type, most specific first.
@@ -212,7 +250,7 @@ def _fields(conn: sqlite3.Connection) -> dict[int, dict[str, str]]:
             "JOIN itemDataValues v ON v.valueID = d.valueID "
             "WHERE f.fieldName IN ('title', 'date', 'DOI', 'url', 'publicationTitle', 'proceedingsTitle', "
             "'conferenceName', 'bookTitle')"):
-        found.setdefault(item_id, {})[name] = str(value)
+        found.setdefault(item_id, {})[name] = _as_text(value) or ""
     return found
 
 
@@ -229,6 +267,7 @@ def _creators(conn: sqlite3.Connection) -> dict[int, list[str]]:
                     } if _has(conn, "creatorTypes") else set()
     names: dict[int, list[tuple[bool, str]]] = {}
     for item_id, first, last, field_mode, type_id in conn.execute(query):
+        first, last = _as_text(first), _as_text(last)  # a name stored as a BLOB or a number is still a name
         name = (last or "") if field_mode == 1 else " ".join(part for part in (first, last) if part)
         if name.strip():
             names.setdefault(item_id, []).append((not author_types or type_id in author_types, " ".join(name.split())))

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from engine.disk import write_replacing
+from engine.disk import remove_dead_temporaries, write_replacing
 from engine.errors import EngineError
 from engine.render.exports import FORMATS, export_documents
 from engine.service import Engine
@@ -37,6 +37,8 @@ def _export(engine: Engine, args: argparse.Namespace) -> int:
 def write_whole(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` all at once: a crash or a full disk leaves the old file, never half a new one."""
     try:
+        # What an export killed mid-write left in the user's folder goes first; nothing else removes it.
+        remove_dead_temporaries(path)
         write_replacing(path, text.encode("utf-8"), path.with_name(f".{path.name}.{os.getpid()}.tmp"))
     except OSError as exc:
         raise EngineError(f"Could not write {path} ({exc.strerror or exc}); choose another folder or free "

@@ -53,7 +53,7 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
 
 def _say_corrections(progress: Progress) -> None:
     """Spelling corrections go to stderr, so --json output stays one JSON list."""
-    if progress.stage == "spelling":
+    if progress.stage in ("spelling", "source"):  # a correction searched for; a broken datastore left out
         print(f"quire: {progress.label}", file=sys.stderr)
 
 

@@ -16,22 +16,11 @@ import shutil
 from pathlib import Path
 
 from engine.datastore.files import DATABASE_FILE
+from engine.disk import process_running
 
 log = logging.getLogger(__name__)
 
 _LEFTOVER = re.compile(r"^\.(installing|replaced)-(.+)-(\d+)$")
-
-
-def _running(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # it exists but belongs to someone else
-        return True
-    return True
 
 
 def recover_interrupted_installs(root: Path) -> list[str]:
@@ -42,7 +31,7 @@ def recover_interrupted_installs(root: Path) -> list[str]:
     done: list[str] = []
     for folder in sorted(root.iterdir()):
         match = _LEFTOVER.match(folder.name)
-        if match is None or not folder.is_dir() or _running(int(match.group(3))):
+        if match is None or not folder.is_dir() or process_running(int(match.group(3))):
             continue
         kind, name = match.group(1), match.group(2)
         target = root / name

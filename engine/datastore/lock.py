@@ -10,6 +10,7 @@ says who holds it, so the second writer can tell the user, and is deleted when t
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import sys
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from engine.disk import disk_full_message, is_disk_full
 from engine.errors import EngineError
 
 log = logging.getLogger(__name__)
@@ -35,10 +37,9 @@ def datastore_lock(root: Path, name: str, action: str) -> Iterator[None]:
         return
     import fcntl
 
-    root.mkdir(parents=True, exist_ok=True)
     path = root / f".{name}.lock"
     while True:
-        handle = path.open("a+", encoding="utf-8")
+        handle = _open_lock_file(path, name)
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -60,6 +61,22 @@ def datastore_lock(root: Path, name: str, action: str) -> Iterator[None]:
             path.unlink()  # while still held, so that no one can lock this file and believe it guards
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
         handle.close()
+
+
+def _open_lock_file(path: Path, name: str) -> IO[str]:
+    """The lock file, created with its folder if need be; a library that cannot be written says so in words."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path.open("a+", encoding="utf-8")
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise EngineError(disk_full_message(f"the lock file of the datastore {name!r}", path.parent)) from None
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise EngineError(f"The library {path.parent.parent} is read-only (its datastores folder cannot be "
+                              f"written: {exc.strerror}), so its datastores can be searched but none can be added, "
+                              "embedded, installed or removed (nothing is damaged). Make the folder writable, or copy "
+                              "the library somewhere that is and use that folder with --home.") from None
+        raise
 
 
 def _note_holder(handle: IO[str], action: str) -> None:

@@ -8,18 +8,23 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from engine.datastore.contents import ContentProblem, check_contents
+from engine.datastore.files import DATABASE_FILE
 from engine.datastore.importer import ImportReport, import_jsonl
 from engine.datastore.lock import datastore_lock
 from engine.datastore.manifest import Manifest, PackError
 from engine.datastore.pack import build_pack, install_pack, read_pack_manifest, sha256_of
 from engine.datastore.reader import DatastoreInputError, JsonLinesReader
 from engine.datastore.registry import DatastoreRegistry, check_name
+from engine.datastore.store import DatastoreStore
+from engine.errors import EngineError
 from engine.progress import CancelToken, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
@@ -110,11 +115,44 @@ def datastore_infos(registry: DatastoreRegistry) -> list[DatastoreInfo]:
     return [datastore_info(registry, name) for name in registry.names()]
 
 
-def pack_datastore(registry: DatastoreRegistry, name: str, out: Path, *, version: str | None = None,
+def datastore_problems(root: Path, seconds_each: float = 30.0) -> list[str]:
+    """What would make a search leave a datastore under ``root`` out: it does not open, or a value in it cannot
+    be searched (each read bounded by ``seconds_each`` plus a second per 20 MB)."""
+    if not root.is_dir():
+        return []
+    try:
+        databases = sorted(folder / DATABASE_FILE for folder in root.iterdir()
+                           if not folder.name.startswith(".") and (folder / DATABASE_FILE).is_file())
+    except OSError as exc:
+        return [f"the datastores folder {root} cannot be read ({exc.strerror}); searches leave every datastore out."]
+    problems = []
+    for database in databases:
+        name = database.parent.name
+        try:
+            DatastoreStore(database).close()  # the schema check every search makes first
+            check_contents(database, seconds_each + database.stat().st_size / 20e6)
+        except (EngineError, ContentProblem, OSError) as exc:
+            problems.append(f"datastore {name!r} cannot be searched ({exc}); searches leave it out. Remove it "
+                            f"(`quire datastore remove {name}`) and install it again from a good pack.")
+    return problems
+
+
+def pack_datastore(registry: DatastoreRegistry, name: str, out: str | Path, *, version: str | None = None,
                    progress: ProgressCallback = no_progress,
                    cancel: CancelToken | None = None) -> tuple[Path, Manifest]:
-    """Write a pack of datastore ``name`` to ``out`` (a file path, or a folder to put it in)."""
-    return build_pack(registry.source(name), out, version=version, progress=progress, cancel=cancel)
+    """Write a pack of datastore ``name`` to ``out`` (a file path, or a folder to put it in).
+
+    ``packs/`` (ending in a separator) is a folder even before it exists: Path() drops the slash,
+    and the pack would otherwise be written as a file named ``packs``.
+    """
+    path = Path(out).expanduser()
+    if isinstance(out, str) and out.endswith(("/", os.sep)):
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise PackError(f"{path} is a file, not a folder; give a folder to write the pack in, or a file name "
+                            "ending in .quirepack.") from None
+    return build_pack(registry.source(name), path, version=version, progress=progress, cancel=cancel)
 
 
 def install_datastore(registry: DatastoreRegistry, location: str, *, configured_model: Callable[[], str],
@@ -148,9 +186,7 @@ def install_datastore(registry: DatastoreRegistry, location: str, *, configured_
             manifest = install_pack(pack, registry.root, configured_model=configured_model, reembed=reembed,
                                     replace=replace, progress=progress, cancel=cancel,
                                     before_replace=registry.forget)
-            source = registry.source(manifest.name)
-            source.store.set_meta(version=manifest.version)
-            source.build_postings(progress, cancel)
+            registry.source(manifest.name)  # opens as every search will (install_pack built its postings)
     finally:
         if downloaded is not None:
             shutil.rmtree(downloaded.parent, ignore_errors=True)

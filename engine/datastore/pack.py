@@ -14,19 +14,24 @@ replaced by a complete one.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
 import logging
+import lzma
 import os
 import shutil
 import tarfile
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 import engine
+from engine.datastore.contents import ContentProblem, check_contents
 from engine.datastore.manifest import (
     MANIFEST_NAME,
     MAX_MANIFEST_BYTES,
@@ -40,9 +45,11 @@ from engine.datastore.manifest import (
 from engine.datastore.registry import DATABASE_FILE, INDEX_FILE, check_name
 from engine.datastore.source import DatastoreSource
 from engine.datastore.store import DatastoreStore
+from engine.embed import Embedder
 from engine.errors import EngineError, IndexCorruptError
 from engine.index.storage import load_index
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.retrieve.postings import PostingsError
 
 log = logging.getLogger(__name__)
 
@@ -132,22 +139,43 @@ def _sniff(path: Path) -> None:
     if lowered.startswith(_HTML_STARTS):
         raise PackError(f"{path} is a web page, not a datastore pack: the URL probably leads to a download page or "
                         "a login; use the direct link to the .quirepack file.")
-    if not tarfile.is_tarfile(path):
+    with _reading(path):
+        is_tar = tarfile.is_tarfile(path)
+    if not is_tar:
         raise PackError(f"{path} is not a Quire datastore pack (not a tar archive). To import JSON lines use "
                         "`quire datastore add FILE --name NAME`.")
 
 
 def read_pack_manifest(pack: Path) -> Manifest:
     """The manifest of a pack file or unpacked pack folder, without reading its data."""
+    _check_regular_file(pack)
     if pack.is_dir():
         path = pack / MANIFEST_NAME
         if not path.is_file():
             raise PackError(f"{pack} has no {MANIFEST_NAME}; it is not an unpacked datastore pack.")
         return parse_manifest(path.read_bytes()[:MAX_MANIFEST_BYTES], str(pack))
     _sniff(pack)
-    with tarfile.open(pack, "r:*") as archive:
+    with _reading(pack), tarfile.open(pack, "r:*") as archive:
         first = archive.next()
         return _manifest_member(archive, first, pack)
+
+
+@contextmanager
+def _reading(pack: Path) -> Iterator[None]:
+    """Turn the ways a damaged archive fails to read (cut short, a lying size header) into one clear refusal."""
+    try:
+        yield
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError) as exc:
+        raise PackError(f"{pack} is damaged or incomplete ({exc or type(exc).__name__}): the archive ends early or "
+                        "its headers contradict its data. Download or build the pack again; nothing was "
+                        "installed.") from None
+
+
+def _check_regular_file(pack: Path) -> None:
+    """Refuse a named pipe, a device or a socket before opening it: reading one would hang or never end."""
+    if pack.exists() and not pack.is_dir() and not pack.is_file():
+        raise PackError(f"{pack} is not a regular file (a named pipe, a device or a socket); give a .quirepack file "
+                        "or an unpacked pack folder.")
 
 
 def _manifest_member(archive: tarfile.TarFile, member: tarfile.TarInfo | None, pack: Path) -> Manifest:
@@ -200,6 +228,7 @@ def install_pack(pack: Path, root: Path, *, configured_model: Callable[[], str],
         if reembed or manifest.embedding_model is None:
             (staging / INDEX_FILE).unlink(missing_ok=True)
         _check_index(staging, manifest, pack)
+        _prepare(staging, manifest, pack, progress, cancel)
         if before_replace is not None:
             before_replace(name)
         _move_into_place(staging, target)
@@ -213,7 +242,7 @@ def _unpack(pack: Path, manifest: Manifest, staging: Path, progress: ProgressCal
             cancel: CancelToken | None) -> None:
     seen: set[str] = set()
     done = 0
-    with tarfile.open(pack, "r:*") as archive:
+    with _reading(pack), tarfile.open(pack, "r:*") as archive:
         _manifest_member(archive, archive.next(), pack)
         while (member := archive.next()) is not None:
             name = member.name
@@ -278,7 +307,8 @@ def _check_all_present(manifest: Manifest, seen: set[str], pack: Path) -> None:
 
 
 def _check_database(staging: Path, manifest: Manifest, pack: Path) -> None:
-    if manifest.file(DATABASE_FILE) is None:
+    database = manifest.file(DATABASE_FILE)
+    if database is None:
         raise PackError(f"{pack}: the manifest lists no {DATABASE_FILE}; this is not a datastore pack.")
     try:
         store = DatastoreStore(staging / DATABASE_FILE)  # refuses a schema Quire did not write
@@ -300,6 +330,16 @@ def _check_database(staging: Path, manifest: Manifest, pack: Path) -> None:
     if records != manifest.record_count:
         raise PackError(f"{pack}: the database holds {records:,} records but the manifest promises "
                         f"{manifest.record_count:,}; refusing the pack.")
+    # Every value a search will read is read once now: a pack that installs can never break search.
+    try:
+        # The size was checked against its sha256 as it was unpacked: the file's, not the pack maker's word.
+        held = check_contents(staging / DATABASE_FILE, _CHECK_SECONDS + database.size / 20e6)
+    except ContentProblem as exc:
+        raise PackError(f"{pack}: the datastore database in the pack cannot be searched ({exc}); it is damaged or "
+                        "was altered. Download or build the pack again.") from None
+    if held.passages != manifest.passage_count:
+        raise PackError(f"{pack}: the database holds {held.passages:,} passages but the manifest promises "
+                        f"{manifest.passage_count:,}; refusing the pack.")
 
 
 def _check_index(staging: Path, manifest: Manifest, pack: Path) -> None:
@@ -319,6 +359,25 @@ def _check_index(staging: Path, manifest: Manifest, pack: Path) -> None:
     if wrong:
         raise PackError(f"{pack}: the pack contradicts itself ({'; '.join(wrong)}); it is damaged or was altered. "
                         "Download or build it again, or install it with --reembed to embed its passages here.")
+
+
+def _prepare(staging: Path, manifest: Manifest, pack: Path, progress: ProgressCallback,
+             cancel: CancelToken | None) -> None:
+    """Record the pack's version and build the BM25 postings in the staging folder, before it is moved into
+    place: what fails here (a search index that does not fit its passages) leaves nothing installed."""
+    source = DatastoreSource(manifest.name, staging, _no_embedder)
+    try:
+        source.store.set_meta(version=manifest.version)
+        source.build_postings(progress, cancel)
+    except (EngineError, PostingsError) as exc:
+        raise PackError(f"{pack}: the search index in the pack cannot be used ({exc}); download or build the pack "
+                        "again.") from None
+    finally:
+        source.close()
+
+
+def _no_embedder() -> Embedder:
+    raise EngineError("no embedding model is used while a pack is installed")
 
 
 def _move_into_place(staging: Path, target: Path) -> None:

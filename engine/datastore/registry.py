@@ -64,8 +64,12 @@ class DatastoreRegistry:
         """Installed datastores (folders holding a datastore database), sorted by name."""
         if not self.root.is_dir():
             return []
-        return sorted(p.name for p in self.root.iterdir()
-                      if p.is_dir() and _NAME.match(p.name) and (p / DATABASE_FILE).is_file())
+        try:
+            return sorted(p.name for p in self.root.iterdir()
+                          if p.is_dir() and _NAME.match(p.name) and (p / DATABASE_FILE).is_file())
+        except OSError as exc:
+            raise EngineError(f"Quire may not read its datastores folder {self.root} ({exc.strerror}); give your "
+                              "user read and write access to it (chmod u+rwx), or move it aside.") from None
 
     def exists(self, name: str) -> bool:
         return (self.folder(name) / DATABASE_FILE).is_file()
@@ -106,7 +110,12 @@ class DatastoreRegistry:
     def sources(self) -> list[DatastoreSource]:
         """Every installed datastore, opened; one that cannot be opened is logged and left out."""
         opened = []
-        for name in self.names():
+        try:
+            names = self.names()
+        except EngineError as exc:  # the library is still searched, without its datastores
+            log.warning("datastores left out of search: %s", exc)
+            return []
+        for name in names:
             try:
                 opened.append(self.source(name))
             except EngineError as exc:

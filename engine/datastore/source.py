@@ -341,6 +341,6 @@ def _json_list(values: Collection[str]) -> str:
 def _json_loads_list(value: str) -> list[str]:
     try:
         loaded = json.loads(value or "[]")
-    except ValueError:
+    except (ValueError, RecursionError):  # install refuses both; a datastore from before that check may hold them
         return []
     return [str(item) for item in loaded] if isinstance(loaded, list) else []

@@ -88,6 +88,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
 # SQLite virtual-machine steps between two calls of the progress handler (a few per millisecond).
 _PROGRESS_STEPS = 20_000
 _FTS5 = re.compile(r"^CREATE\s+VIRTUAL\s+TABLE\s+\S+\s+USING\s+fts5\s*\(", re.I)
+_CONTENTLESS = re.compile(r"\bcontent\s*=\s*(''|\"\")", re.I)
 
 
 def _expected_schema() -> dict[str, tuple[str, set[str]]]:
@@ -119,6 +120,7 @@ def check_schema(conn: sqlite3.Connection, path: Path) -> None:
         return
     problems: list[str] = []
     found: dict[str, str] = {}
+    sql_of = {name: sql or "" for _kind, name, sql in objects}
     for kind, name, sql in objects:
         if kind in ("view", "trigger"):
             problems.append(f"it defines a {kind} {name!r}")
@@ -130,6 +132,9 @@ def check_schema(conn: sqlite3.Connection, path: Path) -> None:
             continue  # an older or partial database: _ensure_schema adds it, or reading it fails cleanly
         if found[name] != kind:
             problems.append(f"{name!r} is not a plain {'FTS5 index' if kind == 'fts5' else 'table'}")
+        elif kind == "fts5" and not _CONTENTLESS.search(sql_of[name]):
+            # An index reading its text from another table would read whatever that table holds.
+            problems.append(f"{name!r} is not a contentless FTS5 index")
         else:
             have = {row[1] for row in conn.execute(f'PRAGMA table_info("{name}")')}
             if not columns <= have:

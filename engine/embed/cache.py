@@ -7,6 +7,8 @@ only code that opens it.
 
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -17,6 +19,8 @@ import numpy as np
 from engine.disk import OPEN_ROOM, disk_full_message, is_disk_full
 from engine.errors import StoreError
 from engine.sqlite import connect, connect_read_only, transaction, use_wal, writable_place
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 # SQLite's default limit on bound parameters is 32766 on modern builds but 999 on old ones.
@@ -66,7 +70,13 @@ class EmbeddingCache:
     @staticmethod
     def _open_read_only(path: Path) -> sqlite3.Connection:
         try:
-            if path.is_file():
+            if path.is_file() and not os.access(path, os.R_OK):
+                # Not a read-only disk: a file this user may not read (mode 000). The cache is only a
+                # cache, so search goes on without it (keyword search and the saved index still work).
+                log.warning("Quire may not read the embedding cache %s (permission denied), so searches go on "
+                            "without its vectors and new ones are not kept; give your user read and write access "
+                            "to it (chmod u+rw).", path)
+            elif path.is_file():
                 return connect_read_only(path)
             conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             conn.executescript(_SCHEMA)  # no cache there yet: every vector is a miss

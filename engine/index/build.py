@@ -7,13 +7,14 @@ sound and was built by the current model, and otherwise rebuilds it from the cac
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from engine.errors import IndexCorruptError
+from engine.errors import EngineError, IndexCorruptError
 from engine.index.faiss_index import FaissIndex, FlatIndex, IVFIndex
 from engine.index.storage import load_index, save_index
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
@@ -128,5 +129,12 @@ def open_or_rebuild(path: Path, model_id: str, dimension: int, vectors_source: V
         log.warning("rebuilding the vector index: %s", exc)
     index = build_index(model_id, dimension, vectors_source(), progress, cancel, flat_limit,
                         expected_count=expected_count)
-    save_index(index, path)
+    try:
+        save_index(index, path)
+    except (OSError, EngineError) as exc:
+        # A read-only library (or a full disk): the rebuilt index serves this process from memory,
+        # and is rebuilt from the cache again next time; a search must not fail for want of a file.
+        read_only = isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+        level = logging.INFO if read_only else logging.WARNING  # a read-only library: expected, not news
+        log.log(level, "the rebuilt vector index could not be saved to %s (%s); using it without saving", path, exc)
     return index

@@ -32,8 +32,10 @@ from engine.tuning import RETRIEVAL
 # Longer queries are cut: 10,000 characters of text would otherwise become a 1,500-term OR
 # that costs seconds per search and ranks no better than its first few dozen distinct words.
 MAX_TERMS = 48
-# A "word" longer than this is a hash, a URL fragment or garbage; FTS5 would never match it.
-MAX_TERM_LENGTH = 64
+# FTS5 indexes a word of any length (its Porter stemmer leaves words over 64 characters as they are),
+# and researchers search for long ones: a 70-base DNA sequence, a SHA-512 hash, an 80-digit number.
+# Only a "word" longer than this (a pasted blob) is left out of the query.
+MAX_TERM_LENGTH = 1000
 # Questions arrive as sentences; anything longer than this is cut before tokenizing.
 MAX_QUERY_CHARS = 20_000
 

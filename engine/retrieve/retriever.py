@@ -24,16 +24,18 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import TypeVar
 
 import faiss
 import numpy as np
 
 from engine.embed import Embedder
-from engine.errors import EngineError
+from engine.errors import Cancelled, EngineError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.protocols import NoReranker, Reranker
 from engine.retrieve.dedupe import (
@@ -56,6 +58,7 @@ from engine.types import LIBRARY_SOURCE, SearchHit
 log = logging.getLogger(__name__)
 
 _SEP = "\x1f"  # joins source name and passage id into one key: ids are unique only within a source
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,8 @@ class Retriever:
         self.reranker = reranker or NoReranker()
         self.options = options or RetrievalOptions()
         self.speller = SpellingCorrector(self.sources)
+        self.left_out: dict[str, str] = {}  # datastores that failed during this search, with why
+        self._report: ProgressCallback = no_progress
 
     def search(self, query: str, k: int = 10, doc_ids: Collection[str] | None = None,
                progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> list[SearchHit]:
@@ -124,6 +129,7 @@ class Retriever:
         query = check_query(query)
         if k <= 0:
             return []
+        self._report = progress
         options = self.options
         scope = set(doc_ids) if doc_ids is not None else None
         rewrites: list[str] = []
@@ -237,32 +243,64 @@ class Retriever:
             return reciprocal_rank_fusion(lists, options.rrf_k, options.weights)
         return score_fusion(lists, options.weights, options.fusion)
 
+    def _answer(self, source: PassageSource, call: Callable[[], list[_T]]) -> list[_T]:
+        """``call()`` on ``source``; a datastore that fails is left out of the rest of this search (and gives []).
+
+        One damaged datastore (whatever it raises: a database error, bad text, a runaway value) must
+        not take the library and the other datastores down with it; the library's own errors are
+        real failures of the search and are raised.
+        """
+        if source.name == LIBRARY_SOURCE:
+            return call()
+        try:
+            return call()
+        except Cancelled:
+            raise
+        except Exception as exc:  # any failure of one datastore is isolated (see above)
+            reason = str(exc) or type(exc).__name__
+            if len(reason) > 300:
+                reason = reason[:297] + "..."
+            self.left_out[source.name] = reason
+            if source in self.sources:
+                self.sources.remove(source)  # the speller shares this list
+            log.warning("datastore %s left out of this search: %s", source.name, reason)
+            self._report(Progress("source", 1, 1, f"the datastore {source.name!r} was left out of this search "
+                                  f"because it failed ({reason}); `quire doctor` checks it, and `quire datastore "
+                                  f"remove {source.name}` removes it"))
+            return []
+
     def _lexical(self, fts_query: str, n: int, scope: Collection[str] | None) -> list[ScoredId]:
-        per_source = [[(_key(s.name, pid), score) for pid, score in s.lexical(fts_query, n, scope)]
-                      for s in self.sources]
+        per_source = [[(_key(s.name, pid), score) for pid, score in self._answer(
+                       s, partial(s.lexical, fts_query, n, scope))] for s in list(self.sources)]
         return merge_by_score(per_source, n)
 
     def _dense(self, vector: np.ndarray, n: int, scope: Collection[str] | None) -> list[ScoredId]:
         per_source = []
-        for source in self.sources:
-            try:
-                with single_threaded_faiss():
-                    found = source.dense(vector, n, scope)
-            except EngineError as exc:
-                # A source whose index cannot serve this model (being rebuilt, another model) still
-                # answers by BM25; say so in the log rather than failing the whole search.
-                log.warning("dense search skipped for %s: %s", source.name, exc)
-                continue
+        for source in list(self.sources):
+            found = self._answer(source, partial(self._dense_of, source, vector, n, scope))
             per_source.append([(_key(source.name, pid), score) for pid, score in found])
         return merge_by_score(per_source, n)
+
+    @staticmethod
+    def _dense_of(source: PassageSource, vector: np.ndarray, n: int, scope: Collection[str] | None) -> list[ScoredId]:
+        try:
+            with single_threaded_faiss():
+                return source.dense(vector, n, scope)
+        except Cancelled:
+            raise
+        except EngineError as exc:
+            # A source whose index cannot serve this model (being rebuilt, another model) still
+            # answers by BM25; say so in the log rather than failing the whole search.
+            log.warning("dense search skipped for %s: %s", source.name, exc)
+            return []
 
     def _resolve(self, fused: Sequence[ScoredId], ranks: Mapping[str, Mapping[str, int]]) -> list[SearchHit]:
         """SearchHits for fused keys, in fused order, with their fused score and per-retriever ranks."""
         wanted = _by_source(key for key, _ in fused)
         found: dict[str, SearchHit] = {}
-        for source in self.sources:
+        for source in list(self.sources):
             if source.name in wanted:
-                for hit in source.hits(wanted[source.name]):
+                for hit in self._answer(source, partial(source.hits, wanted[source.name])):
                     found[_key(source.name, hit.passage_id)] = hit
         hits = []
         for key, score in fused:
