@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import re
 
+from engine.text.titles import TITLE_SMALL_WORDS
+
 _PREFIX = re.compile(r"^\s*document\s*:\s*", re.IGNORECASE)
-# Words that Title Case leaves lowercase; anything else lowercase belongs to a sentence.
-_TITLE_SMALL_WORDS = frozenset(
-    "a an the of for and or nor but in on at to by via from with without into onto over under as "
-    "using towards toward through vs vs. versus is are be per upon than".split())
 # Words that open an abstract's first sentence but never end a title.
 _SENTENCE_OPENERS = frozenset("The A An Although Though While Whereas Despite However Recently Since Because "
                               "Unlike".split())
@@ -76,11 +74,11 @@ def split_glued_title(title: str) -> tuple[str, str]:
 
 
 def _is_content_lowercase(word: str) -> bool:
-    return _starts_lowercase(word) and word.lower().strip(",.;:") not in _TITLE_SMALL_WORDS
+    return _starts_lowercase(word) and word.lower().strip(",.;:") not in TITLE_SMALL_WORDS
 
 
 def _is_small(word: str) -> bool:
-    return _starts_lowercase(word) and word.lower() in _TITLE_SMALL_WORDS
+    return _starts_lowercase(word) and word.lower() in TITLE_SMALL_WORDS
 
 
 def _sentence_like(words: list[str]) -> bool:
