@@ -72,3 +72,21 @@ def test_a_list_item_number_opens_its_item_not_the_lead_in() -> None:
         "2. A lexical constraint [1]."]
     ends = "The value was 2. It rose."
     assert [ends[s.start:s.end] for s in split_spans(ends)] == ["The value was 2.", "It rose."]
+
+
+def test_the_model_is_never_shown_the_glued_digits_and_the_digest_shows_the_quote_without_them() -> None:
+    from engine.bibliography import Bibliography
+    from engine.synthesis.digest import quote_sentence
+    from engine.synthesis.evidence import Quote
+    from engine.synthesis.prompts import evidence_block
+    from engine.types import Reference
+
+    start = S2ORC_EXTRACTED.index("The name")
+    end = S2ORC_EXTRACTED.index("Semantic Scholar.") + len("Semantic Scholar.")
+    quote = Quote(1, start, end, S2ORC_EXTRACTED[start:end], 1.0, 1.0)
+    block = evidence_block([quote], {1: "S2ORC"})
+    assert "7pronounced" not in block and "8The" not in block and "pronounced “stork” The papers" in block
+    reference = Reference(1, "p1", "d1", "library", Bibliography("S2ORC"), S2ORC_EXTRACTED, page=1)
+    sentence = quote_sentence(quote, {1: reference}, 0)
+    assert "7pronounced" not in sentence.text and "pronounced “stork”" in sentence.text
+    assert sentence.citations[0].quote == S2ORC_EXTRACTED[start:end]  # verbatim: the highlight still finds it
