@@ -7,7 +7,9 @@ no support. A model able to write also reads better: on HealthVer pairs it order
 refuted ones with ROC AUC 0.83 against the cross-encoder's 0.56 (``benchmarks/lm_judge.py``,
 docs/verification.md). It is also 2 s a pair on a 2-core CPU, so it reads only what the cross-encoder
 did not support, and never what a deterministic check vetoed (a changed number, a dropped "not"): those
-verdicts stand.
+verdicts stand. Where reading is cheap (:func:`reads_every_sentence`: the model runs on a GPU, where a read
+costs ~10 ms, or its reads have been measured under ``CHEAP_READ_SECONDS``), it reads every written
+sentence against its cited passage, and its verdict is the one shown.
 
 One prompt per (sentence, passage): three worked examples, the passage and the claim, then "Reply Fully,
 Partially or No"; the reply is read from the first token's probabilities (nothing is generated), and
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from engine.errors import GenerationError
 from engine.protocols import ChatMessage, ScoresReplies
@@ -32,6 +35,22 @@ REPLIES = ("Fully", "Partially", "No")
 # seldom answers "Fully", so its scores are low; what matters is that they rank (AUC 0.81 there).
 SUPPORTED = CITATION.reader_supported
 MAX_PASSAGE_CHARS = 1500  # a ~250-word passage whole; longer ones are cut (the prompt must fit 2k tokens)
+# A read this fast makes reading every sentence of an answer cost under a second (a 10-sentence answer,
+# one cited passage each); a 2-core CPU takes ~2 s a read, an H100 ~10 ms (docs/verification.md).
+CHEAP_READ_SECONDS = 0.05
+_fastest_read: dict[str, float] = {}  # model id -> the fastest read seen in this process, in seconds
+
+
+def reads_every_sentence(offloaded: bool, seconds_per_read: float | None) -> bool:
+    """Whether the writer reads every written sentence against its cited passage (not only those the
+    judge leaves unsupported): when the model runs on a GPU, or a read has been measured to be cheap.
+    On a CPU, where a read costs seconds, only the doubtful sentences are read."""
+    return offloaded or (seconds_per_read is not None and seconds_per_read < CHEAP_READ_SECONDS)
+
+
+def measured_read_seconds(model_id: str) -> float | None:
+    """The fastest read of this model measured so far in this process (None before the first read)."""
+    return _fastest_read.get(model_id)
 
 
 def messages(claim: str, passage: str) -> list[ChatMessage]:
@@ -68,13 +87,20 @@ class SupportReader:
         key = (claim, passage)
         with self._lock:
             if key not in self._scores:
+                started = time.perf_counter()
                 try:
                     self._scores[key] = support_score(self.lm, claim, passage)
+                    self._record(time.perf_counter() - started)
                 except GenerationError as exc:  # a passage too long for the context included
                     log.warning("the model could not read a passage against a sentence (%s)", exc)
                     self._scores[key] = None
                 self.reads += 1
             return self._scores[key]
+
+    def _record(self, seconds: float) -> None:
+        """Keep the fastest read of this model: the start-up cost of a first prompt is not its price."""
+        model_id = str(getattr(self.lm, "model_id", "") or id(self.lm))
+        _fastest_read[model_id] = min(seconds, _fastest_read.get(model_id, seconds))
 
     def __call__(self, claim: str, passage: str) -> float | None:
         score = self.score(claim, passage)
