@@ -11,10 +11,13 @@ from typing import Any
 from PySide6.QtCore import QUrl
 
 from engine.bibliography import Bibliography
-from engine.cite.claims import CLOSEST_SHOWN, NOT_STATED_HERE
 from engine.types import Citation, Reference
 
 CHECK_SCHEME, CHECK_HOST = "quire", "check"
+# As `quire check` shows them (engine.cite.claims.CLOSEST_SHOWN and NOT_STATED_HERE; the UI reaches the
+# engine only through its client, so the two values are repeated here).
+CLOSEST_SHOWN = 3
+NOT_STATED_HERE = "not stated here"
 _SUPPORT_WORDS = {"supported": "supports it", "partial": "partly supports it", "contradicted": "contradicts it",
                   "unsupported": NOT_STATED_HERE}
 

@@ -89,6 +89,9 @@ class LlamaModel:
         self.repeat_penalty = repeat_penalty
         # Layers asked on the GPU (-1: all); they run there only when this llama.cpp build can offload.
         self.gpu_layers = gpu_layers
+        # The fastest support read of this model so far (engine/synthesis/support_reader.py): whether reading
+        # every written sentence is cheap enough to do.
+        self.fastest_read_seconds: float | None = None
         self._lock = threading.Lock()
         with capture_llama_log() as load_log:
             try:

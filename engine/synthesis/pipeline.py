@@ -211,7 +211,7 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
         else None
     # Where a read is cheap (a GPU), the model reads every sentence, not only the doubtful ones.
     read_every = reader is not None and reads_every_sentence(bool(getattr(lm, "offloaded", False)),
-                                                             measured_read_seconds(lm.model_id))
+                                                             measured_read_seconds(lm))
     sentences, headings, report = verify_draft(outcome, scorer, given, rects_for, cancel, reader, read_every)
     clock.lap("verifying")
     if outcome.cancelled:

@@ -38,7 +38,6 @@ MAX_PASSAGE_CHARS = 1500  # a ~250-word passage whole; longer ones are cut (the 
 # A read this fast makes reading every sentence of an answer cost under a second (a 10-sentence answer,
 # one cited passage each); a 2-core CPU takes ~2 s a read, an H100 ~10 ms (docs/verification.md).
 CHEAP_READ_SECONDS = 0.05
-_fastest_read: dict[str, float] = {}  # model id -> the fastest read seen in this process, in seconds
 
 
 def reads_every_sentence(offloaded: bool, seconds_per_read: float | None) -> bool:
@@ -48,9 +47,11 @@ def reads_every_sentence(offloaded: bool, seconds_per_read: float | None) -> boo
     return offloaded or (seconds_per_read is not None and seconds_per_read < CHEAP_READ_SECONDS)
 
 
-def measured_read_seconds(model_id: str) -> float | None:
-    """The fastest read of this model measured so far in this process (None before the first read)."""
-    return _fastest_read.get(model_id)
+def measured_read_seconds(lm: object) -> float | None:
+    """The fastest read of this loaded model so far (None before its first read, or for a model that does
+    not keep the measurement: only a real llama.cpp model's time says what a read costs)."""
+    seconds = getattr(lm, "fastest_read_seconds", None)
+    return float(seconds) if seconds is not None else None
 
 
 def messages(claim: str, passage: str) -> list[ChatMessage]:
@@ -98,9 +99,11 @@ class SupportReader:
             return self._scores[key]
 
     def _record(self, seconds: float) -> None:
-        """Keep the fastest read of this model: the start-up cost of a first prompt is not its price."""
-        model_id = str(getattr(self.lm, "model_id", "") or id(self.lm))
-        _fastest_read[model_id] = min(seconds, _fastest_read.get(model_id, seconds))
+        """Keep the fastest read on the model itself (a loaded LlamaModel keeps it for later answers): the
+        start-up cost of a first prompt is not its price."""
+        if hasattr(self.lm, "fastest_read_seconds"):
+            known = measured_read_seconds(self.lm)
+            self.lm.fastest_read_seconds = seconds if known is None else min(known, seconds)
 
     def __call__(self, claim: str, passage: str) -> float | None:
         score = self.score(claim, passage)

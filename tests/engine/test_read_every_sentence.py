@@ -68,3 +68,21 @@ def test_reading_every_sentence_the_readers_no_is_the_verdict_shown() -> None:
     [sentence] = verify_text(STATED, sources(), scorer(), reader=reader, read_every=True, report=report)
     assert sentence.support == "unsupported" and not sentence.citations
     assert report.dropped == 1 and not sentence.contradictions  # not read as support is not "says otherwise"
+
+
+def test_a_read_is_measured_on_the_loaded_model_that_keeps_it_and_on_no_other() -> None:
+    from engine.synthesis.support_reader import SupportReader, measured_read_seconds
+
+    class Replies:
+        def reply_probabilities(self, _messages: object, replies: object) -> list[float]:
+            return [0.9, 0.05, 0.05]
+
+    class Kept(Replies):
+        fastest_read_seconds: float | None = None
+
+    kept, plain = Kept(), Replies()
+    SupportReader(kept)("A claim.", S2ORC)  # type: ignore[arg-type]
+    SupportReader(plain)("A claim.", S2ORC)  # type: ignore[arg-type]
+    seconds = measured_read_seconds(kept)
+    assert seconds is not None and seconds < CHEAP_READ_SECONDS  # a stand-in reads in no time
+    assert measured_read_seconds(plain) is None  # a model that keeps no time never switches the rule

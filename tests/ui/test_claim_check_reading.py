@@ -32,3 +32,11 @@ def test_when_a_passage_supports_the_claim_the_others_are_not_listed() -> None:
     html = check_html("SPECTER is trained on citation triplets.", [supported, *READ])
     assert "Closest passages read" not in html and "not stated here" not in html
     assert ClaimCheck("x", (supported, *READ)).closest() == []
+
+
+def test_the_app_and_quire_check_show_the_same_closest_passages_in_the_same_words() -> None:
+    import engine.cite.claims as engine_side
+    import ui.claim_check as app_side
+
+    assert app_side.CLOSEST_SHOWN == engine_side.CLOSEST_SHOWN
+    assert app_side.NOT_STATED_HERE == engine_side.NOT_STATED_HERE
