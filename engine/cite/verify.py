@@ -36,6 +36,8 @@ from engine.types import AnswerSentence, Citation, PageRect, Reference
 
 UNCHECKED = "unchecked"  # no judge could be loaded: a citation shown as written, never called supported
 RectsFor = Callable[[str, int, int], tuple[PageRect, ...]]  # (passage id, start, end) -> boxes
+# (sentence, passage) -> True when a capable reader reads the passage as not saying the sentence
+Veto = Callable[[str, str], bool]
 READER_PASSAGES = CITATION.reader_passages  # per unsupported sentence: each read costs seconds on a CPU
 
 
@@ -88,19 +90,19 @@ def quote_citation(reference: Reference, start: int, end: int, score: float, rec
 def verify_sentence(sentence: str, sources: Mapping[int, Reference], scorer: SupportScorer,
                     rects_for: RectsFor = no_rects, insert: bool = True, section: int = 0,
                     report: VerifyReport | None = None, aliases: Mapping[str, str] | None = None,
-                    reader: Reader | None = None, read_every: bool = False) -> AnswerSentence:
+                    reader: Reader | None = None, veto: Veto | None = None) -> AnswerSentence:
     """Check one sentence's citations; return it with only supported, verified citations. ``aliases``
     are the abbreviations the sources define (computed from ``sources`` when not given); ``reader``
     gives sentences the judge finds unsupported a second look (see the module docstring); with
-    ``read_every`` (reading is cheap: a GPU) it also reads each passage the judge finds supporting, and a
-    citation stands only where the reader agrees."""
+    ``veto`` (reading is cheap: a GPU) the reader also reads each passage the judge finds supporting, and a
+    citation stands only where it does not read the passage as not saying the sentence."""
     report = report if report is not None else VerifyReport()
     judge = scorer.support_judge()
     if judge is not None:
         if aliases is None:
             aliases = abbreviations(r.text for r in sources.values())
         return _judged_sentence(sentence, sources, judge, rects_for, insert, section, report, aliases, reader,
-                                read_every)
+                                veto)
     if scorer.judge_problem:
         return _unchecked_sentence(sentence, sources, scorer, rects_for, section, report)
     claim = strip_markers(sentence)
@@ -154,7 +156,7 @@ def _needs_no_citation(claim: str, section: int) -> AnswerSentence:
 def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: SupportJudge, rects_for: RectsFor,
                      insert: bool, section: int, report: VerifyReport,
                      aliases: Mapping[str, str], reader: Reader | None = None,
-                     read_every: bool = False) -> AnswerSentence:
+                     veto: Veto | None = None) -> AnswerSentence:
     """verify_sentence with the support judge deciding (see the module docstring)."""
     item, claim = item_and_claim(sentence)
     if not needs_citation(claim):
@@ -164,8 +166,8 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
     citations: list[Citation] = []
     contradictions: list[Citation] = []
     # With a cheap reader its verdict is the one shown: a passage the judge finds supporting is cited only
-    # when the reader reads it so too (the judge's checks have already vetoed what they can see).
-    confirmed = (lambda reference: reader(claim, reference.text) is not None) if read_every and reader \
+    # when the reader does not read it as silent on the sentence (the judge's checks vetoed what they see).
+    confirmed = (lambda reference: not veto(claim, reference.text)) if veto is not None \
         else (lambda _reference: True)
     for reference, judgement in zip(cited, judged, strict=True):
         if judgement.verdict in ("supported", "partial") and not confirmed(reference):
@@ -256,7 +258,7 @@ def _citation(reference: Reference, judgement: Judgement, rects_for: RectsFor, i
 def verify_text(text: str, sources: Mapping[int, Reference], scorer: SupportScorer, rects_for: RectsFor = no_rects,
                 insert: bool = True, section: int = 0,
                 report: VerifyReport | None = None, cancel: CancelToken | None = None,
-                reader: Reader | None = None, read_every: bool = False) -> list[AnswerSentence]:
+                reader: Reader | None = None, veto: Veto | None = None) -> list[AnswerSentence]:
     """Split ``text`` into sentences and verify each (with a judge, every window is judged in one batch).
 
     When ``cancel`` is set, the sentences verified so far are returned: a user who stops an answer
@@ -276,7 +278,7 @@ def verify_text(text: str, sources: Mapping[int, Reference], scorer: SupportScor
         if stopped():
             break
         verified.append(verify_sentence(text[span.start:span.end], sources, scorer, rects_for, insert, section,
-                                        report, aliases, reader, read_every))
+                                        report, aliases, reader, veto))
     return verified
 
 

@@ -210,9 +210,9 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     reader = SupportReader(lm) if options.judge_answers and options.read_unsupported and isinstance(lm, ScoresReplies) \
         else None
     # Where a read is cheap (a GPU), the model reads every sentence, not only the doubtful ones.
-    read_every = reader is not None and reads_every_sentence(bool(getattr(lm, "offloaded", False)),
-                                                             measured_read_seconds(lm))
-    sentences, headings, report = verify_draft(outcome, scorer, given, rects_for, cancel, reader, read_every)
+    veto = reader.vetoes if reader is not None and reads_every_sentence(
+        bool(getattr(lm, "offloaded", False)), measured_read_seconds(lm)) else None
+    sentences, headings, report = verify_draft(outcome, scorer, given, rects_for, cancel, reader, veto)
     clock.lap("verifying")
     if outcome.cancelled:
         return answers.cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),

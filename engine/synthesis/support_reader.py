@@ -9,7 +9,8 @@ docs/verification.md). It is also 2 s a pair on a 2-core CPU, so it reads only w
 did not support, and never what a deterministic check vetoed (a changed number, a dropped "not"): those
 verdicts stand. Where reading is cheap (:func:`reads_every_sentence`: the model runs on a GPU, where a read
 costs ~10 ms, or its reads have been measured under ``CHEAP_READ_SECONDS``), it reads every written
-sentence against its cited passage, and its verdict is the one shown.
+sentence against its cited passage, and where it reads the passage as not saying the sentence (a score
+under ``VETO_BELOW``) its verdict is the one shown.
 
 One prompt per (sentence, passage): three worked examples, the passage and the claim, then "Reply Fully,
 Partially or No"; the reply is read from the first token's probabilities (nothing is generated), and
@@ -38,6 +39,12 @@ MAX_PASSAGE_CHARS = 1500  # a ~250-word passage whole; longer ones are cut (the 
 # A read this fast makes reading every sentence of an answer cost under a second (a 10-sentence answer,
 # one cited passage each); a 2-core CPU takes ~2 s a read, an H100 ~10 ms (docs/verification.md).
 CHEAP_READ_SECONDS = 0.05
+# Below this score the reader's "no" overrules the judge's support (when it reads every sentence). Fitted on
+# the training-side pairs of benchmarks/lm_judge.py (fit_scores in benchmarks/results/lm_judge.json): the
+# highest bar at which 90 % of the pairs it vetoes are labelled not supported while it vetoes at most one
+# supported pair in twenty (0.10: 16 of 17, 1 of 31 supported). The writer seldom answers "Fully", so a
+# true sentence may score only 0.1–0.2: the acceptance threshold (SUPPORTED) is no veto bar.
+VETO_BELOW = 0.10
 
 
 def reads_every_sentence(offloaded: bool, seconds_per_read: float | None) -> bool:
@@ -104,6 +111,11 @@ class SupportReader:
         if hasattr(self.lm, "fastest_read_seconds"):
             known = measured_read_seconds(self.lm)
             self.lm.fastest_read_seconds = seconds if known is None else min(known, seconds)
+
+    def vetoes(self, claim: str, passage: str) -> bool:
+        """Whether the model reads the passage as not saying the claim (a failed read vetoes nothing)."""
+        score = self.score(claim, passage)
+        return score is not None and score < VETO_BELOW
 
     def __call__(self, claim: str, passage: str) -> float | None:
         score = self.score(claim, passage)
