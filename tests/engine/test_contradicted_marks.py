@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+import pytest
 from fixtures.models import minilm
 
 from engine.bibliography import Bibliography
@@ -73,3 +74,23 @@ def test_the_reverb_lead_in_is_not_a_claim_about_the_number_one(papers_dir: Path
     assert lead_in.text.endswith("are:") and not lead_in.needs_citation and lead_in.support == "supported"
     assert [item.text[:3] for item in items] == ["1. ", "2. "]
     assert all(item.support != "contradicted" for item in items), items
+
+
+@pytest.mark.slow
+def test_with_the_writer_reading_every_sentence_the_specter_sentences_are_never_struck_through() -> None:
+    """With the 1.5B writer reading every sentence (as on a GPU): the paraphrase is not contradicted, a
+    sentence the passage states keeps its citation, and one it does not state loses it."""
+    from test_answer_judge_real import writer_path
+
+    from engine.generate.llama import LlamaModel
+    from engine.synthesis.support_reader import SupportReader
+
+    reader = SupportReader(LlamaModel(writer_path(), context_size=2048))
+    stating = specter_passage("construct up to 5 training triples")
+    sources = references([stating])
+    answer = (f"{SPECTER_SENTENCE[:-1]} [1]. The positive papers are sampled from the direct citations of the query "
+              "paper [1]. SPECTER is trained on 10 million PubMed abstracts [1].")
+    paraphrase, stated, invented = verify_text(answer, sources, scorer(), reader=reader, veto=reader.vetoes)
+    assert paraphrase.support != "contradicted" and not paraphrase.contradictions, paraphrase
+    assert stated.support == "supported" and [c.n for c in stated.citations] == [1], stated
+    assert invented.support != "supported" and not invented.citations, invented
