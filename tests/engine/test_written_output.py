@@ -90,3 +90,12 @@ def test_the_model_is_never_shown_the_glued_digits_and_the_digest_shows_the_quot
     sentence = quote_sentence(quote, {1: reference}, 0)
     assert "7pronounced" not in sentence.text and "pronounced “stork”" in sentence.text
     assert sentence.citations[0].quote == S2ORC_EXTRACTED[start:end]  # verbatim: the highlight still finds it
+
+
+def test_a_written_list_keeps_its_item_numbers_through_cleaning() -> None:
+    draft = ("ReVerb constrains relation phrases [1].\n## Constraints\nThe two constraints ReVerb uses are: "
+             "1. A syntactic constraint on relation phrases [1]. 2. A lexical constraint on argument pairs [1].")
+    [(title, body)] = parse_answer(draft, 2, 3).sections
+    assert title == "Constraints" and body == (
+        "The two constraints ReVerb uses are: 1. A syntactic constraint on relation phrases [1]. "
+        "2. A lexical constraint on argument pairs [1].")
