@@ -8,7 +8,8 @@ batch, and the deterministic checks of :mod:`engine.cite.checks` veto what the m
 
 - ``supported``: a window entails the claim (its quote is the citation's quote);
 - ``partial``: the claim's main clause is supported but an added clause (", which ...") is not;
-- ``contradicted``: a window says the opposite (model or polarity check), and none supports it;
+- ``contradicted``: a window says the opposite (the model reads "refutes" as most likely, or a polarity
+  check clashes and the model's P(refutes) agrees; a check alone never decides it), and none supports it;
 - ``unsupported``: anything else.
 
 The thresholds on the model's probabilities travel with the model in ``judge.json``; they are

@@ -12,9 +12,10 @@ the sentence's verdict. A ``reader`` (a capable language model, see
 it reads the sentence against the cited passages, then the judge's best other ones, at most
 ``READER_PASSAGES`` of them, and a passage it reads as supporting the sentence is cited as
 ``supported``. It may overrule the judge's model, never a deterministic check (a number or a "not"
-the passage does not share). When the shipped judge cannot be loaded, the model's citations are kept as
-written and marked ``unchecked``. Without a judge by choice (``SupportScorer(judge=None)``, for
-measurements) the similarity scorer's thresholds decide.
+the passage does not share). Where reading is cheap (a GPU) a ``veto`` reads every passage the judge
+supports too, and a citation it reads as silent on the sentence is dropped. When the shipped judge
+cannot be loaded, the model's citations are kept as written and marked ``unchecked``. Without a judge
+by choice (``SupportScorer(judge=None)``, for measurements) the similarity scorer's thresholds decide.
 """
 
 from __future__ import annotations
