@@ -1,5 +1,6 @@
 """Question › Check a Claim…: the passages that support a sentence and those that contradict it, each a
-link that opens its quote highlighted on the page (or, for a datastore paper, in its text)."""
+link that opens its quote highlighted on the page (or, for a datastore paper, in its text). When none
+does either, the closest passages read are listed with their quotes, marked "not stated here"."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from engine.bibliography import Bibliography
 from engine.types import Citation, Reference
 
 CHECK_SCHEME, CHECK_HOST = "quire", "check"
-_SUPPORT_WORDS = {"supported": "supports it", "partial": "partly supports it", "contradicted": "contradicts it"}
+# As `quire check` shows them (engine.cite.claims.CLOSEST_SHOWN and NOT_STATED_HERE; the UI reaches the
+# engine only through its client, so the two values are repeated here).
+CLOSEST_SHOWN = 3
+NOT_STATED_HERE = "not stated here"
+_SUPPORT_WORDS = {"supported": "supports it", "partial": "partly supports it", "contradicted": "contradicts it",
+                  "unsupported": NOT_STATED_HERE}
 
 
 def check_url(index: int) -> str:
@@ -39,10 +45,10 @@ def as_reference(passage: Any) -> tuple[Reference, Citation]:
 
 def check_html(claim: str, passages: Sequence[Any], notes: Sequence[str] = ()) -> str:
     """The claim, then supporting and contradicting passages (escaped), each linked to its quote."""
-    def items(wanted: tuple[str, ...]) -> str:
+    def items(wanted: tuple[str, ...], only: set[int] | None = None) -> str:
         rows = []
         for index, passage in enumerate(passages):
-            if passage.verdict not in wanted:
+            if passage.verdict not in wanted or (only is not None and index not in only):
                 continue
             where = f", p. {passage.page}" if passage.page else ("" if passage.source == "library"
                                                                  else f", from {passage.source}")
@@ -55,6 +61,22 @@ def check_html(claim: str, passages: Sequence[Any], notes: Sequence[str] = ()) -
     blocks += [f'<p style="color:#6b5d00">{html.escape(note)}</p>' for note in notes]
     blocks.append('<p style="font-weight:600">Supporting passages</p>' + items(("supported", "partial")))
     blocks.append('<p style="font-weight:600">Contradicting passages</p>' + items(("contradicted",)))
-    blocks.append('<p style="color:#777;font-size:small">Click a passage to see its quote highlighted where it '
-                  "appears. Passages that neither support nor contradict the claim are not listed.</p>")
+    closest = closest_read(passages)
+    if closest:
+        # Nothing for or against: the passages nearest the claim show what was read and that it is not there.
+        blocks.append('<p style="font-weight:600">Closest passages read</p>'
+                      + items(("unsupported",), only=set(closest)))
+        blocks.append('<p style="color:#777;font-size:small">Click a passage to see its quote highlighted where '
+                      "it appears. None of the passages found supports or contradicts the claim; the closest "
+                      "ones are listed so you can see what they do say.</p>")
+    else:
+        blocks.append('<p style="color:#777;font-size:small">Click a passage to see its quote highlighted where it '
+                      "appears. Passages that neither support nor contradict the claim are not listed.</p>")
     return "".join(blocks)
+
+
+def closest_read(passages: Sequence[Any], count: int = CLOSEST_SHOWN) -> list[int]:
+    """Indexes of the passages to show as read when none supports or contradicts the claim (else [])."""
+    if any(p.verdict in ("supported", "partial", "contradicted") for p in passages):
+        return []
+    return [i for i, p in enumerate(passages) if p.verdict == "unsupported"][:count]

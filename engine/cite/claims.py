@@ -22,6 +22,8 @@ from engine.types import SearchHit
 
 MAX_CLAIM_CHARS = 1000  # a claim is a sentence or two; the judge reads ~160 tokens of claim and evidence
 MAX_EVIDENCE_CHARS = 20000
+CLOSEST_SHOWN = 3  # passages shown as read when none supports or contradicts a claim
+NOT_STATED_HERE = "not stated here"  # how a passage that neither supports nor contradicts a claim is labelled
 
 SearchFn = Callable[[str, int, ProgressCallback, CancelToken | None], Sequence[SearchHit]]
 
@@ -59,6 +61,13 @@ class ClaimCheck:
     @property
     def contradicting(self) -> list[CheckedPassage]:
         return [p for p in self.passages if p.verdict == "contradicted"]
+
+    def closest(self, count: int = CLOSEST_SHOWN) -> list[CheckedPassage]:
+        """When no passage supports or contradicts the claim, the ``count`` read passages nearest to it
+        (search's order): what a researcher checks to see that the library does not say it; else []."""
+        if self.supporting or self.contradicting:
+            return []
+        return [p for p in self.passages if p.verdict == "unsupported"][:count]
 
 
 @dataclass(frozen=True)
@@ -159,6 +168,9 @@ def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
                                hit.doc_id, hit.source, hit.bib.title, hit.page, j.reason)
                 for hit, j in zip(hits, judgements, strict=True)]
     order = {"supported": 0, "partial": 1, "contradicted": 2, "unsupported": 3}
-    passages.sort(key=lambda p: (order[p.verdict], -(p.contradiction if p.verdict == "contradicted" else p.score)))
+    # Passages that say nothing either way keep search's order (the sort is stable): their P(supports) is
+    # near zero for all of them and ranks noise, while search ranks how close each is to the claim.
+    passages.sort(key=lambda p: (order[p.verdict], -(p.contradiction if p.verdict == "contradicted" else
+                                                      0.0 if p.verdict == "unsupported" else p.score)))
     progress(Progress("judging", 2, 2, "done"))
     return ClaimCheck(text, tuple(passages), tuple(notes))

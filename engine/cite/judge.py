@@ -8,7 +8,8 @@ batch, and the deterministic checks of :mod:`engine.cite.checks` veto what the m
 
 - ``supported``: a window entails the claim (its quote is the citation's quote);
 - ``partial``: the claim's main clause is supported but an added clause (", which ...") is not;
-- ``contradicted``: a window says the opposite (model or polarity check), and none supports it;
+- ``contradicted``: a window says the opposite (the model reads "refutes" as most likely, or a polarity
+  check clashes and the model's P(refutes) agrees; a check alone never decides it), and none supports it;
 - ``unsupported``: anything else.
 
 The thresholds on the model's probabilities travel with the model in ``judge.json``; they are
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.cite.checks import check, main_clause
+from engine.cite.checks import CheckResult, check, main_clause, misplaced_numbers
 from engine.cite.markers import strip_markers
 from engine.cite.readings import abbreviations, second_reading
 from engine.cite.windows import content_words, overlap, quote_windows
@@ -307,8 +308,7 @@ class SupportJudge:
         p_support, p_refute = float(probs[0]), float(probs[1])
         problem = check(claim, window)
         if problem is not None:
-            same_topic = overlap(content_words(claim), content_words(window)) >= 0.5
-            if (problem.contradicts and same_topic) or p_refute >= self.thresholds.contradicted:
+            if self._says_otherwise(claim, window, problem, probs):
                 return "contradicted", 0.0, max(p_refute, 0.5 if problem.contradicts else 0.0), problem.reason
             return "unsupported", 0.0, p_refute, problem.reason
         model_refutes = p_refute >= self.thresholds.contradicted and p_refute > p_support
@@ -324,9 +324,31 @@ class SupportJudge:
             return "unsupported", similarity, p_refute, NOT_STATED
         if p_support >= self.thresholds.supported and p_support >= p_refute:
             return "supported", p_support, p_refute, ""
-        if p_refute >= self.thresholds.contradicted and p_refute > p_support:
+        if self._model_refutes(probs):
             return "contradicted", p_support, p_refute, SAYS_OTHERWISE
         return "unsupported", p_support, p_refute, NOT_STATED
+
+    def _model_refutes(self, probs: np.ndarray) -> bool:
+        """The model reads the window as saying otherwise: "refutes" reaches its cut-off and is its most likely
+        answer. Below that the window is only not support: a P(refutes) of 0.3 beside a P(neutral) of 0.6 is a
+        passage on something else, and marking it contradicted put a red line through true sentences."""
+        p_support, p_refute, p_neutral = float(probs[0]), float(probs[1]), float(probs[2])
+        return p_refute >= self.thresholds.contradicted and p_refute > p_support and p_refute >= p_neutral
+
+    def _says_otherwise(self, claim: str, window: str, problem: CheckResult, probs: np.ndarray) -> bool:
+        """Whether a window a check vetoed also says the opposite (the sentence is then marked contradicted, not
+        just unsupported). A check alone never decides it: the writer's paraphrase of a passage trips the
+        checks on a sibling sentence of it ("up to 5 training triples" against "2 hard negatives ... and 3
+        easy negatives"). A polarity or direction clash on the same topic counts where the model's P(refutes)
+        reaches its cut-off too; a number only where the window gives another value to the same thing and
+        the model reads it as refuting; an added clause or a list item the window lacks is not stated, never
+        contradicted (benchmarks/contradicted.py)."""
+        if problem.kind in ("negation", "direction"):
+            same_topic = overlap(content_words(claim), content_words(window)) >= 0.5
+            return same_topic and float(probs[1]) >= self.thresholds.contradicted
+        if problem.kind == "number":
+            return bool(misplaced_numbers(claim, window)) and self._model_refutes(probs)
+        return False
 
 
 

@@ -12,14 +12,16 @@ the sentence's verdict. A ``reader`` (a capable language model, see
 it reads the sentence against the cited passages, then the judge's best other ones, at most
 ``READER_PASSAGES`` of them, and a passage it reads as supporting the sentence is cited as
 ``supported``. It may overrule the judge's model, never a deterministic check (a number or a "not"
-the passage does not share). When the shipped judge cannot be loaded, the model's citations are kept as
-written and marked ``unchecked``. Without a judge by choice (``SupportScorer(judge=None)``, for
-measurements) the similarity scorer's thresholds decide.
+the passage does not share). Where reading is cheap (a GPU) a ``veto`` reads every passage the judge
+supports too, and a citation it reads as silent on the sentence is dropped. When the shipped judge
+cannot be loaded, the model's citations are kept as written and marked ``unchecked``. Without a judge
+by choice (``SupportScorer(judge=None)``, for measurements) the similarity scorer's thresholds decide.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -35,7 +37,20 @@ from engine.types import AnswerSentence, Citation, PageRect, Reference
 
 UNCHECKED = "unchecked"  # no judge could be loaded: a citation shown as written, never called supported
 RectsFor = Callable[[str, int, int], tuple[PageRect, ...]]  # (passage id, start, end) -> boxes
+# (sentence, passage) -> True when a capable reader reads the passage as not saying the sentence
+Veto = Callable[[str, str], bool]
 READER_PASSAGES = CITATION.reader_passages  # per unsupported sentence: each read costs seconds on a CPU
+
+
+# A list item's number or bullet opening a sentence ("1. A syntactic constraint ..."): shown, never judged.
+_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[.)]|[-*•])\s+")
+
+
+def item_and_claim(sentence: str) -> tuple[str, str]:
+    """(the list item's number or bullet, the claim judged): "1. X [2]." -> ("1. ", "X.")."""
+    claim = strip_markers(sentence)
+    item = _ITEM.match(claim)
+    return (item.group(0).lstrip(), claim[item.end():]) if item else ("", claim)
 
 
 def no_rects(_passage_id: str, _start: int, _end: int) -> tuple[PageRect, ...]:
@@ -76,16 +91,19 @@ def quote_citation(reference: Reference, start: int, end: int, score: float, rec
 def verify_sentence(sentence: str, sources: Mapping[int, Reference], scorer: SupportScorer,
                     rects_for: RectsFor = no_rects, insert: bool = True, section: int = 0,
                     report: VerifyReport | None = None, aliases: Mapping[str, str] | None = None,
-                    reader: Reader | None = None) -> AnswerSentence:
+                    reader: Reader | None = None, veto: Veto | None = None) -> AnswerSentence:
     """Check one sentence's citations; return it with only supported, verified citations. ``aliases``
     are the abbreviations the sources define (computed from ``sources`` when not given); ``reader``
-    gives sentences the judge finds unsupported a second look (see the module docstring)."""
+    gives sentences the judge finds unsupported a second look (see the module docstring); with
+    ``veto`` (reading is cheap: a GPU) the reader also reads each passage the judge finds supporting, and a
+    citation stands only where it does not read the passage as not saying the sentence."""
     report = report if report is not None else VerifyReport()
     judge = scorer.support_judge()
     if judge is not None:
         if aliases is None:
             aliases = abbreviations(r.text for r in sources.values())
-        return _judged_sentence(sentence, sources, judge, rects_for, insert, section, report, aliases, reader)
+        return _judged_sentence(sentence, sources, judge, rects_for, insert, section, report, aliases, reader,
+                                veto)
     if scorer.judge_problem:
         return _unchecked_sentence(sentence, sources, scorer, rects_for, section, report)
     claim = strip_markers(sentence)
@@ -138,17 +156,24 @@ def _needs_no_citation(claim: str, section: int) -> AnswerSentence:
 
 def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: SupportJudge, rects_for: RectsFor,
                      insert: bool, section: int, report: VerifyReport,
-                     aliases: Mapping[str, str], reader: Reader | None = None) -> AnswerSentence:
+                     aliases: Mapping[str, str], reader: Reader | None = None,
+                     veto: Veto | None = None) -> AnswerSentence:
     """verify_sentence with the support judge deciding (see the module docstring)."""
-    claim = strip_markers(sentence)
+    item, claim = item_and_claim(sentence)
     if not needs_citation(claim):
-        return _needs_no_citation(claim, section)
+        return _needs_no_citation(item + claim, section)
     cited = _cited(sentence, sources, report)
     judged = judge.judge_many([(claim, r.text) for r in cited], aliases=aliases)
     citations: list[Citation] = []
     contradictions: list[Citation] = []
+    # With a cheap reader its verdict is the one shown: a passage the judge finds supporting is cited only
+    # when the reader does not read it as silent on the sentence (the judge's checks vetoed what they see).
+    confirmed = (lambda reference: not veto(claim, reference.text)) if veto is not None \
+        else (lambda _reference: True)
     for reference, judgement in zip(cited, judged, strict=True):
-        if judgement.verdict in ("supported", "partial"):
+        if judgement.verdict in ("supported", "partial") and not confirmed(reference):
+            report.dropped += 1
+        elif judgement.verdict in ("supported", "partial"):
             citations.append(_citation(reference, judgement, rects_for))
         else:
             report.dropped += 1
@@ -162,7 +187,8 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
         others_judged = list(zip(others, judge.judge_many([(claim, r.text) for r in others], aliases=aliases),
                                  strict=True))
         for reference, judgement in others_judged:
-            if judgement.verdict == "supported" and (best is None or judgement.score > best[0].score):
+            if judgement.verdict == "supported" and (best is None or judgement.score > best[0].score) \
+                    and confirmed(reference):
                 best = (judgement, reference)
             elif judgement.verdict == "contradicted" and reference.passage_id not in {
                     c.passage_id for c in contradictions}:
@@ -185,7 +211,7 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
         report.partial += 1
     if not citations:
         report.unsupported.append(claim)
-    return AnswerSentence(text=_with_marker(claim, [c.n for c in citations]), citations=tuple(citations),
+    return AnswerSentence(text=item + _with_marker(claim, [c.n for c in citations]), citations=tuple(citations),
                           supported=bool(citations), section=section, needs_citation=True, support=support,
                           contradictions=tuple(contradictions))
 
@@ -233,7 +259,7 @@ def _citation(reference: Reference, judgement: Judgement, rects_for: RectsFor, i
 def verify_text(text: str, sources: Mapping[int, Reference], scorer: SupportScorer, rects_for: RectsFor = no_rects,
                 insert: bool = True, section: int = 0,
                 report: VerifyReport | None = None, cancel: CancelToken | None = None,
-                reader: Reader | None = None) -> list[AnswerSentence]:
+                reader: Reader | None = None, veto: Veto | None = None) -> list[AnswerSentence]:
     """Split ``text`` into sentences and verify each (with a judge, every window is judged in one batch).
 
     When ``cancel`` is set, the sentences verified so far are returned: a user who stops an answer
@@ -253,7 +279,7 @@ def verify_text(text: str, sources: Mapping[int, Reference], scorer: SupportScor
         if stopped():
             break
         verified.append(verify_sentence(text[span.start:span.end], sources, scorer, rects_for, insert, section,
-                                        report, aliases, reader))
+                                        report, aliases, reader, veto))
     return verified
 
 
@@ -261,7 +287,7 @@ def _prefetch(text: str, spans: list[Span], sources: Mapping[int, Reference], ju
               insert: bool, stopped: Callable[[], bool], aliases: Mapping[str, str]) -> None:
     """Judge the whole text in two batches (cited passages; then, for sentences none of them supports,
     the other passages), so that the sentence-by-sentence pass below finds every verdict cached."""
-    claims = [strip_markers(text[span.start:span.end]) for span in spans]
+    claims = [item_and_claim(text[span.start:span.end])[1] for span in spans]
     cited = [[sources[n] for n in cited_numbers(text[span.start:span.end]) if n in sources] for span in spans]
     first = [(claim, ref.text) for claim, refs in zip(claims, cited, strict=True) if needs_citation(claim)
              for ref in refs]

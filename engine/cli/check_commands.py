@@ -1,6 +1,8 @@
 """`quire check`: does the literature support a claim, contradict it, or neither?
 
     quire check "a claim"                       search the library and datastores, judge what is found
+                                                (when nothing supports or contradicts it, the closest
+                                                passages read are shown, "not stated here")
     quire check "a claim" --evidence "text"     judge one claim against one passage
     quire check --pairs FILE.jsonl --json       one verdict per {"id", "claim", "evidence"} line, in order
 
@@ -17,7 +19,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from engine.cite.claims import CheckedPassage, prepare_claim, prepare_evidence
+from engine.cite.claims import NOT_STATED_HERE, CheckedPassage, prepare_claim, prepare_evidence
+from engine.cite.judge import NOT_STATED
 from engine.errors import ClaimError
 from engine.progress import CancelToken
 from engine.service import Engine
@@ -73,7 +76,8 @@ def _check(engine: Engine, args: argparse.Namespace) -> int:
         raise
     for note in result.notes:
         print(f"quire: {note}", file=sys.stderr)
-    shown = [p for p in result.passages if args.show_all or p.verdict != "unsupported"]
+    closest = result.closest()
+    shown = [p for p in result.passages if args.show_all or p.verdict != "unsupported" or p in closest]
     if args.json:
         print(json.dumps([passage_json(p) for p in shown], indent=2, ensure_ascii=False))
         return 0
@@ -83,8 +87,10 @@ def _check(engine: Engine, args: argparse.Namespace) -> int:
     supporting, contradicting = result.supporting, result.contradicting
     print(f"{len(supporting)} of {len(result.passages)} passages found support the claim, "
           f"{len(contradicting)} contradict it.")
-    for heading, group in (("Supporting", supporting), ("Contradicting", contradicting),
-                           ("Neither", [p for p in shown if p.verdict == "unsupported"])):
+    neither = [p for p in shown if p.verdict == "unsupported"]
+    # With nothing for or against, the closest passages show what was read and that it does not say this.
+    neither_heading = "Closest passages read (not stated here)" if closest and not args.show_all else "Neither"
+    for heading, group in (("Supporting", supporting), ("Contradicting", contradicting), (neither_heading, neither)):
         if group:
             print(f"\n{heading}:")
             for passage in group:
@@ -105,7 +111,9 @@ def _print_passage(passage: CheckedPassage) -> None:
     score = passage.contradiction if passage.verdict == "contradicted" else passage.score
     print(f"  [{passage.verdict} {score:.2f}] {passage.title or '(untitled)'}  [{where}]  {passage.doc_id}")
     print(textwrap.indent(textwrap.fill(f"“{passage.quote}”", 92), "      "))
-    if passage.reason and passage.verdict != "supported":
+    if passage.verdict == "unsupported":
+        print(f"      ({NOT_STATED_HERE}{': ' + passage.reason if passage.reason not in ('', NOT_STATED) else ''})")
+    elif passage.reason and passage.verdict != "supported":
         print(f"      ({passage.reason})")
 
 

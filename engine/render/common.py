@@ -12,10 +12,10 @@ Work = Reference | PaperReference  # a cited paper, or one passage of it: its ``
 SUPPORTED, PARTIAL, UNSUPPORTED, CONTRADICTED = "supported", "partial", "unsupported", "contradicted"
 UNCHECKED = "unchecked"
 # What each verdict means, for tooltips and notes. "Contradicted" (a source says the opposite) and
-# "not supported" (no source says it) are different warnings and always look different.
+# "not confirmed" (no source read says it) are different warnings and always look different.
 SUPPORT_EXPLAINED = {
     PARTIAL: "Partly supported: the cited passages back only part of this sentence",
-    UNSUPPORTED: "Not supported: no passage found says this; check it before relying on it",
+    UNSUPPORTED: "Not confirmed: no passage read says this; check it before relying on it",
     CONTRADICTED: "Contradicted: a source says the opposite of this sentence",
     UNCHECKED: "Not checked: the support judge was not loaded, or the answer was stopped before checking, so "
                "this is the model's own text, unverified",
@@ -63,6 +63,36 @@ def byline(authors: Sequence[str], year: int | None) -> str:
     else:
         who = names[0] if names else ""
     return " ".join(part for part in (who, str(year) if year else "") if part)
+
+
+def explained(sentence: AnswerSentence, answer: Answer, most: int = 8) -> str:
+    """The hover of a marked sentence: the verdict's meaning, then for a contradicted sentence the passage
+    that says otherwise and its quote, for a not-confirmed one the passages that were read."""
+    level = support_level(sentence)
+    meaning = SUPPORT_EXPLAINED.get(level, "")
+    if level == CONTRADICTED and sentence.contradictions:
+        first = sentence.contradictions[0]
+        try:
+            source = answer.passage(first.passage_id)
+            where = ", ".join(part for part in (source.bib.title, pages(source)) if part)
+        except KeyError:
+            where = ""
+        others = len(sentence.contradictions) - 1
+        return (f"Contradicted: {where or 'a source'} says otherwise: “{' '.join(first.quote.split())}”"
+                + (f" (and {others} more passage{'s' if others > 1 else ''})" if others > 0 else ""))
+    if level == UNSUPPORTED and answer.contexts:
+        # Verification judges every passage given to the model against a sentence none of its citations
+        # supports (engine/cite/verify.py), so these are the passages read.
+        by_paper: dict[str, list[int]] = {}  # one entry a paper, with the pages of its passages read
+        for ref in answer.contexts:
+            by_paper.setdefault(ref.bib.title or "Untitled", []).extend(
+                range(ref.page, (ref.page_end or ref.page) + 1) if ref.page is not None else ())
+        read = [f"{title}{' (' + page_list(numbers) + ')' if numbers else ''}"
+                for title, numbers in list(by_paper.items())[:most]]
+        more = len(by_paper) - len(read)
+        return (f"{meaning}. Passages read ({len(answer.contexts)}): " + "; ".join(read)
+                + (f"; and {more} more papers" if more > 0 else "") + ".")
+    return meaning
 
 
 def support_level(sentence: AnswerSentence) -> str:

@@ -21,6 +21,7 @@ from engine.render.common import (
     SUPPORT_EXPLAINED,
     UNCHECKED,
     UNSUPPORTED,
+    explained,
     paper_line,
     paper_quotes,
     papers_of,
@@ -32,13 +33,15 @@ LinkFor = Callable[[int, int | None], str]  # (reference number, sentence index 
 
 UNSUPPORTED_STYLE = "background-color:#fde7e4; color:#8c2a1c; text-decoration:underline"
 # Inline, so the levels look apart without a stylesheet: supported sentences are plain, partly supported
-# ones get an amber wash, unsupported ones are red, contradicted ones red and struck through (a source
-# says otherwise), not checked ones grey.
+# ones get an amber wash, not confirmed ones (no passage read says them) amber and underlined,
+# contradicted ones red and struck through (a passage says otherwise), not checked ones grey. Red is kept
+# for what a source contradicts: a sentence the judge merely could not match is a warning, not an error.
+NOT_CONFIRMED_STYLE = "background-color:#fff3cd; color:#6b4e00; text-decoration:underline"
 LEVEL_STYLES = {PARTIAL: "background-color:#fff3cd; color:#6b4e00",
-                UNSUPPORTED: UNSUPPORTED_STYLE,
+                UNSUPPORTED: NOT_CONFIRMED_STYLE,
                 CONTRADICTED: UNSUPPORTED_STYLE + " line-through",
                 UNCHECKED: "background-color:#ececec; color:#444; text-decoration:underline"}
-LEVEL_WORDS = {PARTIAL: "partly supported", UNSUPPORTED: "not supported", CONTRADICTED: "contradicted by a source",
+LEVEL_WORDS = {PARTIAL: "partly supported", UNSUPPORTED: "not confirmed", CONTRADICTED: "contradicted by a source",
                UNCHECKED: "not checked"}
 CITE_STYLE = "color:#1f5fbf; text-decoration:none; font-weight:600"
 STOPPED = "Stopped before the answer was finished; what was written so far is kept."
@@ -64,12 +67,12 @@ def linked(text: str, sentence: int | None, known: set[int], link: LinkFor = anc
     return "".join(parts)
 
 
-def _sentence(index: int, sentence: AnswerSentence, known: set[int], link: LinkFor) -> str:
+def _sentence(index: int, sentence: AnswerSentence, known: set[int], link: LinkFor, answer: Answer) -> str:
     body = linked(sentence.text, index, known, link)
     level = support_level(sentence)
     if level not in SUPPORT_EXPLAINED:
         return f'<span class="sentence">{body}</span>'
-    return (f'<span class="sentence {level}" title="{html.escape(SUPPORT_EXPLAINED[level])}" '
+    return (f'<span class="sentence {level}" title="{html.escape(explained(sentence, answer))}" '
             f'style="{LEVEL_STYLES[level]}">{body}</span>')  # hover explains the mark
 
 
@@ -137,7 +140,7 @@ def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True) ->
             if 0 <= current_section < len(answer.sections) and answer.sections[current_section]:
                 heading = html.escape(answer.sections[current_section])
                 blocks.append(f'<p style="font-weight:600;margin-top:10px">{heading}</p>')
-        paragraph.append(_sentence(index, sentence, known, link))
+        paragraph.append(_sentence(index, sentence, known, link, answer))
     if paragraph:
         blocks.append(f"<p>{' '.join(paragraph)}</p>")
     if not answer.sentences and answer.text:

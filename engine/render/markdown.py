@@ -92,7 +92,7 @@ def work_markdown(work: Work, where: str) -> str:
     return join_sentences(parts)
 
 
-_FLAGS = {PARTIAL: " *(partly supported)*", UNSUPPORTED: " *(not supported)*",
+_FLAGS = {PARTIAL: " *(partly supported)*", UNSUPPORTED: " *(not confirmed)*",
           CONTRADICTED: " *(contradicted: a source says the opposite)*", UNCHECKED: " *(not checked)*"}
 
 

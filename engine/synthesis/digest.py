@@ -12,6 +12,7 @@ from engine.cite.markers import defuse_markers
 from engine.cite.verify import RectsFor, no_rects, quote_citation
 from engine.synthesis.evidence import Quote
 from engine.synthesis.plan import Theme, heading
+from engine.text.artefacts import without_footnote_marks
 from engine.types import AnswerSentence, Reference
 
 ANSWER_HEADING = "Answer"
@@ -22,7 +23,9 @@ def quote_sentence(quote: Quote, references: Mapping[int, Reference], section: i
                    rects_for: RectsFor = no_rects) -> AnswerSentence:
     """``“quote” [n]``: a sentence citing exactly that quote."""
     citation = quote_citation(references[quote.n], quote.start, quote.end, 1.0, rects_for)
-    shown = defuse_markers(" ".join(quote.text.split()))  # the paper's own [17] is not ours
+    # The paper's own [17] is not ours; a footnote digit glued to a word is not the paper's text either
+    # (the citation keeps the verbatim quote, so the highlight still finds it).
+    shown = defuse_markers(" ".join(without_footnote_marks(quote.text).split()))
     return AnswerSentence(text=f"“{shown}” [{quote.n}]", citations=(citation,), supported=True, section=section,
                           needs_citation=True)
 

@@ -51,7 +51,7 @@ from engine.synthesis.steps import (
     write_draft,
     written_notice,
 )
-from engine.synthesis.support_reader import SupportReader
+from engine.synthesis.support_reader import SupportReader, measured_read_seconds, reads_every_sentence
 from engine.synthesis.table import by_paper, table_rows
 from engine.synthesis.textjoin import answer_text
 from engine.synthesis.write import ContextTooSmall, StageCallback
@@ -209,7 +209,10 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     # A model able to judge also reads the sentences the cross-encoder leaves unsupported (support_reader).
     reader = SupportReader(lm) if options.judge_answers and options.read_unsupported and isinstance(lm, ScoresReplies) \
         else None
-    sentences, headings, report = verify_draft(outcome, scorer, given, rects_for, cancel, reader)
+    # Where a read is cheap (a GPU), the model reads every sentence, not only the doubtful ones.
+    veto = reader.vetoes if reader is not None and reads_every_sentence(
+        bool(getattr(lm, "offloaded", False)), measured_read_seconds(lm)) else None
+    sentences, headings, report = verify_draft(outcome, scorer, given, rects_for, cancel, reader, veto)
     clock.lap("verifying")
     if outcome.cancelled:
         return answers.cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),

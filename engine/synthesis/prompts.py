@@ -14,6 +14,7 @@ from importlib import resources
 
 from engine.cite.markers import defuse_markers
 from engine.synthesis.evidence import Quote
+from engine.text.artefacts import without_footnote_marks
 
 # Chat-template control tokens of common model families: a PDF containing them must not be able
 # to close the user turn and speak as the system. Quotes shown to people keep them (escaped).
@@ -40,7 +41,8 @@ def evidence_block(quotes: Sequence[Quote], titles: Mapping[int, str], quote_cha
         by_number.setdefault(quote.n, []).append(quote)
     lines = []
     for n, group in by_number.items():
-        texts = [f"\"{inert(q.text)[:quote_chars]}\"" for q in group]
+        # Footnote digits glued to words ("7pronounced") are not put before the model: it copies them.
+        texts = [f"\"{inert(without_footnote_marks(q.text))[:quote_chars]}\"" for q in group]
         title = inert(titles.get(n, ""))[:90]
         lines.append(f"[{n}] {title + ': ' if title else ''}{' … '.join(texts)}")
     return "\n".join(lines)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from engine.cite.markers import strip_markers
 from engine.cite.sentences import split_spans
 from engine.cite.support import SupportScorer
-from engine.cite.verify import UNCHECKED, Reader, RectsFor, VerifyReport, verify_text
+from engine.cite.verify import UNCHECKED, Reader, RectsFor, VerifyReport, Veto, verify_text
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
 from engine.synthesis.answer_judge import answers_as_well, bonuses, judge_candidates, none_answers
@@ -105,22 +105,24 @@ def write_draft(question: str, lm: LanguageModel, chosen: Chosen, evidence: Sequ
 
 
 def verify_draft(outcome: WriteOutcome, scorer: SupportScorer, given: dict[int, Reference], rects_for: RectsFor,
-                 cancel: CancelToken | None = None, reader: Reader | None = None,
+                 cancel: CancelToken | None = None, reader: Reader | None = None, veto: Veto | None = None,
                  ) -> tuple[list[AnswerSentence], tuple[str, ...], VerifyReport]:
     """Every written sentence verified; section 0 is the direct answer, then the model's headed sections.
-    ``reader`` gives the sentences the judge leaves unsupported a second look (engine.cite.verify).
+    ``reader`` gives the sentences the judge leaves unsupported a second look (engine.cite.verify), and with
+    ``veto`` (a cheap reader) reads every sentence the judge supports too.
 
     Cancelling stops between judge batches; what was verified by then is kept and the outcome is
     marked cancelled (unverified text is never shown as if it had been checked)."""
     report = VerifyReport()
     written = outcome.written
-    sentences = (verify_text(written.direct, given, scorer, rects_for, True, 0, report, cancel, reader)
+    sentences = (verify_text(written.direct, given, scorer, rects_for, True, 0, report, cancel, reader, veto)
                  if written.direct else [])
     headings = [ANSWER_HEADING]
     for title, text in written.sections:
         if cancel is not None and cancel.cancelled:
             break
-        verified = verify_text(text, given, scorer, rects_for, True, len(headings), report, cancel, reader)
+        verified = verify_text(text, given, scorer, rects_for, True, len(headings), report, cancel, reader,
+                               veto)
         if verified:
             sentences.extend(verified)
             headings.append(title or "Details")

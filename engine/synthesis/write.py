@@ -23,8 +23,10 @@ from engine.generate.base import ChatMessage, Completion, LanguageModel, TokenCa
 from engine.progress import CancelToken
 from engine.synthesis import prompts
 from engine.synthesis.evidence import Evidence, Quote
+from engine.synthesis.headings import section_heading
 from engine.synthesis.plan import capitalised
 from engine.synthesis.question import QuestionKind, analyse
+from engine.text.artefacts import without_footnote_marks
 from engine.types import StepCost
 
 log = logging.getLogger(__name__)
@@ -136,8 +138,9 @@ def restates(sentence: str, question_words: set[str]) -> bool:
 def clean_section(text: str, max_sentences: int, question: str = "") -> str:
     """A part of the model's answer without echoed prompt lines, repeated sentences or run-on rambling,
     and (given the question) without sentences that only restate it."""
-    lines = [_BRACKETED_MARKER.sub(r"\1", _SOURCE_WORDS.sub(" ", line)) for line in text.splitlines()
-             if line.strip() and not _ECHO.match(line)]
+    # Footnote digits the model copied from a quote ("7pronounced") go before anything reads the words.
+    lines = [_BRACKETED_MARKER.sub(r"\1", _SOURCE_WORDS.sub(" ", without_footnote_marks(line)))
+             for line in text.splitlines() if line.strip() and not _ECHO.match(line)]
     asked = content_words(question)
     kept: list[str] = []
     seen: set[frozenset[str]] = set()
@@ -153,14 +156,18 @@ def clean_section(text: str, max_sentences: int, question: str = "") -> str:
     return " ".join(kept)
 
 
-def parse_answer(text: str, max_sections: int, sentences_per_section: int, question: str = "") -> Written:
+def parse_answer(text: str, max_sections: int, sentences_per_section: int, question: str = "",
+                 evidence: Sequence[str] = ()) -> Written:
     """Direct answer (everything before the first heading) and up to ``max_sections`` headed sections. Given
-    the question, a direct-answer sentence that only restates it is dropped: it answers nothing."""
+    the question, a direct-answer sentence that only restates it is dropped: it answers nothing. A heading
+    that states a claim or copies the ``evidence`` (the quotes the model was given) opens its section as a
+    sentence instead, so it is verified (engine/synthesis/headings.py)."""
     parts: list[tuple[str, list[str]]] = [("", [])]
     for line in text.splitlines():
         heading = _HEADING.match(line)
         if heading:
-            parts.append((" ".join(heading.group("title").split()).strip(" :"), []))
+            title, sentence = section_heading(heading.group("title"), evidence)
+            parts.append((title, [sentence] if sentence else []))
         else:
             parts[-1][1].append(line)
     # The lead-in goes before cleaning (which drops a line that starts "Answer:" as an echoed prompt)
@@ -254,17 +261,19 @@ class Writer:
                                                                          yes_no(question)),
                                 opts.answer_tokens, steps, forward)
         flush()
-        outcome = WriteOutcome(parse_answer(completion.text, opts.sections, opts.sentences_per_section, question),
+        quoted = [q.text for q in kept]
+        outcome = WriteOutcome(parse_answer(completion.text, opts.sections, opts.sentences_per_section, question,
+                                            quoted),
                                draft=completion.text, steps=steps, trimmed=note, cancelled=completion.cancelled)
         # Feedback runs on any draft with text: a draft that missed the direct answer is the one a
         # revision can most improve.
         if outcome.cancelled or not opts.feedback or not completion.text.strip():
             return outcome
-        self._feedback_and_revise(question, messages, more_evidence, outcome)
+        self._feedback_and_revise(question, messages, more_evidence, outcome, quoted)
         return outcome
 
     def _feedback_and_revise(self, question: str, messages: list[ChatMessage], more_evidence: MoreEvidence | None,
-                             outcome: WriteOutcome) -> None:
+                             outcome: WriteOutcome, quoted: Sequence[str] = ()) -> None:
         opts = self.options
         self.on_stage("revising")
         completion = self._call("feedback", messages, prompts.feedback_task(), opts.feedback_tokens, outcome.steps)
@@ -293,7 +302,8 @@ class Writer:
         if revised.cancelled:
             outcome.cancelled = True
             return
-        written = parse_answer(revised.text, opts.sections, opts.sentences_per_section, question)
+        written = parse_answer(revised.text, opts.sections, opts.sentences_per_section, question,
+                               [*quoted, *(q.text for e in outcome.extra for q in e.quotes)])
         if written.direct:
             outcome.written = written
 

@@ -124,3 +124,20 @@ def test_read_with_the_bundled_model_is_refused_with_what_to_do(tmp_path: Path) 
 def test_read_needs_evidence_or_pairs(tmp_path: Path) -> None:
     done = quire(tmp_path / "home", "check", CLAIM, "--read")
     assert done.returncode == 2 and "--read works with --evidence or --pairs" in done.stderr
+
+
+def test_a_claim_nothing_supports_or_contradicts_shows_the_closest_passages_read(tmp_path: Path) -> None:
+    """A researcher checking a claim the paper does not make sees what the library does say, marked
+    "not stated here", rather than an empty list."""
+    from engine.demo import demo_papers
+
+    home = tmp_path / "home"
+    specter = next(p for p in demo_papers() if p.name == "2020.acl-main.207.pdf")
+    assert quire(home, "ingest", specter).returncode == 0
+    claim = "SPECTER is trained on 10 million PubMed abstracts."
+    human = quire(home, "check", claim)
+    assert human.returncode == 0, human.stderr
+    assert "0 contradict it" in human.stdout and "Closest passages read (not stated here):" in human.stdout
+    assert human.stdout.count("(not stated here") >= 3 and "SPECTER" in human.stdout
+    shown = json.loads(quire(home, "check", claim, "--json").stdout)
+    assert len(shown) == 3 and all(p["verdict"] == "unsupported" and p["quote"] for p in shown)

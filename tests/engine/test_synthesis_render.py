@@ -66,9 +66,30 @@ def test_contradicted_unsupported_and_unchecked_sentences_look_different_and_say
               for span in spans}
     assert len({styles["contradicted"], styles["unsupported"], styles["unchecked"]}) == 3
     assert 'title="Contradicted: a source says the opposite' in html
-    assert 'title="Not supported: no passage found says this' in html and 'title="Not checked:' in html
-    assert "*(contradicted: a source says the opposite)*" in markdown and "*(not supported)*" in markdown
+    assert 'title="Not confirmed: no passage read says this' in html and 'title="Not checked:' in html
+    assert "*(contradicted: a source says the opposite)*" in markdown and "*(not confirmed)*" in markdown
     assert "*(not checked)*" in markdown
+
+
+def test_not_confirmed_is_amber_not_red_and_its_hover_names_the_passages_read() -> None:
+    """Red is for what a source contradicts; a sentence no passage read states is a warning."""
+    html = to_html(sample())
+    span = next(part for part in html.split("<span ")[1:] if part.startswith('class="sentence unsupported"'))
+    style = span.split('style="')[1].split('"')[0]
+    assert "#fff3cd" in style and "#fde7e4" not in style and "line-through" not in style
+    title = span.split('title="')[1].split('"')[0]
+    assert "Passages read (2): SPECTER  (p. 2); S2ORC {corpus} &amp; co." in title
+
+
+def test_a_contradicted_sentence_shows_the_passage_that_says_otherwise_and_its_quote() -> None:
+    base = sample()
+    clash = Citation(3, "s2-0000", "S2ORC is big.", 0, 13, 0.8, verdict="contradicted")
+    small = replace(base.sentences[1], text="S2ORC is small.", citations=(), supported=False,
+                    support="contradicted", contradictions=(clash,))
+    html = to_html(replace(base, sentences=(base.sentences[0], small)))
+    span = next(part for part in html.split("<span ")[1:] if part.startswith('class="sentence contradicted"'))
+    assert "line-through" in span
+    assert 'title="Contradicted: S2ORC {corpus} &amp; co says otherwise: “S2ORC is big.”"' in span
 
 
 def test_markdown_lists_references_with_pages_and_flags_unsupported() -> None:
@@ -77,7 +98,7 @@ def test_markdown_lists_references_with_pages_and_flags_unsupported() -> None:
             "[doi:10.18653/v1/2020.acl-main.207](<https://doi.org/10.18653/v1/2020.acl-main.207>)") in rendered
     assert ("- \\[3\\] *S2ORC \\{corpus\\} &amp; co*. \\[cs\\]. "
             "[https://example.org/s2orc](<https://example.org/s2orc>)") in rendered
-    assert "Unicorns wrote it. *(not supported)*" in rendered and "### S2ORC" in rendered
+    assert "Unicorns wrote it. *(not confirmed)*" in rendered and "### S2ORC" in rendered
 
 
 def test_bibtex_escapes_and_names_each_work_once() -> None:

@@ -65,8 +65,8 @@ def test_paper_and_model_text_with_markup_is_shown_literally() -> None:
 
 def test_unsupported_sentences_are_marked_and_explained() -> None:
     markup = answer_html(_answer())
-    assert markup.count('title="Not supported: no passage found says this') == 1
-    assert "Marked sentences" in markup and "not supported" in markup
+    assert markup.count('title="Not confirmed: no passage read says this') == 1
+    assert "Marked sentences" in markup and "not confirmed" in markup
 
 
 def test_three_support_levels_are_visible_and_explained_on_hover() -> None:
@@ -76,7 +76,7 @@ def test_three_support_levels_are_visible_and_explained_on_hover() -> None:
                       for sentence, level in zip((*base.sentences, base.sentences[0]), levels, strict=True))
     markup = answer_html(replace(base, sentences=sentences))
     assert markup.count('title="Partly supported') == 1 and markup.count('title="Contradicted') == 1
-    assert "Not supported" not in markup  # the supported sentence is plain
+    assert "Not confirmed" not in markup  # the supported sentence is plain
     assert "partly supported" in markup and "contradicted by a source" in markup  # the legend
 
 

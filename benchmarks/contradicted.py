@@ -1,0 +1,79 @@
+"""How often a "contradicted" mark is right: the support judge's red verdicts measured on labelled pairs.
+
+    python benchmarks/contradicted.py --label NAME [--out benchmarks/results/contradicted.json] [--limit N]
+
+A sentence is struck through in red only when a passage says otherwise, so what matters is precision:
+of the pairs the judge calls ``contradicted``, the share labelled Refutes (HealthVer dev, all 1,917
+pairs, claim against its evidence as a whole), and how many true sentences of the perturbation suite
+(the corpus PDFs' own sentences against their own passage window, benchmarks/verify.py) are ever
+called contradicted (target 0). The perturbed kinds (a "not" inserted, a number changed, a direction
+flipped) show what the red mark still catches. Each run is stored under ``--label`` in the results
+file beside earlier runs, so a rule change is measured before and after on the same pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from verify import SHARED, corpus_docs, healthver, perturbation_suite  # noqa: E402
+
+from engine.cite.judge import default_judge  # noqa: E402
+from engine.process import prepare_process  # noqa: E402
+
+
+def precision_report(gold: list[str], verdicts: list[str], positive: str) -> dict[str, Any]:
+    """Counts of "contradicted" verdicts per gold label, and the share of them labelled ``positive``."""
+    marked = Counter(g for g, v in zip(gold, verdicts, strict=True) if v == "contradicted")
+    total = sum(marked.values())
+    wanted = gold.count(positive)
+    return {"pairs": len(gold), "marked_contradicted": total, "marked_by_label": dict(marked),
+            "precision": round(marked[positive] / total, 3) if total else None,
+            "recall": round(marked[positive] / wanted, 3) if wanted else None}
+
+
+def main() -> None:
+    prepare_process()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--label", required=True, help="the name this run is stored under (e.g. the rule)")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/contradicted.json")
+    parser.add_argument("--shared", type=Path, default=SHARED)
+    parser.add_argument("--limit", type=int, help="HealthVer rows to judge (default all 1,917)")
+    parser.add_argument("--per-kind", type=int, default=150, help="perturbation pairs of each kind")
+    args = parser.parse_args()
+    judge = default_judge()
+    rows, _ = healthver(args.shared)
+    rows = rows[: args.limit] if args.limit else rows
+    started = time.perf_counter()
+    verdicts = [j.verdict for j in judge.judge_many([(r["claim"], r["evidence"]) for r in rows], whole=True)]
+    report: dict[str, Any] = {
+        "machine": {"cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2)},
+        "healthver_dev": precision_report([r["label"] for r in rows], verdicts, "Refutes")
+                         | {"seconds": round(time.perf_counter() - started, 1)}}
+    suite = perturbation_suite(corpus_docs(args.shared), per_kind=args.per_kind)
+    judged = judge.judge_many([(p.claim, p.evidence) for p in suite])
+    report["perturbations"] = {
+        kind: {"pairs": sum(p.kind == kind for p in suite),
+               "contradicted": sum(p.kind == kind and j.verdict == "contradicted" for p, j in zip(suite, judged,
+                                                                                                strict=True)),
+               "supported": sum(p.kind == kind and j.supports for p, j in zip(suite, judged, strict=True))}
+        for kind in sorted({p.kind for p in suite})}
+    print(json.dumps(report, indent=1), flush=True)
+    results = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
+    results[args.label] = report
+    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""Footnote marks that PDF extraction glues to the words around them, removed from text a reader sees.
+
+A footnote's number is set small and raised; extracted as plain text it runs into its neighbour:
+"7pronounced “stork” 8The papers …" (footnotes 7 and 8 before their sentences), "over 20 million
+papers,10 meaningful citations" (footnote 10 after a comma). Quoted in an answer, such a digit reads as
+part of the claim, and a number check then looks for a "10" that the passage never states as a value.
+
+Only shapes that a written number or a unit never takes are cut, so "3D", "5x", "10mg", "2nd",
+"1,000" and "p53" stay as they are.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Letters a number may carry without a space: units, ordinals, multipliers ("10mg", "2nd", "5x", "12kDa").
+_UNITS = frozenset("""
+st nd rd th x k m b s d h min sec hr hrs mg ml mm cm km kg g ng ug mol mmol nmol umol kda bp kb mb gb tb hz khz mhz
+ghz ms ns us mw kw w v mv ma nm um ppm ppb fold mer
+""".split())
+# One or two digits glued to the front of a word of three or more letters ("7pronounced", "8The").
+_BEFORE_WORD = re.compile(r"(?<![\w.,\-/])(\d{1,2})(?=([A-Za-z][a-z]{2,})\b)")
+# One or two digits glued after a word's comma or full stop and followed by a space ("papers,10 meaningful").
+_AFTER_PUNCTUATION = re.compile(r"(?<=[a-z]{3}[,.;])\d{1,2}(?=\s)")
+
+
+def without_footnote_marks(text: str) -> str:
+    """``text`` with footnote numbers that extraction glued to a neighbouring word removed."""
+    def before_word(match: re.Match[str]) -> str:
+        word = match.group(2)
+        if word.lower() in _UNITS or (word[0].isupper() and word[1:].isupper()):
+            return match.group(0)
+        # "8The papers": a space where the mark stood, so two sentences do not run together.
+        return " " if match.start() > 0 and not text[match.start() - 1].isspace() else ""
+
+    cleaned = _BEFORE_WORD.sub(before_word, text)
+    return _AFTER_PUNCTUATION.sub("", cleaned)
