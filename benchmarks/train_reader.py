@@ -299,7 +299,7 @@ def export(args: argparse.Namespace) -> None:
     load_weights(model, [args.work / "best.safetensors"])
     config, log = work_record(args.work)
     out: Path = args.out
-    write_int8_onnx(model, tokenizer, out)
+    write_int8_onnx(model, tokenizer, out, weight_only=True)  # see write_int8_onnx: the reader needs float activations
     kept = [e for e in log if e.get("kept")]
     meta_file = out / "reader.json"
     previous = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
