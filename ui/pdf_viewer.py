@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QScrollArea,
-    QSizePolicy,
     QSpinBox,
     QStackedWidget,
     QToolButton,
@@ -28,7 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from engine.types import PageRect, Rect
-from ui.page_canvas import PageCanvas
+from ui.elided_label import ElidedLabel
+from ui.page_canvas import PageCanvas, join_words
 from ui.pdf_find import FindBar, Match
 from ui.record_view import RecordView
 
@@ -431,40 +431,4 @@ class PdfViewer(QWidget):
         chosen = [(rect, word) for rect, word in self._words
                   if area.intersects(QRectF(rect.x0, rect.y0, rect.x1 - rect.x0, rect.y1 - rect.y0))]
         self.canvas.set_selection([rect for rect, _ in chosen])
-        self._selected_text = _join_words(chosen)
-
-
-class ElidedLabel(QLabel):
-    """One line of plain text, shortened with "…" to the width it gets (the full text in its tooltip)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.full_text = ""
-        self.setTextFormat(Qt.TextFormat.PlainText)  # titles come from PDFs
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-
-    def set_full_text(self, text: str) -> None:
-        self.full_text = " ".join(text.split())
-        self.setToolTip(self.full_text)
-        self._elide()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._elide()
-
-    def _elide(self) -> None:
-        width = self.width() - self.contentsMargins().left() - self.contentsMargins().right()
-        self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, max(width, 20)))
-
-
-def _join_words(words: Sequence[tuple[Rect, str]]) -> str:
-    """Words back into text: a new line wherever the next word starts on a lower line."""
-    parts: list[str] = []
-    previous: Rect | None = None
-    for rect, word in words:
-        if previous is not None:
-            same_line = rect.y0 < previous.y1 - 0.5 * (previous.y1 - previous.y0) and rect.x0 >= previous.x0
-            parts.append(" " if same_line else "\n")
-        parts.append(word)
-        previous = rect
-    return "".join(parts)
+        self._selected_text = join_words(chosen)
