@@ -31,6 +31,7 @@ from ui.answer_html import answer_html, parse_cite_url, streaming_html
 from ui.answer_progress import PHASES, READING, WRITING, AnswerProgress
 from ui.claim_check import parse_check_url
 from ui.collection_scope import COLLECTION, choose_collection
+from ui.elided_label import ElidedLabel
 from ui.errors import for_the_app
 from ui.history_list import ANSWER_ID_ROLE, HistoryList
 
@@ -96,8 +97,9 @@ class AskPane(QWidget):
                                   "against its sources). Unticked, Quire decides: with a small model it shows the "
                                   "evidence itself, grouped by theme.")
 
-        self.stage_label = QLabel(self)
-        self.stage_label.setTextFormat(Qt.TextFormat.PlainText)
+        # Elided to the width it is given: progress text that grows while an answer is drafted must
+        # never widen this pane and squeeze the library beside it.
+        self.stage_label = ElidedLabel(self)
         self.stage_label.setAccessibleName("Answer stage")
         self.stage_bar = QProgressBar(self)
         self.stage_bar.setRange(0, 0)
@@ -337,7 +339,7 @@ class AskPane(QWidget):
         return self._answering
 
     def set_cancelling(self) -> None:
-        self.stage_label.setText("Stopping…")
+        self.stage_label.set_full_text("Stopping…")
 
     def set_history(self, answers: Sequence[Any]) -> None:
         """Past questions, newest first (see :class:`~ui.history_list.HistoryList`)."""
@@ -379,7 +381,7 @@ class AskPane(QWidget):
         self.csv_button.setVisible(is_table)  # only a table answer has rows to export
 
     def _show_progress(self) -> None:
-        self.stage_label.setText(self.progress.text())
+        self.stage_label.set_full_text(self.progress.text())
         if self._stage in ("drafting", "revising") and self._stream == "":
             self._refresh_timer.start()  # the caption says the model is reading
 
