@@ -151,11 +151,18 @@ class AnswerController(QObject):
             return
         self._cancel_requested = True
         self._client.cancel_answer()
-        self._pane.show_stopped("Stopped. What was written so far is kept; ask again whenever you are ready.")
+        self._pane.show_stopped()
 
     def show(self, answer: Answer, asked: int | None = None) -> None:
         if asked is not None and asked != self._asked:
             self.refresh_history()  # a cancelled question's partial answer: kept in the history only
+            return
+        if asked is not None and self._cancel_requested:
+            # The pane said "Stopped" the moment Cancel was pressed and keeps the text streamed so far;
+            # what the engine hands back afterwards goes to the history and must not redraw that view.
+            self._cancel_requested = False
+            self._pane.keep_stopped(answer if answer.cancelled and answer.sentences else None)
+            self.refresh_history()
             return
         if answer.cancelled and not answer.sentences:
             self.refresh_history()

@@ -43,6 +43,8 @@ SMALL_MODEL_WARNING = ("The language model is too small to write answers that ho
 STAGE_NAMES = PHASES  # the stage names the view's caption shows while streaming
 __all__ = ["ANSWER_ID_ROLE", "SCOPES", "AskPane"]
 _STREAM_REFRESH_MS = 60
+STOPPED_KEPT = "Stopped. What was written so far is kept; ask again whenever you are ready."
+STOPPED_EMPTY = "Stopped before anything was written; ask again whenever you are ready."
 _WELCOME = ('<div style="color:#777;line-height:150%"><p style="font-size:large;color:#444">Ask your papers</p>'
             "<p>Type a literature question above and press <b>Enter</b> (Shift+Enter starts a new line). "
             "The answer streams in here; "
@@ -316,14 +318,22 @@ class AskPane(QWidget):
                                  f"{html.escape(headline)}</p>")
         self._update_exports()
 
-    def show_stopped(self, message: str) -> None:
-        """Answering was stopped: the text streamed so far stays where it was, under one message."""
+    def show_stopped(self) -> None:
+        """Answering was stopped: the text streamed so far stays where it was, under one message that
+        says it is kept only when there is some."""
         written = self._stream
         self.finish()
         self.answer = None
+        message = STOPPED_KEPT if written.strip() else STOPPED_EMPTY
         body = streaming_html(written, cursor=False) if written.strip() else ""
         self.answer_view.setHtml(_question_html(self._question) + f'<p style="color:#8c2a1c">{html.escape(message)}</p>'
                                  + body)
+        self._update_exports()
+
+    def keep_stopped(self, answer: Answer | None) -> None:
+        """The stopped question's result arrived: the view stays as it is; a partial answer only enables
+        Copy and export, so they give what the engine kept."""
+        self.answer = answer
         self._update_exports()
 
     def finish(self) -> None:
