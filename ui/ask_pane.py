@@ -69,6 +69,7 @@ class AskPane(QWidget):
         self._stage = ""
         self._question = ""
         self._answering = False
+        self.viewing_past = False  # a past answer is shown while a question is being answered
         self.search_notes: list[str] = []  # "also searching for …" reports of the question being answered
 
         self.question_box = QPlainTextEdit(self)
@@ -250,6 +251,7 @@ class AskPane(QWidget):
     def start_answer(self, question: str) -> None:
         self.answer = None
         self._stream, self._stage, self._question, self._answering = "", "retrieving", question, True
+        self.viewing_past = False
         self.search_notes = []
         self.progress = AnswerProgress(self.progress.budget)
         self._tick_timer.start()
@@ -286,6 +288,16 @@ class AskPane(QWidget):
         self.answer_view.setHtml(_question_html(answer.question) + answer_html(shown))
         if reopened:
             self.question_box.setPlainText(answer.question)
+        self.tabs.setCurrentWidget(self.answer_view)
+        self._update_exports()
+
+    def show_past_beside(self, answer: Answer) -> None:
+        """Show a past answer while a question is being answered: the stage row goes on reporting the
+        running question (with its Cancel); its streamed text is no longer drawn over the past answer."""
+        self.viewing_past = True
+        self._refresh_timer.stop()
+        self.answer = answer
+        self.answer_view.setHtml(_question_html(answer.question) + answer_html(answer))
         self.tabs.setCurrentWidget(self.answer_view)
         self._update_exports()
 
@@ -396,7 +408,7 @@ class AskPane(QWidget):
             self._refresh_timer.start()  # the caption says the model is reading
 
     def _show_stream(self) -> None:
-        if not self._answering:
+        if not self._answering or self.viewing_past:
             return
         reading = self._stage in WRITING and not self._stream
         stage = READING if reading else STAGE_NAMES.get(self._stage, self._stage)
