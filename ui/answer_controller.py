@@ -167,8 +167,9 @@ class AnswerController(QObject):
         if asked is not None and self._pane.viewing_past:
             # The user went on to read a past answer meanwhile: do not take it off the screen.
             self._pane.finish()
+            if not (self._cancel_requested or answer.cancelled):
+                self._status(f"The answer to “{answer.question}” is ready in Past questions.")
             self._cancel_requested = False
-            self._status(f"The answer to “{answer.question}” is ready in Past questions.")
             self.refresh_history()
             return
         if asked is not None and self._cancel_requested:

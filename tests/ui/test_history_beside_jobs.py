@@ -39,12 +39,13 @@ class SlowWriter(Engine):
 
     def ask(self, request: object, *, on_token: Callable[[str], None] | None = None,
             on_stage: Callable[[str], None] | None = None, cancel: CancelToken | None = None) -> Answer:
-        assert on_token is not None and on_stage is not None
+        assert on_token is not None and on_stage is not None and cancel is not None
         on_stage("drafting")
         on_token("The running answer is being written")
-        self.release.wait(60)
+        while not self.release.wait(0.01) and not cancel.cancelled:
+            pass
         return Answer("What is running?", "Done.", (AnswerSentence("Done.", support="unchecked"),), (),
-                      AnswerMode.WRITTEN, id="new1", created_at=1_700_000_500.0)
+                      AnswerMode.WRITTEN, id="new1", created_at=1_700_000_500.0, cancelled=cancel.cancelled)
 
     def table(self, question: str, columns: object, **_: object) -> None:  # type: ignore[override]
         """A table of papers being built: long, until released."""
@@ -116,3 +117,27 @@ def test_a_past_answer_opens_beside_a_question_being_answered_which_goes_on(
     assert pane.answer is not None and pane.answer.id == "p1"  # the answer being read stays on screen
     assert not pane.stage_row.isVisible() and pane.ask_button.isEnabled()
     assert "ready in Past questions" in window.statusBar().currentMessage()
+
+
+def test_cancelling_the_running_question_leaves_the_past_answer_on_screen(
+        qtbot: QtBot, slow_window: tuple[MainWindow, SlowWriter, EngineClient]) -> None:
+    window, _engine, client = slow_window
+    pane = window.ask_pane
+    qtbot.waitUntil(lambda: not client.busy, timeout=TIMEOUT_MS)
+    _save_past(client)
+    window.model.set_documents([Document(id="d" * 64, content_hash="d" * 64, path="/p.pdf",
+                                         bib=Bibliography("SPECTER"), page_count=3)])
+    pane.question_box.setPlainText("What is running?")
+    window.ask_action.trigger()
+    qtbot.waitUntil(lambda: "being written" in pane.answer_view.toPlainText(), timeout=TIMEOUT_MS)
+    window.answers.refresh_history()
+    qtbot.waitUntil(lambda: pane.history.list.count() == 1, timeout=AT_ONCE_MS)
+    pane.history.select("p1")
+    pane.history.open_button.click()
+    qtbot.waitUntil(lambda: pane.answer is not None and pane.answer.id == "p1", timeout=AT_ONCE_MS)
+
+    window.cancel_action.trigger()  # Esc
+    qtbot.waitUntil(lambda: not client.asking, timeout=TIMEOUT_MS)
+    assert pane.answer is not None and pane.answer.id == "p1" and "A claim" in pane.answer_view.toPlainText()
+    assert "Stopped" not in pane.answer_view.toPlainText() and not pane.stage_row.isVisible()
+    assert "ready in Past questions" not in window.statusBar().currentMessage()
