@@ -11,7 +11,7 @@ columns back at the widths the user gave them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QHeaderView, QTableView
@@ -20,14 +20,22 @@ TITLE_MIN_PX = 220  # about 30 characters: enough to tell two papers apart
 TITLE_MIN_SHARE = 0.5  # on a very narrow table, half of it
 HIDE: Literal["hide"] = "hide"
 SHRINK: Literal["shrink"] = "shrink"
-Step = tuple[Literal["hide", "shrink"], int]
+
+
+class Step(NamedTuple):
+    """One way of making room: hide ``column``, or narrow it down to ``floor`` pixels (0: its minimum)."""
+
+    action: Literal["hide", "shrink"]
+    column: int
+    floor: int = 0
 
 
 def fit_columns(available: int, wanted: Mapping[int, int], minimum: Mapping[int, int], give_way: Sequence[Step],
                 title_min: int) -> tuple[dict[int, int], set[int]]:
     """Widths for the columns beside the title and the columns to hide, so the title keeps
     ``title_min`` pixels of ``available``: take the steps of ``give_way`` in order (hide a column,
-    or shrink it down to its minimum) until the rest fits."""
+    or shrink it down to its minimum) until the rest fits, then let a narrowed column take back
+    what a later step freed."""
     budget = max(0, available - title_min)
     widths = dict(wanted)
     hidden: set[int] = set()
@@ -35,14 +43,21 @@ def fit_columns(available: int, wanted: Mapping[int, int], minimum: Mapping[int,
     def used() -> int:
         return sum(width for column, width in widths.items() if column not in hidden)
 
-    for action, column in give_way:
+    for action, column, floor in give_way:
         excess = used() - budget
         if excess <= 0:
             break
         if action == HIDE:
             hidden.add(column)
         else:
-            widths[column] = max(minimum.get(column, 0), widths[column] - excess)
+            narrowed = max(floor or minimum.get(column, 0), widths[column] - excess)
+            widths[column] = min(widths[column], narrowed)
+    # A column hidden after another was narrowed may have freed more than was needed: the narrowed
+    # ones take it back, up to the width they want.
+    for action, column, _floor in give_way:
+        spare = budget - used()
+        if action == SHRINK and column not in hidden and spare > 0:
+            widths[column] = min(wanted[column], widths[column] + spare)
     return widths, hidden
 
 

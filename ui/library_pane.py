@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from engine.types import Document
 from ui.collection_scope import collection_names, doc_ids_in
-from ui.column_fit import HIDE, SHRINK, ColumnFitter
+from ui.column_fit import HIDE, SHRINK, ColumnFitter, Step
 from ui.document_details import DocumentDetails
 from ui.empty_state import EmptyState
 from ui.library_model import (
@@ -43,10 +43,12 @@ _CELL_PADDING = 14
 _HEADER_PADDING = 26
 
 
-def column_widths(table: QTableView) -> tuple[dict[int, int], dict[int, int]]:
-    """The widths the columns beside the title want, and the least each may have, measured in the
-    table's font: Year, Pages and Status show their whole text or hide; the authors want room for
-    "Kowalczykowski et al." and keep at least room for a long surname alone."""
+def column_widths(table: QTableView) -> tuple[dict[int, int], dict[int, int], int]:
+    """The widths the columns beside the title want, the least each may have, and the authors' width
+    that still shows a long first surname whole, all measured in the table's font. Year, Pages and
+    Status show their whole text or hide; the authors want room for "Kowalczykowski et al." and keep
+    at least room for "Cohan et al." (a longer first surname is elided only in the narrowest window,
+    its tooltip listing every author)."""
     cells, headers = table.fontMetrics(), table.horizontalHeader().fontMetrics()
 
     def fits(column: Column, *texts: str) -> int:
@@ -55,10 +57,10 @@ def column_widths(table: QTableView) -> tuple[dict[int, int], dict[int, int]]:
 
     icon = table.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize) + 4  # a failed paper's status icon
     fixed: dict[int, int] = {Column.YEAR: fits(Column.YEAR, "0000"), Column.PAGES: fits(Column.PAGES, "0000"),
-             Column.STATUS: fits(Column.STATUS, *STATUS_TEXTS) + icon}
+                             Column.STATUS: fits(Column.STATUS, *STATUS_TEXTS) + icon}
     wanted: dict[int, int] = {Column.AUTHORS: fits(Column.AUTHORS, "Kowalczykowski et al."), **fixed}
-    minimum: dict[int, int] = {Column.AUTHORS: fits(Column.AUTHORS, "Kowalczykowski"), **fixed}
-    return wanted, minimum
+    minimum: dict[int, int] = {Column.AUTHORS: fits(Column.AUTHORS, "Cohan et al."), **fixed}
+    return wanted, minimum, fits(Column.AUTHORS, "Kowalczykowski")
 
 
 class AuthorsDelegate(QStyledItemDelegate):
@@ -108,14 +110,15 @@ class LibraryPane(QWidget):
 
         self.table = self._create_table(remove_action)
         # A narrow table shows the title, the first author and the year: Pages hides whole first, then
-        # the authors narrow (down to a short "Surname et al."), then Status hides, and only then the year.
-        wanted, minimum = column_widths(self.table)
+        # the authors narrow while a long first surname still fits, then Status hides, then the authors
+        # narrow to a short "Surname et al.", and only then the year goes.
+        wanted, minimum, long_surname = column_widths(self.table)
         for column, width in wanted.items():
             self.table.horizontalHeader().resizeSection(column, width)
         self.column_fitter = ColumnFitter(
             self.table, Column.TITLE, minimum=minimum,
-            give_way=((HIDE, Column.PAGES), (SHRINK, Column.AUTHORS), (HIDE, Column.STATUS), (HIDE, Column.YEAR),
-                      (HIDE, Column.AUTHORS)))
+            give_way=(Step(HIDE, Column.PAGES), Step(SHRINK, Column.AUTHORS, long_surname), Step(HIDE, Column.STATUS),
+                      Step(SHRINK, Column.AUTHORS), Step(HIDE, Column.YEAR), Step(HIDE, Column.AUTHORS)))
         self.empty_state = EmptyState(add_action, self, demo_action)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.empty_state)
