@@ -250,6 +250,10 @@ class LibraryFilter(QSortFilterProxyModel):
         self._text = ""
 
     def set_text(self, text: str) -> None:
+        if not hasattr(self, "beginFilterChange"):  # Qt before 6.10 (the supported range starts at 6.6)
+            self._text = text.strip()
+            self.invalidateRowsFilter()
+            return
         self.beginFilterChange()
         self._text = text.strip()
         self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
