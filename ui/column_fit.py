@@ -17,7 +17,9 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QHeaderView, QTableView
 
 TITLE_MIN_PX = 220  # about 30 characters: enough to tell two papers apart
-TITLE_MIN_SHARE = 0.5  # on a very narrow table, half of it
+# On a very narrow table (a 1024-pixel window with a paper open: 280-300 px), 40 % of it: room for
+# the title's first words, the first author and the year, where half left no room for the year.
+TITLE_MIN_SHARE = 0.4
 HIDE: Literal["hide"] = "hide"
 SHRINK: Literal["shrink"] = "shrink"
 
