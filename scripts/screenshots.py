@@ -5,6 +5,7 @@
 States: the empty library, papers being indexed, an answer with citations, the viewer zoomed on the
 cited quote, the answer's references grouped by paper, a table of papers, and (with ``--writer
 MODEL.gguf``) a written answer while it is drafted, its progress showing; the window is 1366x768.
+The answer with its cited quote is also shot in a 1024x700 and a 1920x1080 window.
 Everything is real: a temporary library, the shared corpus papers (or
 the bundled demo papers), the real engine answering a real question.
 """
@@ -36,6 +37,7 @@ CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", ROOT.parent / "shared" / "corp
 QUESTION = "How are citation graphs and paper embeddings used to represent scientific documents?"
 TABLE_QUESTION = "How are scientific documents represented for retrieval?"
 SIZE = (1366, 768)  # the most common laptop screen
+OTHER_SIZES = {"08-narrow-1024.png": (1024, 700), "09-wide-1920.png": (1920, 1080)}  # a small laptop, a desktop
 
 
 def pump(milliseconds: int) -> None:
@@ -151,6 +153,13 @@ def main() -> int:
             window.ask_pane.citation_activated.emit(cited, sentence)
             wait_until(lambda: bool(window.viewer.highlight_rects), 60, "the highlight")
             save(window, args.out, "04-viewer-highlight.png")
+            for name, size in OTHER_SIZES.items():
+                window.resize(*size)
+                pump(300)  # the splitters and the library's columns settle
+                window.ask_pane.citation_activated.emit(cited, sentence)  # opened again at this size
+                pump(300)
+                save(window, args.out, name)
+            window.resize(*SIZE)
             table_of_papers(window, args.out)
             if args.writer:
                 from dataclasses import replace

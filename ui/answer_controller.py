@@ -142,6 +142,9 @@ class AnswerController(QObject):
         """The question ended without an answer (an error, already shown, or a cancel before any text)."""
         if asked != self._asked or self._cancel_requested:
             return  # a cancelled question: the pane already said so, and may be busy with a newer one
+        if self._pane.viewing_past:
+            self._pane.finish()  # the error dialog says why; the past answer read meanwhile stays
+            return
         self._pane.show_failure("No answer: see the message for why. Fix that and ask again.")
 
     def cancel(self) -> None:
@@ -151,11 +154,30 @@ class AnswerController(QObject):
             return
         self._cancel_requested = True
         self._client.cancel_answer()
-        self._pane.show_stopped("Stopped. What was written so far is kept; ask again whenever you are ready.")
+        if self._pane.viewing_past:  # a past answer is on screen: leave it there
+            self._pane.finish()
+            self._status("Stopped answering; ask again whenever you are ready.")
+            return
+        self._pane.show_stopped()
 
     def show(self, answer: Answer, asked: int | None = None) -> None:
         if asked is not None and asked != self._asked:
             self.refresh_history()  # a cancelled question's partial answer: kept in the history only
+            return
+        if asked is not None and self._pane.viewing_past:
+            # The user went on to read a past answer meanwhile: do not take it off the screen.
+            self._pane.finish()
+            if not (self._cancel_requested or answer.cancelled):
+                self._status(f"The answer to “{answer.question}” is ready in Past questions.")
+            self._cancel_requested = False
+            self.refresh_history()
+            return
+        if asked is not None and self._cancel_requested:
+            # The pane said "Stopped" the moment Cancel was pressed and keeps the text streamed so far;
+            # what the engine hands back afterwards goes to the history and must not redraw that view.
+            self._cancel_requested = False
+            self._pane.keep_stopped(answer if answer.cancelled and answer.sentences else None)
+            self.refresh_history()
             return
         if answer.cancelled and not answer.sentences:
             self.refresh_history()
@@ -174,9 +196,8 @@ class AnswerController(QObject):
         self._client.list_answers(self._pane.set_history)
 
     def _open_past(self, answer_id: str) -> None:
-        if self._client.asking and not self._cancel_requested:
-            self._status("Still answering; press Esc to stop it before opening a past question.")
-            return
+        """Show a past answer at once, whatever runs: reading the history is quick work on the quick
+        lane, so it never waits for an answer or a table being made."""
         if answer_id in self._history:
             self._reopen(self._history[answer_id])
         else:
@@ -184,7 +205,10 @@ class AnswerController(QObject):
 
     def _reopen(self, answer: Answer) -> None:
         self._history[answer.id] = answer
-        self._pane.show_answer(answer, reopened=True)
+        if self._pane.answering:
+            self._pane.show_past_beside(answer)  # the question being answered goes on, its progress shown
+        else:
+            self._pane.show_answer(answer, reopened=True)
 
     def delete_past(self, answer_id: str) -> None:
         """Delete a past question and its answer from the history (the papers are not touched)."""

@@ -31,6 +31,7 @@ from ui.answer_html import answer_html, parse_cite_url, streaming_html
 from ui.answer_progress import PHASES, READING, WRITING, AnswerProgress
 from ui.claim_check import parse_check_url
 from ui.collection_scope import COLLECTION, choose_collection
+from ui.elided_label import ElidedLabel
 from ui.errors import for_the_app
 from ui.history_list import ANSWER_ID_ROLE, HistoryList
 
@@ -42,6 +43,8 @@ SMALL_MODEL_WARNING = ("The language model is too small to write answers that ho
 STAGE_NAMES = PHASES  # the stage names the view's caption shows while streaming
 __all__ = ["ANSWER_ID_ROLE", "SCOPES", "AskPane"]
 _STREAM_REFRESH_MS = 60
+STOPPED_KEPT = "Stopped. What was written so far is kept; ask again whenever you are ready."
+STOPPED_EMPTY = "Stopped before anything was written; ask again whenever you are ready."
 _WELCOME = ('<div style="color:#777;line-height:150%"><p style="font-size:large;color:#444">Ask your papers</p>'
             "<p>Type a literature question above and press <b>Enter</b> (Shift+Enter starts a new line). "
             "The answer streams in here; "
@@ -66,6 +69,7 @@ class AskPane(QWidget):
         self._stage = ""
         self._question = ""
         self._answering = False
+        self.viewing_past = False  # a past answer is shown while a question is being answered
         self.search_notes: list[str] = []  # "also searching for …" reports of the question being answered
 
         self.question_box = QPlainTextEdit(self)
@@ -96,8 +100,9 @@ class AskPane(QWidget):
                                   "against its sources). Unticked, Quire decides: with a small model it shows the "
                                   "evidence itself, grouped by theme.")
 
-        self.stage_label = QLabel(self)
-        self.stage_label.setTextFormat(Qt.TextFormat.PlainText)
+        # Elided to the width it is given: progress text that grows while an answer is drafted must
+        # never widen this pane and squeeze the library beside it.
+        self.stage_label = ElidedLabel(self)
         self.stage_label.setAccessibleName("Answer stage")
         self.stage_bar = QProgressBar(self)
         self.stage_bar.setRange(0, 0)
@@ -246,6 +251,7 @@ class AskPane(QWidget):
     def start_answer(self, question: str) -> None:
         self.answer = None
         self._stream, self._stage, self._question, self._answering = "", "retrieving", question, True
+        self.viewing_past = False
         self.search_notes = []
         self.progress = AnswerProgress(self.progress.budget)
         self._tick_timer.start()
@@ -285,6 +291,16 @@ class AskPane(QWidget):
         self.tabs.setCurrentWidget(self.answer_view)
         self._update_exports()
 
+    def show_past_beside(self, answer: Answer) -> None:
+        """Show a past answer while a question is being answered: the stage row goes on reporting the
+        running question (with its Cancel); its streamed text is no longer drawn over the past answer."""
+        self.viewing_past = True
+        self._refresh_timer.stop()
+        self.answer = answer
+        self.answer_view.setHtml(_question_html(answer.question) + answer_html(answer))
+        self.tabs.setCurrentWidget(self.answer_view)
+        self._update_exports()
+
     def show_check(self, markup: str) -> None:
         """A claim check's result (built by :func:`ui.claim_check.check_html`, everything escaped)."""
         self.finish()
@@ -314,14 +330,22 @@ class AskPane(QWidget):
                                  f"{html.escape(headline)}</p>")
         self._update_exports()
 
-    def show_stopped(self, message: str) -> None:
-        """Answering was stopped: the text streamed so far stays where it was, under one message."""
+    def show_stopped(self) -> None:
+        """Answering was stopped: the text streamed so far stays where it was, under one message that
+        says it is kept only when there is some."""
         written = self._stream
         self.finish()
         self.answer = None
+        message = STOPPED_KEPT if written.strip() else STOPPED_EMPTY
         body = streaming_html(written, cursor=False) if written.strip() else ""
         self.answer_view.setHtml(_question_html(self._question) + f'<p style="color:#8c2a1c">{html.escape(message)}</p>'
                                  + body)
+        self._update_exports()
+
+    def keep_stopped(self, answer: Answer | None) -> None:
+        """The stopped question's result arrived: the view stays as it is; a partial answer only enables
+        Copy and export, so they give what the engine kept."""
+        self.answer = answer
         self._update_exports()
 
     def finish(self) -> None:
@@ -337,7 +361,7 @@ class AskPane(QWidget):
         return self._answering
 
     def set_cancelling(self) -> None:
-        self.stage_label.setText("Stopping…")
+        self.stage_label.set_full_text("Stopping…")
 
     def set_history(self, answers: Sequence[Any]) -> None:
         """Past questions, newest first (see :class:`~ui.history_list.HistoryList`)."""
@@ -379,12 +403,12 @@ class AskPane(QWidget):
         self.csv_button.setVisible(is_table)  # only a table answer has rows to export
 
     def _show_progress(self) -> None:
-        self.stage_label.setText(self.progress.text())
+        self.stage_label.set_full_text(self.progress.text())
         if self._stage in ("drafting", "revising") and self._stream == "":
             self._refresh_timer.start()  # the caption says the model is reading
 
     def _show_stream(self) -> None:
-        if not self._answering:
+        if not self._answering or self.viewing_past:
             return
         reading = self._stage in WRITING and not self._stream
         stage = READING if reading else STAGE_NAMES.get(self._stage, self._stage)

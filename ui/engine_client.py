@@ -26,11 +26,11 @@ from engine.request import AskRequest
 from engine.service import Engine
 from engine.table_types import PaperTable, TableColumn
 from engine.types import Answer, Citation, Document, Reference
+from ui.engine_model_requests import ModelRequests
 from ui.engine_tasks import (
     PassageLocation,
     ProgressThrottle,
     datastore_counts,
-    is_small_model_file,
     locate_passage,
     render_answer,
 )
@@ -39,12 +39,10 @@ from ui.engine_worker import (
     ASK,
     CHECK,
     DATASTORE,
-    DOWNLOAD,
     EDIT,
     EMBED,
     INGEST,
     LOOKUP,
-    MODELS,
     QUICK_KINDS,
     REFRESH,
     REMOVE,
@@ -56,7 +54,6 @@ from ui.engine_worker import (
 
 if TYPE_CHECKING:
     from engine.cite.claims import ClaimCheck
-    from engine.manager.setup import ModelChoice
     from engine.zotero import ZoteroReport
 
 log = logging.getLogger(__name__)
@@ -76,7 +73,7 @@ def quick_lane_engine(engine: Engine) -> Engine:
     return sibling
 
 
-class EngineClient(QObject):
+class EngineClient(QObject, ModelRequests):
     """Runs engine calls on two serial lanes (long jobs, quick ones) and reports back through signals."""
 
     progress = Signal(str, int, int, str)  # stage, done, total, label
@@ -349,65 +346,10 @@ class EngineClient(QObject):
         """The passages that support or contradict ``claim``, each with its verdict and verbatim quote."""
         self.call(CHECK, lambda engine: engine.check(claim), on_result, on_failure)
 
-    # --- models and datastores (the Models & Datastores dialog) ------------------------------
-
-    def models_snapshot(self, on_result: Callable[[dict[str, Any]], None]) -> None:
-        """Everything the models dialog shows, gathered in one worker call: the catalog, the installed
-        models, the datastores, the hardware report and the models in use."""
-        def work(engine: Engine) -> dict[str, Any]:
-            return {"catalog": engine.model_catalog(), "installed": engine.installed_models(),
-                    "datastores": engine.datastores(), "report": engine.hardware_report(),
-                    "current_model": engine.settings.generation.model,
-                    "current_embedder": engine.settings.retrieval.embedder}
-        self.call(MODELS, work, on_result)
-
-    def use_model(self, name: str, on_result: Callable[[ModelChoice], None]) -> None:
-        """Validate installed model ``name`` and save it in the settings."""
-        def chosen(choice: ModelChoice) -> None:
-            self._adopt_settings(choice.settings)
-            self.settings_changed.emit()
-            on_result(choice)
-        self.call(MODELS, lambda engine: engine.use_model(name), chosen)
-
-    def remove_datastore(self, name: str, on_done: Callable[[object], None] | None = None) -> None:
-        # The long lane's engine may have the datastore open (an answer searching it), so it removes it.
-        self.call(DATASTORE, lambda engine: engine.remove_datastore(name), on_done)
-
-    def download_model(self, name: str, progress: Callable[[Progress], None], cancel: CancelToken,
-                       on_done: Callable[[object], None], on_stopped: Callable[[], None]) -> None:
-        """Download, verify and install catalog model ``name``; ``progress`` is called on the worker."""
-        self.call(DOWNLOAD, lambda engine: engine.download_model(name, progress, cancel), on_done, on_stopped)
-
-    def install_datastore(self, location: str, progress: Callable[[Progress], None], cancel: CancelToken,
-                          on_done: Callable[[object], None], on_stopped: Callable[[], None]) -> None:
-        """Verify and install a datastore pack from a file or URL."""
-        self.call(DOWNLOAD, lambda engine: engine.install_datastore(location, progress=progress, cancel=cancel),
-                  on_done, on_stopped)
-
-    def embed_datastore(self, name: str, progress: Callable[[Progress], None], cancel: CancelToken,
-                        on_done: Callable[[object], None], on_stopped: Callable[[], None]) -> None:
-        """Embed datastore ``name``'s passages not embedded yet (resumable)."""
-        self.call(DOWNLOAD, lambda engine: engine.embed_datastore(name, progress=progress, cancel=cancel),
-                  on_done, on_stopped)
-
-    def load_settings(self, on_result: Callable[[Any], None], on_failure: Callable[[], None] | None = None) -> None:
-        self.call(SETTINGS, lambda engine: engine.settings, on_result, on_failure)
-
-    def model_is_small(self, on_result: Callable[[bool], None]) -> None:
-        """Whether the language model in the settings is too small to write answers."""
-        self.call(SETTINGS, lambda engine: is_small_model_file(engine.settings.generation.model), on_result)
-
-    def save_settings(self, settings: Any, on_saved: Callable[[Any], None] | None = None) -> None:
-        def work(engine: Engine) -> Any:
-            engine.save_settings(settings)
-            return settings
-
-        def saved(value: Any) -> None:
-            self._adopt_settings(value)
-            self.settings_changed.emit()
-            if on_saved is not None:
-                on_saved(value)
-        self.call(SETTINGS, work, saved)
+    def _announce_settings(self, settings: Any) -> None:
+        """Settings were saved: the long lane adopts them, then the window hears of it."""
+        self._adopt_settings(settings)
+        self.settings_changed.emit()
 
     def _adopt_settings(self, settings: Any) -> None:
         """The long lane's engine takes settings saved on the quick lane before its next job (a

@@ -1,12 +1,16 @@
-"""The status-bar strip shown while papers are being added: what is happening, a bar, and Cancel."""
+"""The status-bar strip shown while papers are being added (what is happening, a bar, and Cancel),
+and the one-line account of a finished batch."""
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
+
+from engine.types import Outcome
 
 _BAR_STEPS = 1000
 _LABEL_WIDTH = 360
@@ -112,3 +116,25 @@ def eta_text(elapsed_s: float, fraction: float) -> str:
     if remaining < 3600:
         return f"about {round(remaining / 60)} min left"
     return f"about {remaining / 3600:.1f} h left"
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 paper``, ``3 papers``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def summarize(outcomes: Counter[str]) -> str:
+    """A one-line account of a finished batch, for the status bar."""
+    parts = []
+    if outcomes[Outcome.ADDED]:
+        parts.append(f"added {plural(outcomes[Outcome.ADDED], 'paper')}")
+    if outcomes[Outcome.UPDATED]:
+        parts.append(f"updated {outcomes[Outcome.UPDATED]}")
+    if outcomes[Outcome.UNCHANGED]:
+        parts.append(f"{outcomes[Outcome.UNCHANGED]} already in the library")
+    if outcomes[Outcome.FAILED]:
+        parts.append(f"{outcomes[Outcome.FAILED]} could not be added")
+    if not parts:
+        return "No PDF files found there."
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import html
+import re
+import unicodedata
 from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
@@ -16,8 +18,7 @@ from engine.types import Document, DocumentStatus
 
 DOC_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
-
-_AUTHORS_SHOWN = 3
+COMPACT_ROLE = Qt.ItemDataRole.UserRole + 3  # the authors as "Cohan et al.", for a column too narrow for more
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -33,8 +34,14 @@ class Column(IntEnum):
 HEADERS = {Column.TITLE: "Title", Column.AUTHORS: "Authors", Column.YEAR: "Year", Column.PAGES: "Pages",
            Column.STATUS: "Status"}
 
-_STATUS_TEXT = {DocumentStatus.INDEXED: "Indexed", DocumentStatus.SCANNED: "Scanned pages",
+# Short words, so the Status column is narrow enough to show whole; its tooltip and the details
+# pane say more.
+_STATUS_TEXT = {DocumentStatus.INDEXED: "Indexed", DocumentStatus.SCANNED: "Scanned",
                 DocumentStatus.FAILED: "Failed"}
+_EMBEDDING = "Embedding…"
+STATUS_TEXTS = (*_STATUS_TEXT.values(), _EMBEDDING)  # every text the Status column shows
+_STATUS_TIPS = {DocumentStatus.SCANNED: "Some pages are scanned images without text: they cannot be searched"}
+_WORD = re.compile(r"[^\W_]+")
 
 
 def display_title(document: Document) -> str:
@@ -52,9 +59,42 @@ def plain_tooltip(text: str) -> str:
     return "<qt>" + html.escape(text).replace("\n", "<br>") + "</qt>"
 
 
-def _authors_text(authors: Sequence[str]) -> str:
-    shown = ", ".join(authors[:_AUTHORS_SHOWN])
-    return shown + " et al." if len(authors) > _AUTHORS_SHOWN else shown
+def surname(author: str) -> str:
+    """The family name of ``"Arman Cohan"`` or ``"Cohan, Arman"``: ``"Cohan"``."""
+    name = author.strip()
+    if "," in name:
+        return name.split(",", 1)[0].strip()
+    words = name.split()
+    return words[-1] if words else ""
+
+
+def authors_short(authors: Sequence[str]) -> str:
+    """The authors as Zotero's Creator column shows them: ``Cohan``, ``Cohan and Feldman``,
+    ``Cohan et al.``; short enough to read whole in a narrow window (the tooltip lists them all)."""
+    names = [surname(author) for author in authors if surname(author)]
+    if len(names) > 2:
+        return f"{names[0]} et al."
+    return " and ".join(names)
+
+
+def first_author_short(authors: Sequence[str]) -> str:
+    """``Cohan et al.`` for two authors or more, ``Cohan`` for one: the least an author column shows."""
+    names = [surname(author) for author in authors if surname(author)]
+    return f"{names[0]} et al." if len(names) > 1 else "".join(names)
+
+
+def _folded_words(text: str) -> list[str]:
+    """The words of ``text``, case and accents folded (``Émile`` matches ``emile``)."""
+    plain = "".join(char for char in unicodedata.normalize("NFKD", text) if not unicodedata.combining(char))
+    return _WORD.findall(plain.casefold())
+
+
+def matches_word_starts(query: str, fields: Sequence[str]) -> bool:
+    """Whether every word of ``query`` begins a word of ``fields``, as Zotero's quick search matches:
+    ``thesis`` finds "Thesis" and "theses", never "translesion synthesis"."""
+    wanted = _folded_words(query)
+    words = [word for field in fields for word in _folded_words(field)]
+    return all(any(word.startswith(part) for word in words) for part in wanted)
 
 
 class LibraryModel(QAbstractTableModel):
@@ -94,6 +134,8 @@ class LibraryModel(QAbstractTableModel):
             return self._sort_key(document, column)
         if role == DOC_ID_ROLE:
             return document.id
+        if role == COMPACT_ROLE and column == Column.AUTHORS:
+            return first_author_short(document.bib.authors)
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (Column.YEAR, Column.PAGES):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.DecorationRole and column == Column.STATUS:
@@ -111,7 +153,7 @@ class LibraryModel(QAbstractTableModel):
 
     def status_text(self, document: Document) -> str:
         if document.id in self._embedding and document.status == DocumentStatus.INDEXED:
-            return "Embedding…"
+            return _EMBEDDING
         return _STATUS_TEXT.get(document.status, document.status.value)
 
     def document(self, row: int) -> Document:
@@ -158,7 +200,7 @@ class LibraryModel(QAbstractTableModel):
         if column == Column.TITLE:
             return display_title(document)
         if column == Column.AUTHORS:
-            return _authors_text(document.bib.authors)
+            return authors_short(document.bib.authors)
         if column == Column.YEAR:
             return str(document.bib.year) if document.bib.year else ""
         if column == Column.PAGES:
@@ -173,6 +215,8 @@ class LibraryModel(QAbstractTableModel):
             return plain_tooltip(", ".join(document.bib.authors))
         if column == Column.STATUS and document.error:
             return plain_tooltip(document.error)
+        if column == Column.STATUS and document.status in _STATUS_TIPS:
+            return plain_tooltip(_STATUS_TIPS[document.status])
         return None
 
     @staticmethod
@@ -180,7 +224,7 @@ class LibraryModel(QAbstractTableModel):
         if column == Column.TITLE:
             return display_title(document).casefold()
         if column == Column.AUTHORS:
-            return _authors_text(document.bib.authors).casefold()
+            return authors_short(document.bib.authors).casefold()
         if column == Column.YEAR:
             return document.bib.year or 0
         if column == Column.PAGES:
@@ -198,23 +242,27 @@ class LibraryModel(QAbstractTableModel):
 
 
 class LibraryFilter(QSortFilterProxyModel):
-    """The filter box's matching: a paper matches when its title, authors, year or status contains the
-    text (the columns shown), or the name of a collection it is filed in does."""
+    """The filter box's matching: a paper matches when each word typed begins a word of its title,
+    authors, year, status or the name of a collection it is filed in (see :func:`matches_word_starts`)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._text = ""
 
     def set_text(self, text: str) -> None:
-        self._text = text.strip().casefold()
-        self.setFilterFixedString(text.strip())
+        if not hasattr(self, "beginFilterChange"):  # Qt before 6.10 (the supported range starts at 6.6)
+            self._text = text.strip()
+            self.invalidateRowsFilter()
+            return
+        self.beginFilterChange()
+        self._text = text.strip()
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def filterAcceptsRow(self, source_row: int, source_parent: AnyIndex) -> bool:
-        if super().filterAcceptsRow(source_row, source_parent):
-            return True
         model = self.sourceModel()
         if not self._text or not isinstance(model, LibraryModel) or source_row >= model.rowCount():
-            return False
+            return True
         document = model.document(source_row)
-        return any(self._text in name.casefold() for name in document.collections) or \
-            any(self._text in author.casefold() for author in document.bib.authors)
+        fields = [display_title(document), *document.bib.authors, str(document.bib.year or ""),
+                  model.status_text(document), *document.collections]
+        return matches_word_starts(self._text, fields)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -14,6 +14,9 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QSplitter,
     QStackedWidget,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -21,10 +24,61 @@ from PySide6.QtWidgets import (
 
 from engine.types import Document
 from ui.collection_scope import collection_names, doc_ids_in
-from ui.column_fit import ColumnFitter
+from ui.column_fit import HIDE, SHRINK, ColumnFitter, Step
 from ui.document_details import DocumentDetails
 from ui.empty_state import EmptyState
-from ui.library_model import DOC_ID_ROLE, SORT_ROLE, Column, LibraryFilter, LibraryModel
+from ui.library_model import (
+    COMPACT_ROLE,
+    DOC_ID_ROLE,
+    HEADERS,
+    SORT_ROLE,
+    STATUS_TEXTS,
+    Column,
+    LibraryFilter,
+    LibraryModel,
+)
+
+# Room around a cell's text: the item's margins, and in a header the sort arrow.
+_CELL_PADDING = 14
+_HEADER_PADDING = 26
+
+
+def column_widths(table: QTableView) -> tuple[dict[int, int], dict[int, int], int]:
+    """The widths the columns beside the title want, the least each may have, and the authors' width
+    that still shows a long first surname whole, all measured in the table's font. Year, Pages and
+    Status show their whole text or hide; the authors want room for "Kowalczykowski et al." and keep
+    at least room for "Cohan et al." (a longer first surname is elided only in the narrowest window,
+    its tooltip listing every author)."""
+    cells, headers = table.fontMetrics(), table.horizontalHeader().fontMetrics()
+
+    def fits(column: Column, *texts: str) -> int:
+        header = headers.horizontalAdvance(HEADERS[column]) + _HEADER_PADDING
+        return max(header, *(cells.horizontalAdvance(text) + _CELL_PADDING for text in texts))
+
+    icon = table.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize) + 4  # a failed paper's status icon
+    fixed: dict[int, int] = {Column.YEAR: fits(Column.YEAR, "0000"), Column.PAGES: fits(Column.PAGES, "0000"),
+                             Column.STATUS: fits(Column.STATUS, *STATUS_TEXTS) + icon}
+    wanted: dict[int, int] = {Column.AUTHORS: fits(Column.AUTHORS, "Kowalczykowski et al."), **fixed}
+    minimum: dict[int, int] = {Column.AUTHORS: fits(Column.AUTHORS, "Cohan et al."), **fixed}
+    return wanted, minimum, fits(Column.AUTHORS, "Kowalczykowski")
+
+
+class AuthorsDelegate(QStyledItemDelegate):
+    """Draws the authors as "Cohan and Feldman" where that fits the column, else "Cohan et al.", else
+    "Cohan", rather than cutting a name in the middle."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        option.text = authors_for_width(option.text, str(index.data(COMPACT_ROLE) or ""),
+                                        option.rect.width() - _CELL_PADDING, option.fontMetrics)
+
+
+def authors_for_width(full: str, compact: str, width: int, metrics: QFontMetrics) -> str:
+    """The longest of ``full`` ("Cohan and Feldman"), ``compact`` ("Cohan et al.") and the first
+    surname alone that fits ``width`` pixels; the surname alone when none does (the view elides it)."""
+    first = compact.removesuffix(" et al.")
+    choices = [text for text in (full, compact, first) if text]
+    return next((text for text in choices if metrics.horizontalAdvance(text) <= width), first or full)
 
 
 class LibraryPane(QWidget):
@@ -41,8 +95,6 @@ class LibraryPane(QWidget):
         self.proxy = LibraryFilter(self)
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
-        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self.proxy.setFilterKeyColumn(-1)  # title, authors, year and status all match
 
         self.filter_box = QLineEdit(self)
         self.filter_box.setPlaceholderText("Filter papers by title, author, year or collection")
@@ -57,12 +109,16 @@ class LibraryPane(QWidget):
         self.no_match_label.hide()
 
         self.table = self._create_table(remove_action)
-        # Right-hand columns shrink (rightmost first), then the least useful hide, before the title does.
+        # A narrow table shows the title, the first author and the year: Pages hides whole first, then
+        # the authors narrow while a long first surname still fits, then Status hides, then the authors
+        # narrow to a short "Surname et al.", and only then the year goes.
+        wanted, minimum, long_surname = column_widths(self.table)
+        for column, width in wanted.items():
+            self.table.horizontalHeader().resizeSection(column, width)
         self.column_fitter = ColumnFitter(
-            self.table, Column.TITLE,
-            minimum={Column.AUTHORS: 56, Column.YEAR: 40, Column.PAGES: 40, Column.STATUS: 56},
-            shrink_order=(Column.STATUS, Column.PAGES, Column.AUTHORS, Column.YEAR),
-            hide_order=(Column.PAGES, Column.STATUS, Column.YEAR, Column.AUTHORS))
+            self.table, Column.TITLE, minimum=minimum,
+            give_way=(Step(HIDE, Column.PAGES), Step(SHRINK, Column.AUTHORS, long_surname), Step(HIDE, Column.STATUS),
+                      Step(SHRINK, Column.AUTHORS), Step(HIDE, Column.YEAR), Step(HIDE, Column.AUTHORS)))
         self.empty_state = EmptyState(add_action, self, demo_action)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.empty_state)
@@ -155,9 +211,9 @@ class LibraryPane(QWidget):
         header.setHighlightSections(False)
         header.setMinimumSectionSize(36)
         header.setSectionResizeMode(Column.TITLE, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((Column.AUTHORS, 80), (Column.YEAR, 48), (Column.PAGES, 52), (Column.STATUS, 72)):
+        table.setItemDelegateForColumn(Column.AUTHORS, AuthorsDelegate(table))
+        for column in (Column.AUTHORS, Column.YEAR, Column.PAGES, Column.STATUS):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(column, width)
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         table.setTextElideMode(Qt.TextElideMode.ElideRight)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)

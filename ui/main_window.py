@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QMimeData, QSettings, Qt
+from PySide6.QtCore import QMimeData, QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QLabel, QMainWindow, QSplitter, QWidget
 
@@ -19,49 +19,22 @@ from ui.ask_pane import SELECTED, AskPane
 from ui.collection_scope import COLLECTION
 from ui.engine_client import EngineClient
 from ui.help_menu import add_help_menu
-from ui.ingest_progress import IngestProgress
+from ui.ingest_progress import IngestProgress, plural, summarize
 from ui.library_model import display_title
 from ui.library_pane import LibraryPane
 from ui.metadata_dialog import MetadataDialog
 from ui.pdf_viewer import PdfViewer
 from ui.table_controller import TableController
 from ui.tool_dialogs import ToolDialogs
+from ui.window_state import restore_state, save_state
 
-_GEOMETRY = "main_window/geometry"
-_STATE = "main_window/state"
-_HEADER = "main_window/library_header"
-_SPLITTER = "main_window/splitter"
-_LIBRARY_SPLITTER = "main_window/library_splitter"
 _LAST_FOLDER = "paths/last_folder"
-_SCOPE = "ask/scope"
-_WRITTEN = "ask/written"
 _MESSAGE_MS = 8000
 
 
 def local_paths(mime: QMimeData) -> list[str]:
     """The local files and folders in dropped data; remote URLs are not ours to fetch."""
     return [url.toLocalFile() for url in mime.urls() if url.isLocalFile() and url.toLocalFile()]
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def summarize(outcomes: Counter[str]) -> str:
-    """A one-line account of a finished batch, for the status bar."""
-    parts = []
-    if outcomes[Outcome.ADDED]:
-        parts.append(f"added {_plural(outcomes[Outcome.ADDED], 'paper')}")
-    if outcomes[Outcome.UPDATED]:
-        parts.append(f"updated {outcomes[Outcome.UPDATED]}")
-    if outcomes[Outcome.UNCHANGED]:
-        parts.append(f"{outcomes[Outcome.UNCHANGED]} already in the library")
-    if outcomes[Outcome.FAILED]:
-        parts.append(f"{outcomes[Outcome.FAILED]} could not be added")
-    if not parts:
-        return "No PDF files found there."
-    text = "; ".join(parts)
-    return text[0].upper() + text[1:] + "."
 
 
 class MainWindow(QMainWindow):
@@ -115,7 +88,7 @@ class MainWindow(QMainWindow):
         self.library.edit_requested.connect(self._edit_document)
         self.viewer.failed.connect(self._on_error)
         self._connect_client()
-        self._restore_state()
+        restore_state(self, self._settings)
         self._update_actions()
         client.refresh()
         self.answers.refresh_history()
@@ -236,35 +209,8 @@ class MainWindow(QMainWindow):
 
     # --- state -------------------------------------------------------------------------------
 
-    def _restore_state(self) -> None:
-        geometry = self._settings.value(_GEOMETRY)
-        if not (isinstance(geometry, QByteArray) and self.restoreGeometry(geometry)):
-            self.resize(1440, 880)
-        self.splitter.setSizes([560, 420, 460])  # titles get room; the viewer zooms to the quote anyway
-        self.library.splitter.setSizes([560, 200])
-        for key, widget in ((_STATE, self), (_SPLITTER, self.splitter), (_LIBRARY_SPLITTER, self.library.splitter),
-                            (_HEADER, self.table.horizontalHeader())):
-            state = self._settings.value(key)
-            if isinstance(state, QByteArray):
-                widget.restoreState(state)
-        self.library.column_fitter.remember_widths()  # the restored widths are the ones to come back to
-        self.ask_pane.set_scope(str(self._settings.value(_SCOPE, "everything")))
-        self.ask_pane.write_box.setChecked(str(self._settings.value(_WRITTEN, "false")).lower() == "true")
-        # Saved when changed, not only on close: a crash must not forget them.
-        self.ask_pane.scope_box.currentIndexChanged.connect(
-            lambda _: self._settings.setValue(_SCOPE, self.ask_pane.scope()))
-        self.ask_pane.write_box.toggled.connect(lambda on: self._settings.setValue(_WRITTEN, "true" if on else "false"))
-
-    def _save_state(self) -> None:
-        self._settings.setValue(_GEOMETRY, self.saveGeometry())
-        self._settings.setValue(_STATE, self.saveState())
-        self._settings.setValue(_SPLITTER, self.splitter.saveState())
-        self._settings.setValue(_LIBRARY_SPLITTER, self.library.splitter.saveState())
-        self._settings.setValue(_HEADER, self.table.horizontalHeader().saveState())
-        self._settings.sync()
-
     def closeEvent(self, event: QCloseEvent) -> None:
-        self._save_state()
+        save_state(self, self._settings)
         super().closeEvent(event)
 
     def _update_actions(self) -> None:
@@ -375,7 +321,7 @@ class MainWindow(QMainWindow):
             if report.failed:
                 details = "\n".join(f"{item}: {reason}" for item, reason in report.failed[:8])
                 more = f"\n…and {len(report.failed) - 8} more." if len(report.failed) > 8 else ""
-                self._on_error(f"{_plural(len(report.failed), 'Zotero item')} could not be added:\n\n{details}{more}")
+                self._on_error(f"{plural(len(report.failed), 'Zotero item')} could not be added:\n\n{details}{more}")
             self._client.refresh()
             if self._background_embedding and (report.added or report.updated):
                 self._client.embed_pending()

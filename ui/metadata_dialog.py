@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypedDict
 
 from PySide6.QtCore import Qt
@@ -16,7 +17,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.errors import EngineError
+from engine.store.edits import clean_metadata
 from engine.types import Document
+
+# Marks the field whose value cannot be stored, beside the message that says why.
+_INVALID_STYLE = "border: 2px solid #c0392b; border-radius: 3px;"
 
 
 class MetadataChanges(TypedDict):
@@ -57,17 +63,25 @@ class MetadataDialog(QDialog):
                       "the PDF or importing from Zotero again keeps your corrections.", self)
         note.setWordWrap(True)
         note.setTextFormat(Qt.TextFormat.PlainText)
+        self.problem_label = QLabel(self)
+        self.problem_label.setWordWrap(True)
+        self.problem_label.setTextFormat(Qt.TextFormat.PlainText)  # it quotes what was typed
+        self.problem_label.setAccessibleName("Problem with the details")
+        self.problem_label.setStyleSheet("color:#a93226")
+        self.problem_label.hide()
         form = QFormLayout()
         form.addRow("Title", self.title_edit)
         form.addRow("Authors", self.authors_edit)
         form.addRow("Year", self.year_edit)
         form.addRow("Venue", self.venue_edit)
         form.addRow("DOI", self.doi_edit)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self)
-        buttons.accepted.connect(self.accept)
+        save_or_cancel = QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        self.buttons = buttons = QDialogButtonBox(save_or_cancel, self)
+        buttons.accepted.connect(self._save)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.problem_label)
         layout.addWidget(note)
         layout.addWidget(buttons)
         self.setMinimumWidth(520)
@@ -77,3 +91,36 @@ class MetadataDialog(QDialog):
         authors = [line.strip() for line in self.authors_edit.toPlainText().splitlines() if line.strip()]
         return {"title": self.title_edit.text().strip(), "authors": authors, "year": self.year_edit.text().strip(),
                 "venue": self.venue_edit.text().strip(), "doi": self.doi_edit.text().strip()}
+
+    def problem(self) -> tuple[QWidget, str] | None:
+        """The first field whose value the engine would refuse, with the engine's reason; None if all
+        can be stored. Each field is checked on its own, so the reason belongs to that field."""
+        values = self.changes()
+        checks: list[tuple[QWidget, Callable[[], object]]] = [
+            (self.title_edit, lambda: clean_metadata(title=values["title"])),
+            (self.authors_edit, lambda: clean_metadata(authors=values["authors"])),
+            (self.year_edit, lambda: clean_metadata(year=values["year"])),
+            (self.venue_edit, lambda: clean_metadata(venue=values["venue"])),
+            (self.doi_edit, lambda: clean_metadata(doi=values["doi"]))]
+        for field, check in checks:
+            try:
+                check()
+            except EngineError as exc:
+                return field, str(exc)
+        return None
+
+    def _save(self) -> None:
+        """Close only with values that can be stored; otherwise keep everything typed, mark the field
+        and say why beside it."""
+        for edit in (self.title_edit, self.authors_edit, self.year_edit, self.venue_edit, self.doi_edit):
+            edit.setStyleSheet("")
+        found = self.problem()
+        if found is None:
+            self.problem_label.hide()
+            self.accept()
+            return
+        widget, message = found
+        widget.setStyleSheet(_INVALID_STYLE)
+        widget.setFocus()
+        self.problem_label.setText(message)
+        self.problem_label.show()

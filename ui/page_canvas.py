@@ -110,3 +110,16 @@ class PageCanvas(QWidget):
             self.selection_finished.emit(self._page_rect(self._drag_origin, event.position().toPoint()))
             self._drag_origin = None
         super().mouseReleaseEvent(event)
+
+
+def join_words(words: Sequence[tuple[Rect, str]]) -> str:
+    """Words back into text: a new line wherever the next word starts on a lower line."""
+    parts: list[str] = []
+    previous: Rect | None = None
+    for rect, word in words:
+        if previous is not None:
+            same_line = rect.y0 < previous.y1 - 0.5 * (previous.y1 - previous.y0) and rect.x0 >= previous.x0
+            parts.append(" " if same_line else "\n")
+        parts.append(word)
+        previous = rect
+    return "".join(parts)

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QScrollArea,
-    QSizePolicy,
     QSpinBox,
     QStackedWidget,
     QToolButton,
@@ -28,16 +27,15 @@ from PySide6.QtWidgets import (
 )
 
 from engine.types import PageRect, Rect
-from ui.page_canvas import PageCanvas
+from ui.elided_label import ElidedLabel
+from ui.page_canvas import PageCanvas, join_words
 from ui.pdf_find import FindBar, Match
+from ui.quote_view import scroll_target, shows_quote, zoom_for_quote
 from ui.record_view import RecordView
 
 log = logging.getLogger(__name__)
 
 ZOOM_STEPS = (0.5, 0.67, 0.8, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)
-# A cited passage opens so its column fills the pane, between these zooms: 1.2 makes 9-10 pt
-# paper text 15-16 px high, as readable as the app's own text; more would hide the context.
-READABLE_ZOOM = (1.2, 2.0)
 _MAX_PIXELS = 6000  # a page wider or taller than this at the asked zoom is rendered smaller
 
 
@@ -123,7 +121,39 @@ class PdfViewer(QWidget):
         return self._zoom
 
     def open_document(self, path: str, page: int = 1, title: str = "") -> bool:
-        """Show ``path`` at ``page``; False (and a message on :attr:`failed`) if it cannot be opened."""
+        """Show ``path`` at ``page``, fitted to the pane's width (nothing cut off to the side); False (and
+        a message on :attr:`failed`) if it cannot be opened."""
+        if not self._load(path, title):
+            return False
+        self._fit_width = True
+        self.set_highlights((), ())
+        self.go_to_page(page)
+        self.scroll_area.horizontalScrollBar().setValue(0)
+        self._update_controls()
+        return True
+
+    def show_passage(self, path: str, page: int, passage_rects: Sequence[PageRect],
+                     quote_rects: Sequence[PageRect] = (), title: str = "") -> bool:
+        """Open ``path`` at ``page`` zoomed so the passage's column fills the pane while the whole quote
+        still fits it, highlight the passage and its quote, and centre the quote."""
+        self._stop_find()
+        if not self._load(path, title):
+            return False
+        assert self._document is not None
+        page = max(1, min(page, self._document.page_count))
+        column = [rect for on_page, rect in (tuple(quote_rects) + tuple(passage_rects)) if on_page == page]
+        quote = [rect for on_page, rect in quote_rects if on_page == page]
+        viewport = self.scroll_area.viewport()
+        self._zoom = zoom_for_quote(self._available_width(), float(viewport.height()),
+                                    self._document[page - 1].rect.width, column, quote)
+        self._fit_width = not column  # no boxes on this page: show the page's width
+        self.highlight_rects, self.quote_rects = tuple(passage_rects), tuple(quote_rects)
+        self.go_to_page(page)
+        self._scroll_to_highlight()
+        return True
+
+    def _load(self, path: str, title: str) -> bool:
+        """Open ``path`` unless it is the document shown, and show its title; nothing is rendered yet."""
         if path != self._path or self._document is None:
             self._stop_find()
             try:
@@ -142,25 +172,6 @@ class PdfViewer(QWidget):
         self.title_label.set_full_text(title or Path(path).name)
         self.title_label.show()
         self.stack.setCurrentWidget(self.scroll_area)
-        self.set_highlights((), ())
-        self.go_to_page(page)
-        return True
-
-    def show_passage(self, path: str, page: int, passage_rects: Sequence[PageRect],
-                     quote_rects: Sequence[PageRect] = (), title: str = "") -> bool:
-        """Open ``path`` at ``page`` zoomed so the passage's column fills the pane, highlight the passage
-        and its quote, and centre the quote."""
-        self._stop_find()
-        if not self.open_document(path, page, title):
-            return False
-        self.set_highlights(passage_rects, quote_rects)
-        column = [rect for on_page, rect in (tuple(quote_rects) + tuple(passage_rects)) if on_page == page]
-        if column:
-            left, right = min(r.x0 for r in column), max(r.x1 for r in column)
-            fit_column = (self._available_width() - 16) / max(right - left + 24, 1.0)
-            self.set_zoom(max(READABLE_ZOOM[0], min(fit_column, READABLE_ZOOM[1])))
-            self._paint_highlights()
-        self._scroll_to_highlight()
         return True
 
     def show_record(self, title: str, text: str, *, authors: Sequence[str] = (), year: int | None = None,
@@ -351,31 +362,24 @@ class PdfViewer(QWidget):
         return area
 
     def quote_in_view(self) -> bool:
-        """Whether the start of the highlighted quote is inside the visible part of the page."""
+        """Whether the highlighted quote is on screen: all of it when it fits the pane, else the start
+        of its first line."""
         area = self.highlight_area()
         if area is None:
             return True
         viewport = self.scroll_area.viewport()
         visible = QRectF(self.scroll_area.horizontalScrollBar().value(), self.scroll_area.verticalScrollBar().value(),
                          viewport.width(), viewport.height())
-        # Its first line, as much of it as a pane this wide can show once the quote's left edge is in view.
-        start = QRectF(area.left(), area.top(), min(area.width(), viewport.width() - 16.0), min(area.height(), 24.0))
-        return visible.contains(start)
+        return shows_quote(visible, area)
 
     def _scroll_now(self) -> None:
         area = self.highlight_area()
         if area is None:
             return
         viewport = self.scroll_area.viewport()
-        # Centre the quote; one wider than the pane starts at its left edge (lines are read from there),
-        # one taller starts a third of the way down.
-        if area.width() < viewport.width() - 16:
-            left = area.center().x() - viewport.width() / 2
-        else:
-            left = area.left() - 8
-        centre_y = area.center().y() if area.height() < viewport.height() * 0.8 else area.top() + viewport.height() / 3
-        self.scroll_area.horizontalScrollBar().setValue(int(left))
-        self.scroll_area.verticalScrollBar().setValue(int(centre_y - viewport.height() / 2))
+        left, top = scroll_target(area, viewport.width(), viewport.height())
+        self.scroll_area.horizontalScrollBar().setValue(left)
+        self.scroll_area.verticalScrollBar().setValue(top)
 
     def _step_zoom(self, direction: int) -> None:
         if direction > 0:
@@ -431,40 +435,4 @@ class PdfViewer(QWidget):
         chosen = [(rect, word) for rect, word in self._words
                   if area.intersects(QRectF(rect.x0, rect.y0, rect.x1 - rect.x0, rect.y1 - rect.y0))]
         self.canvas.set_selection([rect for rect, _ in chosen])
-        self._selected_text = _join_words(chosen)
-
-
-class ElidedLabel(QLabel):
-    """One line of plain text, shortened with "…" to the width it gets (the full text in its tooltip)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.full_text = ""
-        self.setTextFormat(Qt.TextFormat.PlainText)  # titles come from PDFs
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-
-    def set_full_text(self, text: str) -> None:
-        self.full_text = " ".join(text.split())
-        self.setToolTip(self.full_text)
-        self._elide()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._elide()
-
-    def _elide(self) -> None:
-        width = self.width() - self.contentsMargins().left() - self.contentsMargins().right()
-        self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, max(width, 20)))
-
-
-def _join_words(words: Sequence[tuple[Rect, str]]) -> str:
-    """Words back into text: a new line wherever the next word starts on a lower line."""
-    parts: list[str] = []
-    previous: Rect | None = None
-    for rect, word in words:
-        if previous is not None:
-            same_line = rect.y0 < previous.y1 - 0.5 * (previous.y1 - previous.y0) and rect.x0 >= previous.x0
-            parts.append(" " if same_line else "\n")
-        parts.append(word)
-        previous = rect
-    return "".join(parts)
+        self._selected_text = join_words(chosen)

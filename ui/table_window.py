@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -64,8 +64,11 @@ class TableWindow(QWidget):
         self.columns_editor = QTableWidget(0, 2, self)
         self.columns_editor.setAccessibleName("Columns")
         self.columns_editor.setHorizontalHeaderLabels(["Column", "Question its cells answer"])
+        # Names whole ("Data / sample", never "Data / …"); the questions take the rest and elide.
+        self.columns_editor.horizontalHeader().setSectionResizeMode(_NAME, QHeaderView.ResizeMode.ResizeToContents)
         self.columns_editor.horizontalHeader().setSectionResizeMode(_QUESTION, QHeaderView.ResizeMode.Stretch)
         self.columns_editor.verticalHeader().hide()
+        self.columns_editor.verticalHeader().setDefaultSectionSize(self.fontMetrics().lineSpacing() + 10)
         self.add_column_button = QPushButton("Add column", self)
         self.add_column_button.clicked.connect(lambda: self._append_column(TableColumn("", ""), edit=True))
         self.remove_column_button = QPushButton("Remove column", self)
@@ -146,14 +149,36 @@ class TableWindow(QWidget):
         results_layout.addWidget(self.notice_label)
         results_layout.addWidget(self.view, 1)
         results_layout.addLayout(exports)
-        splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self._editor_buttons_height = column_buttons.sizeHint().height() + editor_layout.spacing()
+        self.splitter = splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.addWidget(editor)
         splitter.addWidget(results)
-        splitter.setStretchFactor(1, 3)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)  # a taller window gives its height to the rows, not the editor
+        splitter.setChildrenCollapsible(False)
+        self._editor_sized = False
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.scope_label)
         layout.addWidget(splitter, 1)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._editor_sized:  # once: after that the splitter is where the user put it
+            self._editor_sized = True
+            self.fit_editor()
+
+    def fit_editor(self) -> None:
+        """Give the column editor the height of its rows (at most a third of the splitter), and the rest
+        to the table: a QTableWidget otherwise asks for half of a 1000×640 window."""
+        editor = self.columns_editor
+        rows = (sum(editor.rowHeight(row) for row in range(editor.rowCount()))
+                or editor.verticalHeader().defaultSectionSize())
+        needed = (rows + editor.horizontalHeader().sizeHint().height() + 2 * editor.frameWidth()
+                  + self._editor_buttons_height)
+        total = sum(self.splitter.sizes()) or self.splitter.height()
+        editor_height = min(needed, total // 3)
+        self.splitter.setSizes([editor_height, max(total - editor_height, 0)])
 
     # --- columns ---------------------------------------------------------------------------
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from ui.answer_progress import AnswerProgress
@@ -52,10 +54,10 @@ def test_the_pane_shows_reading_then_the_token_count(qtbot: QtBot) -> None:
     qtbot.addWidget(pane)
     pane.start_answer("How is SPECTER trained?")
     pane.set_stage("drafting")
-    assert pane.stage_label.text().startswith("Reading the passages…")
+    assert pane.stage_label.full_text.startswith("Reading the passages…")
     for piece in ("SPECTER ", "is ", "trained"):
         pane.append_token(piece)
-    qtbot.waitUntil(lambda: "3 tokens" in pane.stage_label.text(), timeout=3000)
+    qtbot.waitUntil(lambda: "3 tokens" in pane.stage_label.full_text, timeout=3000)
 
 
 def test_headings_and_emphasis_render_while_streaming() -> None:
@@ -101,3 +103,24 @@ def test_a_small_model_is_named_before_the_wait_and_the_digest_offered(qtbot: Qt
         assert "too small" in pane.small_model_note.text()
         pane.small_model_note.linkActivated.emit("digest")
         assert not pane.write_box.isChecked() and not pane.small_model_note.isVisible()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1024, 700), (1366, 768), (1920, 1080)])
+def test_long_progress_text_never_moves_the_layout(qtbot: QtBot, window: MainWindow, client: EngineClient,
+                                                   width: int, height: int) -> None:
+    qtbot.waitUntil(lambda: not client.busy, timeout=120_000)
+    window.resize(width, height)
+    qtbot.waitUntil(lambda: window.size().width() == width, timeout=5_000)
+    pane = window.ask_pane
+    pane.start_answer("How do error-prone polymerases copy damaged DNA?")
+    QApplication.processEvents()
+    before = window.splitter.sizes()
+    long_stage = "also searching for " + "“translesion synthesis by error-prone DNA polymerases in bacteria” " * 4
+    pane.set_stage(long_stage)
+    for _ in range(5):  # let every layout request queued by the new text run
+        QApplication.processEvents()
+    assert window.splitter.sizes() == before, f"the progress text moved the panes at {width}x{height}"
+    assert pane.stage_label.full_text.startswith("Also searching for")
+    shown = pane.stage_label.text()
+    assert shown.endswith("…") and pane.stage_label.fontMetrics().horizontalAdvance(shown) <= pane.stage_label.width()
+    pane.finish()

@@ -102,7 +102,7 @@ def test_the_pane_streams_then_shows_the_answer_and_copies_rich_text(qtbot: QtBo
     pane.start_answer("Does <b>dense</b> retrieval help?")
     assert pane.stage_row.isVisibleTo(pane) and not pane.ask_button.isEnabled()
     pane.set_stage("drafting")
-    assert pane.stage_label.text().startswith("Reading the passages…")  # no token yet: the model reads
+    assert pane.stage_label.full_text.startswith("Reading the passages…")  # no token yet: the model reads
     pane.append_token("Dense <b>retrieval</b> ")
     qtbot.waitUntil(lambda: "Dense <b>retrieval</b>" in pane.answer_view.toPlainText())
 

@@ -204,7 +204,7 @@ def test_esc_cancels_a_question_and_the_pane_is_ready_again(qtbot: QtBot, app_wi
     window.add_paths([corpus_papers / PAPERS[1]])
     ask(qtbot, window, QUESTION)  # queued behind the paper being added
     assert fast_client.asking and window.cancel_action.isEnabled()
-    assert window.ask_pane.stage_label.text().startswith("Searching your papers…")
+    assert window.ask_pane.stage_label.full_text.startswith("Searching your papers…")
 
     qtbot.keyClick(window.ask_pane.question_box, Qt.Key.Key_Escape)
 

@@ -132,6 +132,28 @@ def test_columns_are_added_edited_and_removed(qtbot: QtBot) -> None:
                                 result, TableColumn("Sample size", "How many participants took part?")]
 
 
+def test_the_column_editor_leaves_the_window_to_the_rows_and_shows_whole_names(qtbot: QtBot) -> None:
+    from engine.synthesis.paper_table import default_columns
+    from ui.table_window import TableWindow
+
+    window = TableWindow()
+    qtbot.addWidget(window)
+    window.set_columns(default_columns())
+    window.resize(1000, 640)
+    window.show()
+    qtbot.waitUntil(lambda: window.isVisible() and window.height() == 640, timeout=5_000)
+    editor = window.columns_editor
+    editor_height, results_height = window.splitter.sizes()
+    assert editor_height <= 640 // 3, f"the column editor takes {editor_height} of 640 px"
+    assert results_height >= 2 * editor_height  # the rows get most of the window
+    rows_height = sum(editor.rowHeight(row) for row in range(editor.rowCount()))
+    assert editor.viewport().height() >= rows_height  # every column listed without scrolling
+    metrics = editor.fontMetrics()
+    for row in range(editor.rowCount()):
+        name = editor.item(row, 0).text()
+        assert editor.columnWidth(0) >= metrics.horizontalAdvance(name) + 6, f"{name!r} is cut"  # its margins
+
+
 def test_200_rows_arrive_without_the_window_slowing_down(qtbot: QtBot) -> None:
     """Each row costs the same however many came before: the window stays responsive at 200 papers."""
     import time
