@@ -75,10 +75,10 @@ def check_model_file(path: str) -> str:
 
 def is_small_model_file(path: str) -> bool:
     """Whether the model at ``path`` (empty: the bundled one) is too small to write answers."""
-    from engine.models import default_lm_path, is_small_model
+    from engine.models import language_model_file
 
-    chosen = path or default_lm_path()
-    return bool(chosen) and is_small_model(chosen)
+    chosen = language_model_file(None, path)
+    return chosen.path is not None and chosen.small
 
 
 @dataclass(frozen=True)

@@ -315,8 +315,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Importing from Zotero…")
 
         def done(report: Any) -> None:
-            summary = (f"Zotero: {report.added} added, {report.updated} updated, {report.unchanged} unchanged"
-                       + (f", {len(report.failed)} could not be added" if report.failed else "") + ".")
+            summary = report.summary()
             self.statusBar().showMessage(summary, _MESSAGE_MS)
             if report.failed:
                 details = "\n".join(f"{item}: {reason}" for item, reason in report.failed[:8])
