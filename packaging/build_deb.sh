@@ -54,6 +54,17 @@ mkdir -p "$STAGE/opt" "$STAGE/usr/bin" "$STAGE/DEBIAN"
 cp -a "$BUNDLE" "$STAGE/opt/quire"
 ln -sfn quire-desktop "$STAGE/opt/quire/quire"  # the executable runs the command line when started as `quire`
 rm -rf "$STAGE/opt/quire/share"                 # the bundle's copies of the entry and icon: installed below
+# Debug symbols, as dh_strip removes them: many wheels ship their libraries unstripped (about 38 MB
+# of the bundle). Only files `file` calls "not stripped" are touched.
+if command -v strip >/dev/null 2>&1 && command -v file >/dev/null 2>&1; then
+    find "$STAGE/opt/quire" -type f \( -name '*.so' -o -name '*.so.*' \) -exec file {} + \
+        | sed -n 's/^\(.*\): *ELF .*not stripped$/\1/p' \
+        | while IFS= read -r library; do
+            strip --strip-unneeded --remove-section=.comment --remove-section=.note "$library"
+        done
+else
+    echo "warning: strip or file is missing (apt-get install binutils file): libraries left unstripped" >&2
+fi
 ln -s /opt/quire/quire-desktop "$STAGE/usr/bin/quire-desktop"
 ln -s /opt/quire/quire "$STAGE/usr/bin/quire"
 
@@ -77,8 +88,10 @@ find "$STAGE" -type f -exec chmod go-w {} +
 find "$share" -type f -exec chmod 644 {} +
 
 echo "== working out the system libraries the bundle needs (dpkg-shlibdeps)"
-mapfile -t elf_files < <(find "$STAGE/opt/quire" -type f \( -name '*.so' -o -name '*.so.*' -o -name quire-desktop \) \
-    -exec sh -c 'head -c4 "$1" | grep -q "ELF" && echo "$1"' _ {} \;)
+# Not the GTK 3 platform theme plugin: Qt loads it only where GTK 3 is installed (a GNOME desktop)
+# and goes on without it elsewhere, so GTK is no dependency of the package.
+mapfile -t elf_files < <(find "$STAGE/opt/quire" -path '*/plugins/platformthemes' -prune -o -type f \
+    \( -name '*.so' -o -name '*.so.*' -o -name quire-desktop \) -exec sh -c 'head -c4 "$1" | grep -q "ELF" && echo "$1"' _ {} \;)
 mapfile -t lib_dirs < <(printf '%s\n' "${elf_files[@]}" | xargs -n1 dirname | sort -u)
 shlibs_work="$(mktemp -d)"
 trap 'rm -rf "$shlibs_work"' EXIT
@@ -86,8 +99,12 @@ mkdir "$shlibs_work/debian"
 printf 'Source: quire\n\nPackage: quire\nArchitecture: any\n' > "$shlibs_work/debian/control"
 # Libraries found inside the bundle belong to no installed package: --ignore-missing-info, and
 # the bundle's folders on the search path (-l) so they are not looked for on the system.
-shlibs="$(cd "$shlibs_work" && dpkg-shlibdeps -O --warnings=0 --ignore-missing-info \
-    "${lib_dirs[@]/#/-l}" "${elf_files[@]}")"
+if ! shlibs="$(cd "$shlibs_work" && dpkg-shlibdeps -O --warnings=0 --ignore-missing-info \
+    "${lib_dirs[@]/#/-l}" "${elf_files[@]}")"; then
+    echo "error: dpkg-shlibdeps could not find every system library the bundle links to; install the build" \
+         "machine's packages: grep -v '^#' packaging/debian/build-depends | xargs sudo apt-get install -y" >&2
+    exit 2
+fi
 system_depends="$(sed -n 's/^shlibs:Depends=//p' <<<"$shlibs")"
 DEPENDS="${system_depends:+$system_depends, }$XCB_DEPENDS"
 echo "   Depends: $DEPENDS"
