@@ -54,17 +54,9 @@ mkdir -p "$STAGE/opt" "$STAGE/usr/bin" "$STAGE/DEBIAN"
 cp -a "$BUNDLE" "$STAGE/opt/quire"
 ln -sfn quire-desktop "$STAGE/opt/quire/quire"  # the executable runs the command line when started as `quire`
 rm -rf "$STAGE/opt/quire/share"                 # the bundle's copies of the entry and icon: installed below
-# Debug symbols, as dh_strip removes them: many wheels ship their libraries unstripped (about 38 MB
-# of the bundle). Only files `file` calls "not stripped" are touched.
-if command -v strip >/dev/null 2>&1 && command -v file >/dev/null 2>&1; then
-    find "$STAGE/opt/quire" -type f \( -name '*.so' -o -name '*.so.*' \) -exec file {} + \
-        | sed -n 's/^\(.*\): *ELF .*not stripped$/\1/p' \
-        | while IFS= read -r library; do
-            strip --strip-unneeded --remove-section=.comment --remove-section=.note "$library"
-        done
-else
-    echo "warning: strip or file is missing (apt-get install binutils file): libraries left unstripped" >&2
-fi
+# Libraries are not stripped: the wheels' vendored libraries were rewritten by auditwheel
+# (patchelf), and `strip` breaks them ("ELF load command address/offset not page-aligned" from
+# numpy's OpenBLAS, found by the install test); docs/packaging.md.
 ln -s /opt/quire/quire-desktop "$STAGE/usr/bin/quire-desktop"
 ln -s /opt/quire/quire "$STAGE/usr/bin/quire"
 
@@ -106,7 +98,13 @@ if ! shlibs="$(cd "$shlibs_work" && dpkg-shlibdeps -O --warnings=0 --ignore-miss
     exit 2
 fi
 system_depends="$(sed -n 's/^shlibs:Depends=//p' <<<"$shlibs")"
-DEPENDS="${system_depends:+$system_depends, }$XCB_DEPENDS"
+DEPENDS="$system_depends"
+IFS=',' read -ra xcb_packages <<<"$XCB_DEPENDS"
+for package in "${xcb_packages[@]}"; do
+    package="${package// /}"
+    # Added unless dpkg-shlibdeps already names it (with the version it found).
+    grep -Eq "(^|, )$package( |,|$)" <<<"$DEPENDS" || DEPENDS="${DEPENDS:+$DEPENDS, }$package"
+done
 echo "   Depends: $DEPENDS"
 
 installed_size="$(du -sk --apparent-size --exclude=DEBIAN "$STAGE" | cut -f1)"
@@ -119,8 +117,9 @@ chmod 644 "$STAGE/DEBIAN/control" "$STAGE/DEBIAN/md5sums"
 
 echo "== packing $DEB"
 pack_start=$SECONDS
-# zstd: seconds where xz took over ten minutes on a 2-core machine, for a file about COMPRESSION_NOTE;
-# dpkg reads it since 1.21.18 (Debian 12, Ubuntu 21.10). DEB_COMPRESSION=xz for the smallest file.
+# zstd: 6 s on the shared 2-core development machine, where xz had not finished after ten minutes
+# (docs/packaging.md); dpkg reads zstd since 1.21.18 (Debian 12, Ubuntu 21.10).
+# DEB_COMPRESSION=xz for a smaller file.
 fakeroot dpkg-deb "-Z${DEB_COMPRESSION:-zstd}" --build "$STAGE" "$DEB" >/dev/null
 echo "== packed in $((SECONDS - pack_start)) s"
 echo "== bundle: $(du -sh "$BUNDLE" | cut -f1) ($(du -sb "$BUNDLE" | cut -f1) bytes, $(find "$BUNDLE" -type f | wc -l) files)"

@@ -45,7 +45,7 @@ def test_the_deb_script_is_executable_bash_that_packs_with_debian_tools() -> Non
 def test_the_package_depends_on_the_xcb_libraries_the_no_display_message_names() -> None:
     script = BUILD_DEB.read_text(encoding="utf-8")
     assert "from desktop.platform_check import XCB_LIBRARIES" in script
-    assert 'DEPENDS="${system_depends:+$system_depends, }$XCB_DEPENDS"' in script
+    assert 'read -ra xcb_packages <<<"$XCB_DEPENDS"' in script
 
 
 def test_the_changelog_is_at_the_version_in_pyproject() -> None:
@@ -171,7 +171,7 @@ def test_the_package_installs_answers_offline_and_uninstalls_leaving_the_users_d
 
         doctor = _installed(["quire", "doctor"], home)
         assert doctor.returncode == 0, doctor.stdout[-3000:] + doctor.stderr[-3000:]
-        data = home / ".local" / "share" / "quire"
+        data = home / ".local" / "share" / "Quire"
         assert str(data) in doctor.stdout
 
         # The demo as `make demo` runs it: ingest the bundled papers and answer its question.
@@ -182,12 +182,17 @@ def test_the_package_installs_answers_offline_and_uninstalls_leaving_the_users_d
         assert re.search(r"^- .*\[\d+\]", answer[0], flags=re.MULTILINE), answer[0]
         assert re.search(r"^  \[1\] .*\bpp?\. \d", answer[1], flags=re.MULTILINE), answer[1]
         kept = _listing(home)
-        assert any(path.startswith(".local/share/quire/") for path in kept), kept
+        assert any(path.startswith(".local/share/Quire/") for path in kept), kept
     finally:
         removed = _apt("remove", "quire")
         assert removed.returncode == 0, removed.stdout[-3000:] + removed.stderr[-3000:]
     assert not Path("/opt/quire").exists() and not Path("/usr/bin/quire").exists()
     assert _listing(home) == kept, "apt remove touched the user's data"
+    # The package has no configuration files, so a removed one is gone from dpkg's database and
+    # there is nothing left to purge: install it again and purge it from installed.
+    reinstalled = _apt("install", str(deb))
+    assert reinstalled.returncode == 0, reinstalled.stdout[-3000:] + reinstalled.stderr[-3000:]
     purged = _apt("purge", "quire")
     assert purged.returncode == 0, purged.stdout[-3000:] + purged.stderr[-3000:]
+    assert not Path("/opt/quire").exists() and not Path("/usr/share/applications/quire.desktop").exists()
     assert _listing(home) == kept, "apt purge touched the user's data"
