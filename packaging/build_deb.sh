@@ -78,6 +78,8 @@ done
 find "$STAGE" -type d -exec chmod 755 {} +
 find "$STAGE" -type f -exec chmod go-w {} +
 find "$share" -type f -exec chmod 644 {} +
+# Shared libraries are mapped, not executed: no x bits (the wheels ship some with them).
+find "$STAGE/opt/quire" -type f \( -name '*.so' -o -name '*.so.*' \) -exec chmod 644 {} +
 
 echo "== working out the system libraries the bundle needs (dpkg-shlibdeps)"
 # Not the GTK 3 platform theme plugin: Qt loads it only where GTK 3 is installed (a GNOME desktop)
@@ -117,10 +119,10 @@ chmod 644 "$STAGE/DEBIAN/control" "$STAGE/DEBIAN/md5sums"
 
 echo "== packing $DEB"
 pack_start=$SECONDS
-# zstd: 6 s on the shared 2-core development machine, where xz had not finished after ten minutes
-# (docs/packaging.md); dpkg reads zstd since 1.21.18 (Debian 12, Ubuntu 21.10).
-# DEB_COMPRESSION=xz for a smaller file.
-fakeroot dpkg-deb "-Z${DEB_COMPRESSION:-zstd}" --build "$STAGE" "$DEB" >/dev/null
+# gzip: about 2 minutes on the shared 2-core development machine, where xz had not finished after
+# ten; zstd (seconds, a slightly smaller file) is read by dpkg since 1.21.18 but Debian's lintian
+# calls it a malformed archive (docs/packaging.md). DEB_COMPRESSION=xz or zstd to choose.
+fakeroot dpkg-deb "-Z${DEB_COMPRESSION:-gzip}" --build "$STAGE" "$DEB" >/dev/null
 echo "== packed in $((SECONDS - pack_start)) s"
 echo "== bundle: $(du -sh "$BUNDLE" | cut -f1) ($(du -sb "$BUNDLE" | cut -f1) bytes, $(find "$BUNDLE" -type f | wc -l) files)"
 echo "== package: $DEB $(du -h "$DEB" | cut -f1) ($(stat -c %s "$DEB") bytes), installed size $((installed_size / 1024)) MiB"
