@@ -19,8 +19,12 @@ cd "$ROOT"
 PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
 BUNDLE="$ROOT/dist/quire-desktop"
 DEBIAN_DIR="$ROOT/packaging/debian"
-MAINTAINER="${MAINTAINER:-Quire authors <quire@example.org>}"
-HOMEPAGE="${HOMEPAGE:-https://example.org/quire}"
+# The package's Maintainer (and its changelog's signer): MAINTAINER="Name <address>", else
+# DEBFULLNAME and DEBEMAIL as Debian's tools read them, else the author of the commit packaged.
+if [[ -z "${MAINTAINER:-}" && -n "${DEBFULLNAME:-}" && -n "${DEBEMAIL:-}" ]]; then
+    MAINTAINER="$DEBFULLNAME <$DEBEMAIL>"
+fi
+MAINTAINER="${MAINTAINER:-$(git -C "$ROOT" log -1 --format='%an <%ae>')}"
 
 for tool in dpkg-deb dpkg-shlibdeps fakeroot; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -66,8 +70,10 @@ install -Dm644 packaging/quire.svg "$share/icons/hicolor/scalable/apps/quire.svg
 QT_QPA_PLATFORM=offscreen "$PYTHON" packaging/render_icons.py "$share/icons/hicolor" >/dev/null
 install -Dm644 "$DEBIAN_DIR/copyright" "$share/doc/quire/copyright"
 install -Dm644 NOTICE "$share/doc/quire/NOTICE"
-install -Dm644 "$DEBIAN_DIR/changelog" "$share/doc/quire/changelog.gz.tmp"
-gzip -9n < "$share/doc/quire/changelog.gz.tmp" > "$share/doc/quire/changelog.gz" && rm "$share/doc/quire/changelog.gz.tmp"
+# The changelog's signature: the maintainer, and the date of the commit packaged (reproducible).
+mkdir -p "$share/doc/quire"
+sed -e "s|@MAINTAINER@|$MAINTAINER|" -e "s|@DATE@|$(git -C "$ROOT" log -1 --format=%aD)|" "$DEBIAN_DIR/changelog" \
+    | gzip -9n > "$share/doc/quire/changelog.gz"
 for page in quire quire-desktop; do
     mkdir -p "$share/man/man1"
     gzip -9n < "$DEBIAN_DIR/$page.1" > "$share/man/man1/$page.1.gz"
@@ -111,7 +117,7 @@ echo "   Depends: $DEPENDS"
 
 installed_size="$(du -sk --apparent-size --exclude=DEBIAN "$STAGE" | cut -f1)"
 sed -e "s|@VERSION@|$VERSION|" -e "s|@ARCH@|$ARCH|" -e "s|@MAINTAINER@|$MAINTAINER|" \
-    -e "s|@INSTALLED_SIZE@|$installed_size|" -e "s|@DEPENDS@|$DEPENDS|" -e "s|@HOMEPAGE@|$HOMEPAGE|" \
+    -e "s|@INSTALLED_SIZE@|$installed_size|" -e "s|@DEPENDS@|$DEPENDS|" \
     "$DEBIAN_DIR/control.in" > "$STAGE/DEBIAN/control"
 (cd "$STAGE" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) \
     > "$STAGE/DEBIAN/md5sums"
