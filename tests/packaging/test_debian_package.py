@@ -24,8 +24,9 @@ PACKAGING = ROOT / "packaging"
 BUILD_DEB = PACKAGING / "build_deb.sh"
 DEBIAN = PACKAGING / "debian"
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
-# What the package is made from: when none of it is newer than a built .deb, the .deb is reused.
-SOURCES = ("engine", "ui", "desktop", "resources", "packaging", "pyproject.toml")
+# What the package is made from: when none of it is newer than a built .deb, the .deb is reused
+# (notes for developers, *.md under packaging/, do not go into it).
+SOURCES = ("engine", "ui", "desktop", "resources", "packaging", "pyproject.toml", "NOTICE")
 
 
 def test_the_deb_script_is_executable_bash_that_packs_with_debian_tools() -> None:
@@ -100,7 +101,8 @@ def _newest_source_mtime() -> float:
     for name in SOURCES:
         path = ROOT / name
         files = [path] if path.is_file() else \
-            [p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+            [p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+             and not (name == "packaging" and p.suffix == ".md")]
         newest = max([newest, *(p.stat().st_mtime for p in files)])
     return newest
 
