@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-.PHONY: setup demo app test test-fast lint bench
+.PHONY: setup demo app test test-fast lint bench package
 setup: $(STAMP)
 
 demo: $(STAMP)  ## ingest the bundled papers headless, show what was extracted, answer a question
@@ -34,3 +34,7 @@ test-fast: $(STAMP)  ## the quick loop while working: lint, types, contracts, ev
 
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/ingest.py
+
+package: $(STAMP)  ## the standalone bundle (dist/quire-desktop/, self-tested) and the Debian package built from it; prints their sizes
+	packaging/build_linux.sh
+	packaging/build_deb.sh

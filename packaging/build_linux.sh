@@ -5,12 +5,14 @@
 #
 # Usage: packaging/build_linux.sh            (from anywhere; works in the repository root)
 #   PYTHON=/path/to/python  the interpreter whose environment is bundled (default: .venv/bin/python)
+#   BUILD_TOOLS=/path       where PyInstaller is installed if the interpreter lacks it (default: build/tools)
 #   SKIP_BUILD=1            only run the self-test of an existing dist/quire-desktop/
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
+BUILD_TOOLS="${BUILD_TOOLS:-$ROOT/build/tools}"
 BUNDLE="$ROOT/dist/quire-desktop"
 
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
@@ -18,14 +20,19 @@ if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
         echo "error: no Python at $PYTHON; run 'make setup' first or set PYTHON" >&2
         exit 2
     fi
-    # A build tool, not a runtime dependency: installed here, never listed in pyproject.toml.
+    # A build tool, not a runtime dependency: never listed in pyproject.toml, and installed into a
+    # folder of its own (on PYTHONPATH for the build only), so the app's environment stays as it is.
+    export PYTHONPATH="$BUILD_TOOLS${PYTHONPATH:+:$PYTHONPATH}"
     if ! "$PYTHON" -c "import PyInstaller" 2>/dev/null; then
-        "$PYTHON" -m pip install "pyinstaller>=6.6,<7"
+        "$PYTHON" -m pip install --quiet --target "$BUILD_TOOLS" "pyinstaller>=6.6,<7"
     fi
     echo "== building $BUNDLE with PyInstaller $("$PYTHON" -m PyInstaller --version)"
     build_start=$SECONDS
     "$PYTHON" -m PyInstaller packaging/quire.spec --noconfirm --clean \
         --distpath "$ROOT/dist" --workpath "$ROOT/build/pyinstaller"
+    # The one executable is also the command line when started by the name `quire`
+    # (packaging/quire_desktop_entry.py).
+    ln -sfn quire-desktop "$BUNDLE/quire"
     echo "== build took $((SECONDS - build_start)) s"
 fi
 

@@ -18,9 +18,18 @@ from typing import Any
 
 import numpy as np
 
-from engine.embed.onnx_int8 import OnnxInt8Encoder, Tokenize
+from engine.embed.onnx_int8 import FP32_MODEL_FILE, MODEL_FILE, OnnxInt8Encoder, Tokenize
 
 log = logging.getLogger(__name__)
+
+
+def ships_onnx(folder: Path) -> bool:
+    """Whether the model folder holds its own int8 and fp32 ONNX copies, as Quire exports them.
+
+    The packaged app's embedder is such a folder (configs, tokenizer and the two exports, no torch
+    weights): it was exported once when the package was built, so the app never needs torch.
+    """
+    return (folder / MODEL_FILE).is_file() and (folder / FP32_MODEL_FILE).is_file()
 
 
 def pooled_dimension(folder: Path) -> int | None:

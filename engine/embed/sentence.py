@@ -8,6 +8,7 @@ A hub name is accepted only with ``allow_download=True``, i.e. when the user ask
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import threading
 import warnings
@@ -19,7 +20,7 @@ import numpy as np
 import platformdirs
 
 from engine.embed.base import length_order, normalize_rows
-from engine.embed.onnx_cached import open_cached_encoder
+from engine.embed.onnx_cached import open_cached_encoder, ships_onnx
 from engine.embed.onnx_int8 import (
     FP32_MODEL_FILE,
     MODEL_FILE,
@@ -143,9 +144,16 @@ class SentenceTransformerEmbedder:
             self._model_id = str(model)
         if max_seq_length is not None:
             self._model_id += f"/max{max_seq_length}"
+        # A folder that ships its own ONNX copies (the packaged app's embedder, exported when the
+        # package was built) runs them: nothing is exported, and neither torch nor onnx is needed.
+        self._shipped_onnx = self._local and ships_onnx(Path(self._source))
+        if self._shipped_onnx and not self._quantize and self._fp32_onnx_file is None:
+            self._fp32_onnx_file = Path(self._source) / FP32_MODEL_FILE
         # int8 through ONNX Runtime where the model allows it (closer to fp32), else torch's.
+        runtime = importlib.util.find_spec("onnxruntime") is not None if self._shipped_onnx else \
+            onnx_runtime_available()
         self._use_onnx = (self._quantize or self._fp32_onnx_file is not None) and self._local and \
-            onnx_runtime_available() and onnx_int8_supported(Path(self._source))
+            runtime and onnx_int8_supported(Path(self._source))
         if self._quantize:
             # Other vectors: the cache and indexes must not mix them with fp32 (or each other's) ones.
             self._model_id += "+onnx-int8" if self._use_onnx else "+int8"
@@ -258,6 +266,8 @@ class SentenceTransformerEmbedder:
         """Where the ONNX copy of this model (int8, or fp32 where one was asked for) is or will be kept."""
         if self._fp32_onnx_file is not None:
             return self._fp32_onnx_file
+        if self._shipped_onnx:
+            return Path(self._source) / MODEL_FILE
         folder = (self._onnx_folder or Path(platformdirs.user_cache_dir("quire", appauthor=False)) / "onnx") / \
             hashlib.sha256(self._model_id.encode()).hexdigest()[:16]
         return folder / MODEL_FILE
