@@ -25,8 +25,10 @@ APP_PACKAGES = ("ui", "desktop")
 # the engine itself. Not engine.importer: it loads PyMuPDF and a process pool.
 UI_MAY_IMPORT = ("engine.types", "engine.bibliography", "engine.table_types", "engine.request", "engine.progress",
                  "engine.errors", "engine.cite.markers", "engine.render", "engine.presets")
-# The engine client and the two modules it is split into (its worker thread, the work it runs there).
-UI_ADAPTER = (ROOT / "ui" / "engine_client.py", ROOT / "ui" / "engine_worker.py", ROOT / "ui" / "engine_tasks.py")
+# The engine client and the modules it is split into (its worker thread, the work it runs there, its
+# model and settings requests).
+UI_ADAPTER = (ROOT / "ui" / "engine_client.py", ROOT / "ui" / "engine_worker.py", ROOT / "ui" / "engine_tasks.py",
+              ROOT / "ui" / "engine_model_requests.py")
 LINTED = ("engine", "ui", "desktop", "tests", "benchmarks")
 
 

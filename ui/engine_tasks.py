@@ -58,6 +58,18 @@ def describe_failures(failures: Sequence[IngestResult], limit: int = 8) -> str:
 # --- the Settings dialog's checks of the files a user picks (they need no engine) ----------------
 
 
+def metadata_problem(**field: object) -> str:
+    """``""`` when the engine would store this one metadata field as typed, else its reason (Edit Details
+    checks each field before closing, so nothing typed is lost to a refusal after the dialog is gone)."""
+    from engine.store.edits import clean_metadata
+
+    try:
+        clean_metadata(**field)  # type: ignore[arg-type]
+    except EngineError as exc:
+        return str(exc)
+    return ""
+
+
 def check_model_file(path: str) -> str:
     """``""`` when ``path`` is empty or a GGUF llama.cpp can run, else why not (for the Model file field)."""
     if not path:

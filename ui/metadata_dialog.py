@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TypedDict
 
 from PySide6.QtCore import Qt
@@ -17,9 +16,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.errors import EngineError
-from engine.store.edits import clean_metadata
 from engine.types import Document
+from ui.engine_tasks import metadata_problem
 
 # Marks the field whose value cannot be stored, beside the message that says why.
 _INVALID_STYLE = "border: 2px solid #c0392b; border-radius: 3px;"
@@ -96,17 +94,14 @@ class MetadataDialog(QDialog):
         """The first field whose value the engine would refuse, with the engine's reason; None if all
         can be stored. Each field is checked on its own, so the reason belongs to that field."""
         values = self.changes()
-        checks: list[tuple[QWidget, Callable[[], object]]] = [
-            (self.title_edit, lambda: clean_metadata(title=values["title"])),
-            (self.authors_edit, lambda: clean_metadata(authors=values["authors"])),
-            (self.year_edit, lambda: clean_metadata(year=values["year"])),
-            (self.venue_edit, lambda: clean_metadata(venue=values["venue"])),
-            (self.doi_edit, lambda: clean_metadata(doi=values["doi"]))]
-        for field, check in checks:
-            try:
-                check()
-            except EngineError as exc:
-                return field, str(exc)
+        checks: list[tuple[QWidget, dict[str, object]]] = [
+            (self.title_edit, {"title": values["title"]}), (self.authors_edit, {"authors": values["authors"]}),
+            (self.year_edit, {"year": values["year"]}), (self.venue_edit, {"venue": values["venue"]}),
+            (self.doi_edit, {"doi": values["doi"]})]
+        for widget, field in checks:
+            reason = metadata_problem(**field)
+            if reason:
+                return widget, reason
         return None
 
     def _save(self) -> None:

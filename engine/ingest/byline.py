@@ -8,10 +8,10 @@ affiliations that follows a preprint's byline ends it.
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
 
 from engine.ingest import names
+from engine.text.characters import ascii_fold
 
 # A capitalised word of letters in any script ("Grüschow", "Coté"), or "uz-Zaman"'s particle form.
 _NAME_TOKEN = re.compile(r"^(?=[^\W\d_])[^\W\d_][\w'’\-.]*$")
@@ -177,7 +177,7 @@ def _opens_affiliations(line: dict[str, Any]) -> bool:
     marked = (len(first["text"].strip()) <= 4 and len(spans) > 1
               and (first.get("flags", 0) & 1 or first["size"] < 0.85 * main_size)) \
         or bool(re.match(r"^((\d{1,2}|[a-z])[.)]|[*#†‡§])\s*[A-Z]", text))  # not "1 University Station"
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    folded = ascii_fold(text).lower()
     if re.match(r"^(author )?affiliations?\b|^current address", folded):
         return True
     return marked and bool(_AFFILIATION_WORDS.search(folded))

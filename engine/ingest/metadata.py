@@ -8,7 +8,6 @@ the text. A field with no evidence stays empty; nothing is guessed from the file
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +18,7 @@ from engine.ingest import names, printed
 from engine.ingest.byline import choose_authors, layout_authors, looks_like_name, metadata_authors, name_case
 from engine.ingest.layout import clean_word
 from engine.ingest.xmp import XmpFields, read_xmp
+from engine.text.characters import ascii_fold
 
 _ARXIV_NEW = re.compile(r"arXiv:\s?(\d{4}\.\d{4,5})(v\d+)?", re.I)
 _ARXIV_OLD = re.compile(r"arXiv:\s?([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?", re.I)
@@ -188,7 +188,7 @@ def _shown(value: str, page_folded: str) -> bool:
 
 
 def _fold(text: str) -> str:
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    ascii_text = ascii_fold(text)
     return re.sub(r"[^a-z0-9]", "", ascii_text.lower())
 
 

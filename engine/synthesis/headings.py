@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from engine.cite.markers import strip_markers
+from engine.text.tokens import WORD
 
 MAX_HEADING_WORDS = 8  # a section's name; longer is a sentence
 COPIED_WORDS = 4  # this many words in a row from a quote make a heading copied evidence
@@ -26,12 +27,11 @@ _GENERIC = re.compile(r"^(the\s+)?(evidence|sources?|passages?|quotes?|reference
 _STATING = re.compile(r"\b(is|are|was|were|has|have|had|does|did|can|could|will|would|shows?|showed|uses|used|"
                       r"contains?|includes?|improves?|outperforms?|achieves?|reaches|provides?|consists|states?|"
                       r"says|found|finds|reports?|requires?|means)\b", re.IGNORECASE)
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _QUESTION_WORD = re.compile(r"^(how|what|which|why|when|where|who|whom|whose|is|are|does|do|can)\b", re.IGNORECASE)
 
 
 def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
+    return [w.lower() for w in WORD.findall(text)]
 
 
 def copied(title: str, evidence: Sequence[str]) -> bool:
