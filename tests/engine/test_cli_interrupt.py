@@ -17,7 +17,7 @@ def test_ctrl_c_cancels_the_work_and_keeps_what_it_returns(capsys: pytest.Captur
     def work() -> str:
         time.sleep(0.5)  # the main thread is waiting by then
         _thread.interrupt_main()  # what Ctrl+C does to the waiting main thread
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # generous: on a loaded machine the main thread may be slow to run
         while not cancel.cancelled and time.monotonic() < deadline:
             time.sleep(0.01)
         return "partial" if cancel.cancelled else "never told to stop"
