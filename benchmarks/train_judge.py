@@ -31,10 +31,11 @@ import os
 import random
 import sys
 import time
-import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+from onnx_export import write_int8_onnx
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
@@ -360,72 +361,6 @@ def _log(log: Any, entry: dict[str, Any]) -> None:
 
 
 # --------------------------------------------------------------------------------------------- export
-
-def write_int8_onnx(model: Any, tokenizer: Any, out: Path, weight_only: bool = False) -> None:
-    """``out``/model.int8.onnx (the graph's output: logits) and tokenizer.json.
-
-    Default (the judge): ONNX Runtime's dynamic quantization, int8 weights per channel and int8
-    activations per tensor, the fastest on a CPU. ``weight_only`` (the reader): int8 weights, float
-    activations (:func:`weight_only_int8`). The reader's scores must order near-identical sentences of
-    one paper, and quantized activations moved its logits by up to 5.8 (correlation 0.86 with the float
-    model; on the held-out questions, answering sentence first 0.53 float, 0.44 quantized), where
-    weight-only int8 stays within 0.3 (correlation 0.9998) at about 1.5x the time."""
-    import torch
-    from onnx import TensorProto
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    model.eval()
-    out.mkdir(parents=True, exist_ok=True)
-    model.encoder.set_attn_implementation("eager")
-    plain = out / "model.fp32.onnx"
-    sample = torch.ones(2, 16, dtype=torch.long)
-    axes = {0: "batch", 1: "tokens"}
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, (sample, sample, torch.zeros_like(sample)), str(plain), dynamo=False,
-                          input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["logits"],
-                          opset_version=17, dynamic_axes={"input_ids": axes, "attention_mask": axes,
-                                                          "token_type_ids": axes, "logits": {0: "batch"}})
-    if weight_only:
-        weight_only_int8(plain, out / "model.int8.onnx")
-    else:
-        quantize_dynamic(str(plain), str(out / "model.int8.onnx"), per_channel=True, reduce_range=False,
-                         weight_type=QuantType.QInt8,
-                         extra_options={"WeightSymmetric": True, "ActivationSymmetric": False,
-                                        "DefaultTensorType": TensorProto.FLOAT})
-    plain.unlink()
-    tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
-
-
-def weight_only_int8(plain: Path, target: Path) -> None:
-    """Every matrix product's weights as int8 in blocks of 32 (ONNX Runtime's MatMulNBits, computing in
-    float), and the word embeddings as int8 with one scale per row (a Gather of codes and of scales, then
-    a multiply): 25 MB against 90 MB float. The blocks and rows keep an outlier from coarsening the rest."""
-    import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
-
-    quantizer = MatMulNBitsQuantizer(onnx.load(str(plain)), bits=8, block_size=32, is_symmetric=True,
-                                     accuracy_level=0)
-    quantizer.process()
-    graph = quantizer.model.model.graph
-    name = "encoder.embeddings.word_embeddings.weight"
-    table = next(init for init in graph.initializer if init.name == name)
-    weights = numpy_helper.to_array(table)
-    scale = np.maximum(np.abs(weights).max(axis=1), 1e-8) / 127.0
-    table.CopyFrom(numpy_helper.from_array(np.round(weights / scale[:, None]).astype(np.int8), f"{name}_int8"))
-    graph.initializer.append(numpy_helper.from_array(scale.astype(np.float32)[:, None], f"{name}_scale"))
-    index, gather = next((i, n) for i, n in enumerate(graph.node) if n.op_type == "Gather" and n.input[0] == name)
-    ids, embedded = gather.input[1], gather.output[0]
-    gather.input[0], gather.output[0] = f"{name}_int8", f"{embedded}_int8"
-    for offset, node in enumerate([
-            helper.make_node("Cast", [f"{embedded}_int8"], [f"{embedded}_codes"], to=TensorProto.FLOAT),
-            helper.make_node("Gather", [f"{name}_scale", ids], [f"{embedded}_row_scale"]),
-            helper.make_node("Mul", [f"{embedded}_codes", f"{embedded}_row_scale"], [embedded])]):
-        graph.node.insert(index + 1 + offset, node)
-    onnx.save(quantizer.model.model, str(target))
-
 
 def work_record(work: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The training settings (config.json) and log lines (log.jsonl) a work folder holds, if any."""

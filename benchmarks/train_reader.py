@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from onnx_export import write_int8_onnx  # noqa: E402
 from train_judge import (  # noqa: E402
     _autocast,
     _base,
@@ -52,7 +53,6 @@ from train_judge import (  # noqa: E402
     load_model,
     load_weights,
     work_record,
-    write_int8_onnx,
 )
 
 from engine.cite.reader import reader_text  # noqa: E402
