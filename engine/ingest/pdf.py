@@ -122,7 +122,13 @@ def open_pdf(path: Path, password: str | None = None) -> pymupdf.Document:
         if not document.authenticate(password):
             document.close()
             raise PasswordRequiredError(where, "the password given does not open this PDF; check it and try again")
-    if document.page_count == 0:
+    try:
+        pages = document.page_count
+    except RuntimeError:  # MuPDF: "Invalid number of pages", a page tree counting pages that are not there
+        document.close()
+        raise IngestError(where, "the PDF's page tree is damaged (it counts pages that are not in the file); "
+                                 "re-save it from a PDF viewer or download it again") from None
+    if pages == 0:
         document.close()
         raise IngestError(where, "the PDF has no readable pages (truncated or damaged); download it again")
     return document

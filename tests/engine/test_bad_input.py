@@ -30,6 +30,17 @@ from engine.types import DocumentStatus
 PNG_HEADER = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)
 TRUNCATED_PHRASES = ("PDF is incomplete", "interrupted download", "download it again")
 
+def page_tree_claiming_a_million_pages() -> bytes:
+    """A one-page PDF whose page tree says it holds 1,000,000 pages (MuPDF: "Invalid number of pages")."""
+    import pymupdf
+
+    document = pymupdf.open()
+    document.new_page().insert_text((72, 72), "The only page of a paper whose page tree lies.")
+    whole = document.tobytes()
+    assert b"/Count 1" in whole
+    return whole.replace(b"/Count 1", b"/Count 1000000", 1)
+
+
 # name -> (the bad file's bytes, made from a real paper's bytes; phrases its failure reason must contain)
 BAD_FILES: dict[str, tuple[Callable[[bytes], bytes], tuple[str, ...]]] = {
     "truncated to 30%": (lambda paper: paper[: len(paper) * 3 // 10], TRUNCATED_PHRASES),
@@ -41,6 +52,8 @@ BAD_FILES: dict[str, tuple[Callable[[bytes], bytes], tuple[str, ...]]] = {
     "PNG renamed .pdf": (lambda _: PNG_HEADER, ("not a PDF", "PNG image", "export or download the paper as PDF")),
     "web page saved as .pdf": (lambda _: b"<!DOCTYPE html><html>Paywall</html>", ("not a PDF", "web page")),
     "0-byte file": (lambda _: b"", ("empty (0 bytes)", "download or export")),
+    "page tree claiming a million pages": (lambda _: page_tree_claiming_a_million_pages(),
+                                           ("page tree is damaged", "re-save it")),
 }
 
 
