@@ -74,7 +74,9 @@ def test_the_desktop_entry_validates_and_opens_pdfs() -> None:
     assert "MimeType=application/pdf;" in text and "Exec=quire-desktop %F" in text and "Icon=quire" in text
 
 
-def test_the_icon_renders_at_every_size(tmp_path: Path) -> None:
+def test_the_icon_renders_at_every_size(tmp_path: Path, qapp: object) -> None:
+    # qapp: the test process's one QApplication, made first. render_icons would otherwise make a
+    # QGuiApplication, and every later test that builds a widget in this process would abort.
     import importlib.util
 
     from PySide6.QtGui import QImage
