@@ -18,7 +18,6 @@ from engine.datastore.manifest import PackError
 from engine.progress import Progress
 from tests.fixtures.pdfs import text_pdf
 from tests.trust.test_datastore_faults import (
-    RECORDS,
     _edited_database,
     make_engine,
     nothing_installed,
@@ -40,15 +39,6 @@ CRAFTS: dict[str, list[str]] = {
 REASONS = {"authors-nested-100000-deep": "authors of record 'rec-0' are not a list of names",
            "text-not-utf8": "not UTF-8", "external-content-fts": "not a contentless FTS5 index",
            "empty-search-index": "search index holds 0 passages of 30"}
-
-
-@pytest.fixture(scope="module")
-def good_pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("pack")
-    with make_engine(folder / "builder") as engine:
-        engine.add_datastore(write_jsonl(folder / "records.jsonl", RECORDS), "graphs")
-        built, _ = engine.pack_datastore("graphs", folder / "graphs.quirepack", version="1")
-    return built
 
 
 def edit(statements: list[str]) -> Callable[[bytes], bytes]:

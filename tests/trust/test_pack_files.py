@@ -18,15 +18,6 @@ from engine.datastore.manifest import PackError
 from tests.trust.test_datastore_faults import RECORDS, make_engine, nothing_installed, quire, write_jsonl
 
 
-@pytest.fixture(scope="module")
-def good_pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("pack")
-    with make_engine(folder / "builder") as engine:
-        engine.add_datastore(write_jsonl(folder / "records.jsonl", RECORDS), "graphs")
-        built, _ = engine.pack_datastore("graphs", folder / "graphs.quirepack", version="1")
-    return built
-
-
 @pytest.mark.parametrize("keep", [400, 0.5], ids=["first-400-bytes", "half"])
 def test_a_pack_cut_short_is_refused_clearly(good_pack: Path, tmp_path: Path, keep: float) -> None:
     data = good_pack.read_bytes()
