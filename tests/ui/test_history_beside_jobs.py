@@ -90,9 +90,8 @@ def test_a_past_answer_opens_at_once_while_a_table_is_being_built(
     assert "A claim" in window.ask_pane.answer_view.toPlainText()
 
 
-def test_a_past_answer_opens_beside_a_question_being_answered_which_goes_on(
-        qtbot: QtBot, slow_window: tuple[MainWindow, SlowWriter, EngineClient]) -> None:
-    window, engine, client = slow_window
+def _open_past_answer_while_asking(qtbot: QtBot, window: MainWindow, client: EngineClient) -> None:
+    """Start a question the slow writer holds, then open the past answer "p1" beside it."""
     pane = window.ask_pane
     qtbot.waitUntil(lambda: not client.busy, timeout=TIMEOUT_MS)
     _save_past(client)
@@ -103,10 +102,16 @@ def test_a_past_answer_opens_beside_a_question_being_answered_which_goes_on(
     qtbot.waitUntil(lambda: "being written" in pane.answer_view.toPlainText(), timeout=TIMEOUT_MS)
     window.answers.refresh_history()
     qtbot.waitUntil(lambda: pane.history.list.count() == 1, timeout=AT_ONCE_MS)
-
     pane.history.select("p1")
     pane.history.open_button.click()
     qtbot.waitUntil(lambda: pane.answer is not None and pane.answer.id == "p1", timeout=AT_ONCE_MS)
+
+
+def test_a_past_answer_opens_beside_a_question_being_answered_which_goes_on(
+        qtbot: QtBot, slow_window: tuple[MainWindow, SlowWriter, EngineClient]) -> None:
+    window, engine, client = slow_window
+    pane = window.ask_pane
+    _open_past_answer_while_asking(qtbot, window, client)
     assert not engine.release.is_set() and client.asking
     shown = pane.answer_view.toPlainText()
     assert "A claim" in shown and "being written" not in shown
@@ -123,18 +128,7 @@ def test_cancelling_the_running_question_leaves_the_past_answer_on_screen(
         qtbot: QtBot, slow_window: tuple[MainWindow, SlowWriter, EngineClient]) -> None:
     window, _engine, client = slow_window
     pane = window.ask_pane
-    qtbot.waitUntil(lambda: not client.busy, timeout=TIMEOUT_MS)
-    _save_past(client)
-    window.model.set_documents([Document(id="d" * 64, content_hash="d" * 64, path="/p.pdf",
-                                         bib=Bibliography("SPECTER"), page_count=3)])
-    pane.question_box.setPlainText("What is running?")
-    window.ask_action.trigger()
-    qtbot.waitUntil(lambda: "being written" in pane.answer_view.toPlainText(), timeout=TIMEOUT_MS)
-    window.answers.refresh_history()
-    qtbot.waitUntil(lambda: pane.history.list.count() == 1, timeout=AT_ONCE_MS)
-    pane.history.select("p1")
-    pane.history.open_button.click()
-    qtbot.waitUntil(lambda: pane.answer is not None and pane.answer.id == "p1", timeout=AT_ONCE_MS)
+    _open_past_answer_while_asking(qtbot, window, client)
 
     window.cancel_action.trigger()  # Esc
     qtbot.waitUntil(lambda: not client.asking, timeout=TIMEOUT_MS)
