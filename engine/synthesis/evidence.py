@@ -157,6 +157,17 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def restates_title(sentence: str, title: str) -> bool:
+    """Whether ``sentence`` is the paper's title (a first page's title line runs into the next line as one
+    "sentence"): it names what the paper is about, which is why it scores high for any question on the
+    topic, but it is shown with the reference already and answers nothing the paper's own sentences do not."""
+    title_words = content_words(title)
+    if len(title_words) < 3:
+        return False
+    words = content_words(sentence)
+    return len(title_words & words) >= 0.8 * len(title_words) and len(words - title_words) <= max(3, 0.3 * len(words))
+
+
 def answer_bonus(text: str, question: Question) -> float:
     """What a sentence gains for carrying what this kind of question asks for."""
     if question.kind == QuestionKind.QUANTITY and quantities(text):
@@ -202,7 +213,8 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     ``read``: False leaves the answer reader out (when only the passages' relevance is wanted);
     ``read_limit``: the reader reads only the sentences with the best hand-weighted scores (the rest
     rank after them), where the reader's time per sentence matters more than a rare miss."""
-    found = [sentence_spans(r.text) for r in references]
+    found = [[(start, end) for start, end in sentence_spans(r.text) if not restates_title(r.text[start:end], r.bib.title)]
+             for r in references]
     spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end in passage]
     topics, hands = _scores(question, [r.text[start:end] for r, start, end in spans], scorer)
     reader = scorer.answer_reader() if spans and read else None
