@@ -9,10 +9,9 @@ ONNX Runtime (through pymupdf4llm), whose uploader starts at once unless the var
 
 from __future__ import annotations
 
-import os
 import sys
 
-from engine.process import ONNX_RUNTIME_OPT_OUTS, keep_onnx_runtime_offline
+from engine.process import ONNX_RUNTIME_CAME_FIRST, keep_onnx_runtime_offline, onnx_runtime_telemetry_live
 
 __version__ = "0.1.0"
 
@@ -37,18 +36,15 @@ def _warn_if_onnx_runtime_came_first() -> None:
     """Say so when ONNX Runtime was loaded before the engine without the opt-out: its uploader has started.
 
     ``ui`` and ``desktop`` import the engine before anything else, so in Quire's own processes this
-    never fires; a script that imports onnxruntime (or PyMuPDF) before the engine learns how to fix it.
+    never fires; a script that imports onnxruntime (or PyMuPDF) before the engine learns how to fix it,
+    and that Quire's models will not run in it (engine.process.onnx_runtime_telemetry_live).
     """
-    if "onnxruntime" in sys.modules and not _TELEMETRY_OFF_AT_START:
+    if onnx_runtime_telemetry_live():
         import logging
 
         logging.getLogger(__name__).warning(
-            "onnxruntime was imported before Quire's engine, so its telemetry could not be switched off in this "
-            "process; import engine first, or set ORT_DISABLE_TELEMETRY=1 in the environment.")
-
-
-# Whether the opt-out was already in the environment when this process started (a parent set it).
-_TELEMETRY_OFF_AT_START = os.environ.get(ONNX_RUNTIME_OPT_OUTS[0]) == "1"
+            "%s Until then Quire runs none of its models in this process: search finds passages by their words "
+            "only, and questions are not answered.", ONNX_RUNTIME_CAME_FIRST)
 
 # Before any of the engine can import PyMuPDF (ui/ and desktop/ import the engine before anything else of theirs).
 _warn_if_onnx_runtime_came_first()

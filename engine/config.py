@@ -255,23 +255,30 @@ _BROKEN_COPIES = 1000  # numbered copies of broken settings files kept before th
 
 
 def load_settings(path: Path) -> Settings:
-    """Read settings; a missing file gives defaults, a broken one is reported and set aside.
+    """Read settings; a missing file gives defaults, a broken one is reported and set aside."""
+    return read_settings(path)[0]
 
-    A file that parses but holds a wrong value raises :class:`SettingsError` naming the key (the
-    file is left as it is, for the user to fix). What is not a regular file, or is far too large to
-    be settings, is refused by name before it is read whole.
+
+def read_settings(path: Path) -> tuple[Settings, str]:
+    """The settings in ``path``, and a notice for the user when the file could not be read ('' otherwise).
+
+    A missing file gives defaults. A broken one is set aside (kept, numbered) and defaults are used:
+    the notice says so and where the copy is, for a program to show (the app opens a box; a log line
+    alone is lost on a desktop). A file that parses but holds a wrong value raises
+    :class:`SettingsError` naming the key (the file is left as it is, for the user to fix). What is
+    not a regular file, or is far too large to be settings, is refused by name before it is read whole.
     """
     if not path.exists():
-        return Settings()
+        return Settings(), ""
     raw = _read_bounded(path)
     try:
         text = _decode(raw)
         data = tomllib.loads(text)
     except RecursionError:
-        return _set_aside(path, "values nested too deeply")
+        return Settings(), _set_aside(path, "values nested too deeply")
     except (tomllib.TOMLDecodeError, TypeError, UnicodeDecodeError) as exc:
-        return _set_aside(path, str(exc))
-    return Settings.from_dict(data, str(path))
+        return Settings(), _set_aside(path, str(exc))
+    return Settings.from_dict(data, str(path)), ""
 
 
 def _read_bounded(path: Path) -> bytes:
@@ -316,8 +323,9 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8-sig")
 
 
-def _set_aside(path: Path, why: str) -> Settings:
-    """Move a settings file that cannot be read aside under a name no earlier broken copy has, and use defaults."""
+def _set_aside(path: Path, why: str) -> str:
+    """Move a settings file that cannot be read aside under a name no earlier broken copy has; the notice for
+    the user."""
     backup = path.with_name(path.name + ".broken")
     for number in range(2, _BROKEN_COPIES + 2):
         if not backup.exists():
@@ -327,7 +335,9 @@ def _set_aside(path: Path, why: str) -> Settings:
     if len(why) > 300:
         why = why[:297] + "..."
     log.warning("Settings file %s was unreadable (%s); saved it as %s and used defaults.", path, why, backup)
-    return Settings()
+    return (f"Quire could not read its settings file, so it started with the default settings.\n\n{path}: {why}\n\n"
+            f"The file is kept as {backup.name} in the same folder. Correct it and rename it back to {path.name} "
+            "while Quire is closed, or choose your settings again in Settings.")
 
 
 def save_settings(settings: Settings, path: Path) -> None:

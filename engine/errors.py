@@ -53,6 +53,14 @@ class UnsupportedModelError(ModelFileError):
         self.architecture = architecture
 
 
+class TelemetryLiveError(ModelNotFoundError):
+    """A model Quire runs on ONNX Runtime refused to load: the runtime's telemetry uploader runs in this process.
+
+    A child of ModelNotFoundError so every caller degrades as for a missing model (keyword search only,
+    citations marked not checked) instead of failing.
+    """
+
+
 class IndexCorruptError(EngineError):
     """A vector index on disk is damaged; it can be rebuilt from stored embeddings."""
 

@@ -8,9 +8,20 @@ ONNX Runtime or the Hugging Face hub client (each reads its variable once, when 
 from __future__ import annotations
 
 import os
+import sys
 
 # ONNX Runtime's opt-outs of its telemetry: 1.32 reads the first, newer sources name the second.
 ONNX_RUNTIME_OPT_OUTS = ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED")
+
+# Whether ONNX Runtime was already loaded, without its opt-out, when this module was first imported.
+# That is at ``import engine`` (engine/__init__.py imports this module before anything else): the runtime
+# creates its environment, and with it the telemetry uploader, when it is imported, and reads the opt-out
+# only then, so in such a process the uploader runs whatever is set later, and nothing can stop it.
+_TELEMETRY_LIVE = "onnxruntime" in sys.modules and os.environ.get(ONNX_RUNTIME_OPT_OUTS[0]) != "1"
+
+ONNX_RUNTIME_CAME_FIRST = (
+    "onnxruntime was imported before Quire's engine, so its telemetry could not be switched off in this "
+    "process; import engine first, or set ORT_DISABLE_TELEMETRY=1 in the environment before Python starts.")
 
 
 def keep_onnx_runtime_offline() -> None:
@@ -27,6 +38,17 @@ def keep_onnx_runtime_offline() -> None:
     """
     for name in ONNX_RUNTIME_OPT_OUTS:
         os.environ[name] = "1"
+
+
+def onnx_runtime_telemetry_live() -> bool:
+    """Whether ONNX Runtime's telemetry uploader runs in this process (the runtime came before the engine).
+
+    Quire then runs none of its models on the runtime (each refuses with :data:`ONNX_RUNTIME_CAME_FIRST`):
+    the uploader reports every inference session a process opens, and Quire promises its work never
+    reaches the network. ``onnxruntime.disable_telemetry_events()`` does not help: measured, the uploader
+    still looks its host up (docs/reliability.md).
+    """
+    return _TELEMETRY_LIVE
 
 
 def prepare_process() -> None:

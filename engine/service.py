@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.config import Paths, Settings, ensure_home, load_settings, resolve_paths
+from engine.config import Paths, Settings, ensure_home, read_settings, resolve_paths
 from engine.datastore.registry import DatastoreRegistry
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.request import AskRequest
@@ -48,7 +48,11 @@ class Engine(EngineSetup):
     def __init__(self, home: str | Path | None = None, settings: Settings | None = None) -> None:
         self.paths: Paths = resolve_paths(home)
         ensure_home(self.paths.home)
-        self.settings = settings or load_settings(self.paths.config_file)
+        # Set when the settings file could not be read and was set aside: for a program to tell the user.
+        self.settings_notice = ""
+        if settings is None:
+            settings, self.settings_notice = read_settings(self.paths.config_file)
+        self.settings = settings
         self.library = Library(self.paths.catalog)
         # One per engine: loading or swapping this engine's model never waits on another engine's.
         self._language_model_lock = threading.Lock()

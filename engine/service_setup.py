@@ -138,7 +138,8 @@ class EngineSetup:
                     else "tesseract not installed (scanned pages are flagged)"),
             "counts": self.library.counts(),
             "problems": (self.library.check_integrity() + _settings_problems(self.settings)
-                         + datastore_problems(self.paths.datastores)),
+                         + datastore_problems(self.paths.datastores)
+                         + ([self.library.full_disk_notice] if self.library.full_disk_notice else [])),
         }
 
 

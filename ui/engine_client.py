@@ -104,6 +104,8 @@ class EngineClient(QObject, ModelRequests):
                  refresh_interval: float = 1.0, quick_engine: Engine | None = None) -> None:
         super().__init__(parent)
         self._engine = engine
+        # Why the settings file was set aside, if it was: read here, before the lanes own the engine.
+        self.settings_notice = engine.settings_notice
         self._quick_engine = quick_engine if quick_engine is not None else quick_lane_engine(engine)
         self._pending: Counter[str] = Counter()
         self._ingest_tokens: list[CancelToken] = []  # one per queued or running batch, oldest first

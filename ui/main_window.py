@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QMimeData, QSettings, Qt
+from PySide6.QtCore import QMimeData, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QLabel, QMainWindow, QSplitter, QWidget
 
@@ -95,6 +95,8 @@ class MainWindow(QMainWindow):
         self.refresh_datastores()
         if background_embedding:
             client.embed_pending()
+        if client.settings_notice:  # settings lost without a word would look like Quire forgot them
+            QTimer.singleShot(0, self._show_settings_notice)  # once the window is up, over it
 
     # --- public ------------------------------------------------------------------------------
 
@@ -420,6 +422,9 @@ class MainWindow(QMainWindow):
     def _on_cancelled(self, message: str) -> None:
         self._was_cancelled = True
         self.statusBar().showMessage(message, _MESSAGE_MS)
+
+    def _show_settings_notice(self) -> None:
+        errors.show_error(self, self._client.settings_notice)
 
     def _on_error(self, message: str) -> None:
         errors.show_error(self, errors.for_the_app(message))

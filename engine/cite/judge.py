@@ -32,7 +32,8 @@ from engine.cite.checks import CheckResult, check, main_clause, misplaced_number
 from engine.cite.markers import strip_markers
 from engine.cite.readings import abbreviations, second_reading
 from engine.cite.windows import content_words, overlap, quote_windows
-from engine.errors import ModelFileError, ModelNotFoundError
+from engine.errors import ModelFileError, ModelNotFoundError, TelemetryLiveError
+from engine.process import ONNX_RUNTIME_CAME_FIRST, onnx_runtime_telemetry_live
 from engine.tuning import CITATION
 
 VERDICTS = ("supported", "partial", "unsupported", "contradicted")
@@ -105,6 +106,8 @@ class PairModel:
             missing = ", ".join(f.name for f in (model_file, tokenizer_file, meta_file) if not f.is_file())
             raise ModelNotFoundError(f"The {what} is missing from {folder} ({missing}); reinstall Quire, or "
                                      f"rebuild it with {rebuild_with}.")
+        if onnx_runtime_telemetry_live():
+            raise TelemetryLiveError(f"The {what} does not run in this process: {ONNX_RUNTIME_CAME_FIRST}")
         import onnxruntime as ort
         from tokenizers import Tokenizer
 

@@ -11,13 +11,22 @@ from typing import TextIO
 from engine.progress import Progress, human_size
 
 # C0 and C1 control characters (ESC starts ANSI sequences; CSI is U+009B) and DEL: a file name
-# holding them could recolour, move the cursor or retitle the user's terminal.
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+# holding them could recolour, move the cursor or retitle the user's terminal. Then the characters
+# that change how the rest of a line reads without printing anything: the bidirectional overrides,
+# embeddings, isolates and marks (U+202E shows "report\u202efdp.exe" as "reportexe.pdf") and the
+# Unicode line and paragraph separators, which some terminals and pagers break the line at.
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with every control character except newline shown as an escape (``\\x1b``), never sent raw."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    """``text`` with every control character except newline shown as an escape (``\\x1b``, ``\\u202e``),
+    never sent raw."""
+    return _CONTROL.sub(lambda match: _escaped(match.group()), text)
+
+
+def _escaped(character: str) -> str:
+    code = ord(character)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def bar(fraction: float, width: int = 24) -> str:

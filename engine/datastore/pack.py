@@ -216,6 +216,7 @@ def install_pack(pack: Path, root: Path, *, configured_model: Callable[[], str],
     if free < manifest.total_bytes + (64 << 20):
         raise PackError(f"Installing {name!r} needs {manifest.total_bytes / 2**20:,.0f} MiB but only "
                         f"{free / 2**20:,.0f} MiB are free under {root}; free some space and try again.")
+    _check_expansion(pack, manifest)
     staging = root / f".installing-{name}-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
@@ -236,6 +237,22 @@ def install_pack(pack: Path, root: Path, *, configured_model: Callable[[], str],
         shutil.rmtree(staging, ignore_errors=True)
     log.info("installed datastore %s %s (%d records)", name, manifest.version, manifest.record_count)
     return manifest
+
+
+# gzip shrinks a real pack about 3 times (its text; vectors hardly at all): one that says it unpacks to
+# far more than its own size is a compression bomb (2 GB of zeros make a 2 MB pack), refused before
+# it is written out whole. Small packs of mostly empty database pages shrink further: never refused below
+# the floor.
+MAX_EXPANSION = 20
+EXPANSION_FLOOR = 256 << 20
+
+
+def _check_expansion(pack: Path, manifest: Manifest) -> None:
+    size = pack.stat().st_size
+    if pack.is_file() and manifest.total_bytes > max(EXPANSION_FLOOR, MAX_EXPANSION * size):
+        raise PackError(f"{pack} is {size / 2**20:,.1f} MiB but says it unpacks to "
+                        f"{manifest.total_bytes / 2**20:,.0f} MiB, more than {MAX_EXPANSION} times its size, which no "
+                        "real pack does (it would only fill the disk); refusing it before writing anything.")
 
 
 def _unpack(pack: Path, manifest: Manifest, staging: Path, progress: ProgressCallback,

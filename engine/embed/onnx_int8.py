@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from engine.embed.base import normalize_rows
-from engine.process import keep_onnx_runtime_offline
+from engine.errors import TelemetryLiveError
+from engine.process import ONNX_RUNTIME_CAME_FIRST, keep_onnx_runtime_offline, onnx_runtime_telemetry_live
 
 log = logging.getLogger(__name__)
 
@@ -132,10 +133,18 @@ def _last_hidden_state(transformer: Any) -> Any:
     return LastHiddenState()
 
 
+def refuse_live_telemetry() -> None:
+    """Raise :class:`TelemetryLiveError` where ONNX Runtime's uploader runs in this process (it came before
+    the engine): the embedder's sessions would be reported."""
+    if onnx_runtime_telemetry_live():
+        raise TelemetryLiveError(f"The embedding model does not run in this process: {ONNX_RUNTIME_CAME_FIRST}")
+
+
 class OnnxInt8Encoder:
     """Runs the exported model: tokenise, run, mean-pool over real tokens, normalise."""
 
     def __init__(self, path: Path, tokenize: Tokenize) -> None:
+        refuse_live_telemetry()
         keep_onnx_runtime_offline()  # here too: a script may use the engine without prepare_process()
         import onnxruntime as ort
 

@@ -29,6 +29,7 @@ from engine.embed.onnx_int8 import (
     hf_tokenize,
     onnx_int8_supported,
     onnx_runtime_available,
+    refuse_live_telemetry,
 )
 from engine.errors import ModelNotFoundError
 from engine.models import default_embedder_path
@@ -194,6 +195,10 @@ class SentenceTransformerEmbedder:
         with self._lock:
             if self._model is not None:
                 return self._model
+            if self._use_onnx:
+                # Before the paths below, which read any failure to open the ONNX file as damage (and
+                # export it again); and before torch is loaded for a model that would then not run.
+                refuse_live_telemetry()
             if self._use_onnx and (cached := open_cached_encoder(self._onnx_path(), Path(self._source),
                                                                  self._max_seq_length)) is not None:
                 # Exported before: the ONNX file and the folder's configs are all a search needs,

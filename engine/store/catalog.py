@@ -65,6 +65,7 @@ class Library:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.read_only = False
+        self.full_disk_notice = ""  # set when the library opened read-only because its disk is full
         conn: sqlite3.Connection | None = None
         try:
             conn = connect(path)
@@ -74,11 +75,16 @@ class Library:
         except sqlite3.DatabaseError as exc:
             if conn is not None:
                 conn.close()
-            if not (path.is_file() and not writable_place(path)):
+            disk_full = path.is_file() and is_disk_full(exc, path.parent)
+            if not (path.is_file() and not writable_place(path)) and not disk_full:
                 raise StoreError(_cannot_open(path, exc)) from None
-            # A library on a read-only disk or folder: everything that only reads still works.
+            # A library on a read-only disk or folder, or on a full one (opening for writing needs room for
+            # SQLite's log and index): everything that only reads (list, doctor, export, search) still works.
             conn = self._open_read_only(path, exc)
             self.read_only = True
+            if disk_full:
+                self.full_disk_notice = disk_full_message(f"changes to the library database {path.name}",
+                                                           path.parent, OPEN_ROOM)
         self._conn = conn
         self._lock = threading.RLock()
 
@@ -113,6 +119,8 @@ class Library:
 
     def check_writable(self) -> None:
         """Raise :class:`StoreError`, saying why and what to do, when this library cannot be changed."""
+        if self.full_disk_notice:
+            raise StoreError(self.full_disk_notice)
         if self.read_only:
             raise StoreError(f"The library {self.path.parent} is read-only (its folder or disk cannot be written), "
                              "so it can be searched and read but not changed (it is not damaged). Make it writable, or "

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from fixtures.pdfs import many_pages_pdf, paper_text, text_pdf
 
-from engine.cli.progress_bar import ProgressBar
+from engine.cli.progress_bar import ProgressBar, terminal_safe
 from engine.importer import Importer, Outcome
 from engine.ingest.pdf import file_hash
 from engine.ingest.pipeline import IngestOptions, PdfParse
@@ -218,6 +218,26 @@ def test_escape_sequences_in_file_names_never_reach_the_terminal(tmp_path: Path)
         assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown, shown
     assert "\\x1b[2J\\x1b]0;owned\\x07clear.pdf" in ingest.stdout
     assert "failed" in ingest.stdout and "\\x1b[31mred\\x9b1mnot.pdf" in ingest.stdout
+
+
+def test_bidi_overrides_and_line_separators_in_file_names_are_shown_escaped(tmp_path: Path) -> None:
+    """U+202E would show "invoice\u202efdp.exe.pdf" as "invoicefdp.exe" read backwards; U+2028 breaks the line."""
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    good_pdf(folder / "invoice\u202efdp.exe.pdf", "overrides")
+    good_pdf(folder / "two\u2028lines\u2029here\u2066.pdf", "separators")
+    home = tmp_path / "home"
+
+    ingest = quire(home, "ingest", "--no-embed", str(folder))
+    listing = quire(home, "library", "list")
+
+    for done in (ingest, listing):
+        shown = done.stdout + done.stderr
+        for raw in ("\u202e", "\u2028", "\u2029", "\u2066"):
+            assert raw not in shown, ascii(shown)
+    assert "invoice\\u202efdp.exe.pdf" in ingest.stdout, ascii(ingest.stdout)
+    assert "two\\u2028lines\\u2029here\\u2066.pdf" in ingest.stdout, ascii(ingest.stdout)
+    assert terminal_safe("日本") == "日本" and terminal_safe("é\u200d") == "é\u200d"  # real text is left alone
 
 
 def test_ingest_exits_non_zero_when_every_file_failed(tmp_path: Path) -> None:

@@ -110,3 +110,40 @@ def test_datastore_install_on_a_full_disk_says_so(tmp_path: Path) -> None:
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "free" in done.stderr and "graphs" in done.stderr, done.stderr
     assert not (tmp_path / "disk" / "graphs").exists()
+
+
+@pytest.mark.parametrize(("command", "shown"), [(("doctor",), "documents              1"),
+                                               (("library", "list"), "citations.pdf"),
+                                               (("library", "export", "--format", "ris"), "TY  - ")],
+                         ids=["doctor", "library-list", "export"])
+def test_commands_that_only_read_work_with_no_byte_free(ingested: Path, tmp_path: Path, command: tuple[str, ...],
+                                                        shown: str) -> None:
+    """Opening the library for writing needs room (SQLite's log and index); reading it needs none."""
+    home = tmp_path / "home"
+    stage = tmp_path / "disk"
+    shutil.copytree(ingested, stage)
+
+    done = run_on_full_disk(home, cli(home, *command), stage=stage, leave=0, env=environment())
+
+    assert "Traceback" not in done.stderr, done.stderr
+    assert shown in done.stdout, (done.stdout, done.stderr)
+    if command == ("doctor",):  # the one problem is named, with what to do (and doctor exits 1 on problems)
+        assert done.returncode == 1
+        assert f"The disk holding {home} is full" in done.stdout and "Free about" in done.stdout
+    else:
+        assert done.returncode == 0, done.stderr
+
+
+def test_a_change_with_no_byte_free_says_the_disk_is_full_not_read_only(ingested: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    stage = tmp_path / "disk"
+    shutil.copytree(ingested, stage)
+    with Engine(ingested) as engine:
+        doc_id = engine.documents()[0].id
+
+    done = run_on_full_disk(home, cli(home, "library", "remove", doc_id), stage=stage, leave=0, env=environment())
+
+    assert_disk_full_message(done, home)
+    assert "read-only" not in done.stderr
+    with Engine(stage) as engine:
+        assert [d.id for d in engine.documents()] == [doc_id]

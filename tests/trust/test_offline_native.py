@@ -134,6 +134,26 @@ def test_cli_session_with_onnx_runtime_loaded_never_touches_the_network(
 
 
 @pytest.mark.slow
+def test_runtime_imported_before_the_engine_with_its_opt_out_never_touches_the_network(
+        netguard: Path, namespace_prefix: list[str], tmp_path: Path, papers_dir: Path) -> None:
+    """A notebook that imports onnxruntime first: the fix Quire's refusal gives (the opt-out set before Python
+    starts) keeps the process off the network, with Quire's models running (test_telemetry_import_order.py
+    checks they refuse without it)."""
+    log, cache = tmp_path / "net.log", tmp_path / "cache"
+    papers = [str(papers_dir / name) for name in ("mooney05.pdf", "bunescu-acl07.pdf")]
+    env = guarded_env(netguard, cache, log) | {"ORT_DISABLE_TELEMETRY": "1"}
+    done = subprocess.run([*namespace_prefix, sys.executable, "-c", "import onnxruntime\n" + _CLI_SESSION,
+                           str(tmp_path / "home"), str(HOLD_SECONDS), *papers], env=env,
+                          capture_output=True, text=True, timeout=900, check=False, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.rsplit("SESSION ", 1)[1])
+    assert report["codes"] == {"ingest": 0, "index": 0, "search": 0, "ask": 0}, done.stderr[-3000:]
+    assert "does not run in this process" not in done.stderr, "Quire's models were refused: this proves nothing"
+    assert attempts(log) == "", f"network attempts:\n{attempts(log)}"
+    assert not (cache / "Microsoft").exists(), "ONNX Runtime wrote its telemetry device id / event queue"
+
+
+@pytest.mark.slow
 def test_desktop_session_never_touches_the_network(netguard: Path, namespace_prefix: list[str], cache_dir: Path,
                                                    tmp_path: Path, papers_dir: Path) -> None:
     log = tmp_path / "net.log"

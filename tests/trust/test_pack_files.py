@@ -6,15 +6,21 @@ none of these is slow (a pack of 30 records).
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
+import shutil
 import tarfile
 import threading
 from pathlib import Path
 
 import pytest
 
-from engine.datastore.manifest import PackError
+from engine.datastore.files import DATABASE_FILE
+from engine.datastore.manifest import MANIFEST_NAME, PackError
+from engine.datastore.pack import EXPANSION_FLOOR
+from engine.progress import Progress
 from tests.trust.test_datastore_faults import RECORDS, make_engine, nothing_installed, quire, write_jsonl
 
 
@@ -85,3 +91,54 @@ def test_packing_into_a_missing_folder_named_with_a_trailing_slash_makes_the_fol
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "packs").is_dir()  # not a file named "packs"
     assert [p.name for p in (tmp_path / "packs").iterdir()] == ["graphs-1.quirepack"]
+
+
+class _Padded:
+    """``head`` followed by zeros up to ``size`` bytes, read as a file, never held whole."""
+
+    def __init__(self, head: bytes, size: int) -> None:
+        self._head, self._left, self._at = head, size, 0
+
+    def read(self, count: int = -1) -> bytes:
+        count = self._left if count < 0 else min(count, self._left)
+        chunk = self._head[self._at:self._at + count]
+        chunk += bytes(count - len(chunk))
+        self._at += count
+        self._left -= count
+        return chunk
+
+
+def test_a_pack_that_unpacks_to_far_more_than_its_size_is_refused_before_writing(good_pack: Path,
+                                                                                 tmp_path: Path) -> None:
+    """Honestly declared (sizes and hashes true) but a compression bomb: 320 MB of mostly zeros in a small pack."""
+    size = EXPANSION_FLOOR + (64 << 20)
+    if shutil.disk_usage(tmp_path).free < 2 * size:
+        pytest.skip("the free-space check would refuse the pack first")
+    with tarfile.open(good_pack) as archive:
+        members = {m.name: archive.extractfile(m).read() for m in archive.getmembers()}  # type: ignore[union-attr]
+    manifest = json.loads(members.pop(MANIFEST_NAME))
+    digest = hashlib.sha256()
+    padded = _Padded(members[DATABASE_FILE], size)
+    while chunk := padded.read(1 << 20):
+        digest.update(chunk)
+    for entry in manifest["files"]:
+        if entry["path"] == DATABASE_FILE:
+            entry.update(size=size, sha256=digest.hexdigest())
+    bomb = tmp_path / "bomb.quirepack"
+    with tarfile.open(bomb, "w:gz", compresslevel=1) as out:
+        raw = json.dumps(manifest).encode("utf-8")
+        info = tarfile.TarInfo(MANIFEST_NAME)
+        info.size = len(raw)
+        out.addfile(info, io.BytesIO(raw))
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = size if name == DATABASE_FILE else len(data)
+            out.addfile(info, _Padded(data, info.size))  # type: ignore[arg-type]
+    assert bomb.stat().st_size * 20 < size
+
+    home = tmp_path / "user"
+    written: list[Progress] = []
+    with make_engine(home) as engine, pytest.raises(PackError, match=r"unpacks to .* more than 20 times its size"):
+        engine.install_datastore(bomb, reembed=True, progress=written.append)
+    assert [p for p in written if p.stage == "install" and p.done > 0] == []  # refused before a byte was written
+    assert nothing_installed(home)

@@ -16,6 +16,7 @@ import pytest
 
 from engine.config import Settings, load_settings, save_settings
 from engine.errors import SettingsError
+from engine.service import Engine
 
 
 def load_within(path: Path, seconds: float = 20) -> Settings | BaseException:
@@ -120,3 +121,21 @@ def test_unknown_keys_are_named_escaped_and_at_most_twenty(tmp_path: Path, caplo
     [line] = [record.getMessage() for record in caplog.records]
     assert "\x1b" not in line and "evil\\x1b[2Jkey" in line
     assert "99,981 more" in line and len(line) < 2000
+
+
+def test_the_engine_keeps_a_notice_naming_each_broken_copy_and_none_for_a_good_file(tmp_path: Path) -> None:
+    """What the app shows: a log line alone is lost on a desktop, and the user's settings look forgotten."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for copy in ("settings.toml.broken", "settings.toml.broken.2"):
+        (home / "settings.toml").write_text("[generation\nmodel = 'mine.gguf'\n", encoding="utf-8")
+        with Engine(home) as engine:
+            assert engine.settings == Settings()
+            assert "started with the default settings" in engine.settings_notice
+            assert f"kept as {copy}" in engine.settings_notice
+            assert str(home / "settings.toml") in engine.settings_notice
+    with Engine(home) as engine:  # defaults from then on, and nothing more to tell
+        assert engine.settings_notice == ""
+    save_settings(Settings(), home / "settings.toml")
+    with Engine(home) as engine:
+        assert engine.settings_notice == ""

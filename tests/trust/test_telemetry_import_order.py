@@ -10,6 +10,7 @@ look-ups themselves are checked below Python in test_offline_native.py.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -24,10 +25,10 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
                                                                              "on Linux")
 
 
-def run_python(code: str, cache: Path) -> subprocess.CompletedProcess[str]:
+def run_python(code: str, cache: Path, *args: str, **variables: str) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if key not in QUIETING_VARIABLES}
-    env.update(XDG_CACHE_HOME=str(cache), QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+    env.update(XDG_CACHE_HOME=str(cache), QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO), **variables)
+    return subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=300,
                           check=False, cwd=REPO)
 
 
@@ -62,3 +63,67 @@ def test_onnx_runtime_imported_before_the_engine_is_reported(tmp_path: Path) -> 
     assert "ORT_DISABLE_TELEMETRY=1" in done.stderr
     quiet = run_python("import engine\nimport onnxruntime", tmp_path / "engine-first")
     assert quiet.stderr == "" and telemetry_files(tmp_path / "engine-first") == []
+
+
+# A notebook that imported onnxruntime itself, then uses Quire: every inference session the process
+# opens is counted (the runtime's own class, wrapped, not replaced), then the judge and the embedder
+# are asked to run.
+RUNTIME_FIRST = """
+import json, sys
+import onnxruntime
+
+sessions = []
+opened = onnxruntime.InferenceSession.__init__
+
+def counted(self, *args, **kwargs):
+    sessions.append(str(args[0]) if args else "")
+    opened(self, *args, **kwargs)
+
+onnxruntime.InferenceSession.__init__ = counted
+
+from engine.cite.judge import PairModel
+from engine.errors import TelemetryLiveError
+from engine.service import Engine
+
+outcomes = {}
+try:
+    PairModel()
+    outcomes["judge"] = "ran"
+except TelemetryLiveError as exc:
+    outcomes["judge"] = str(exc)
+with Engine(sys.argv[1]) as library:
+    try:
+        library.embedder.embed(["a sentence to embed"])
+        outcomes["embedder"] = "ran"
+    except TelemetryLiveError as exc:
+        outcomes["embedder"] = str(exc)
+print("REPORT " + json.dumps({"outcomes": outcomes, "sessions": sessions}))
+"""
+
+
+def runtime_first_report(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    assert done.returncode == 0, done.stderr[-3000:]
+    report: dict[str, object] = json.loads(done.stdout.rsplit("REPORT ", 1)[1])
+    return report
+
+
+@pytest.mark.usefixtures("runtime_reports_home")
+def test_quire_runs_none_of_its_models_where_onnx_runtime_came_first(tmp_path: Path) -> None:
+    """The runtime's uploader already runs and would report each session: Quire opens none, and says why."""
+    report = runtime_first_report(run_python(RUNTIME_FIRST, tmp_path / "cache", str(tmp_path / "home")))
+    assert report["sessions"] == []
+    outcomes = report["outcomes"]
+    assert isinstance(outcomes, dict)
+    for model in ("judge", "embedder"):
+        assert "onnxruntime was imported before Quire's engine" in outcomes[model]
+        assert "ORT_DISABLE_TELEMETRY=1" in outcomes[model]
+
+
+@pytest.mark.usefixtures("runtime_reports_home")
+def test_models_run_where_onnx_runtime_came_first_with_its_opt_out_set(tmp_path: Path) -> None:
+    """The fix the message gives works: the opt-out set before Python starts, the runtime may come first."""
+    report = runtime_first_report(run_python(RUNTIME_FIRST, tmp_path / "cache", str(tmp_path / "home"),
+                                             ORT_DISABLE_TELEMETRY="1"))
+    assert report["outcomes"] == {"judge": "ran", "embedder": "ran"}
+    assert len(report["sessions"]) >= 2  # type: ignore[arg-type]
+    assert telemetry_files(tmp_path / "cache") == []

@@ -105,6 +105,7 @@ class ExplodingEngine:
 
     def __init__(self, home: Path) -> None:
         self.paths = resolve_paths(home)
+        self.settings_notice = ""  # its settings were read
         self.closed = False
 
     def documents(self) -> list[object]:
