@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from engine.bibliography import Bibliography
 from engine.cite.markers import strip_markers
 from engine.cite.support import SupportScorer
-from engine.cite.verify import RectsFor, no_rects, verify_sentence
+from engine.cite.verify import RectsFor, Verifier, no_rects, verify_sentence
 from engine.cite.windows import prose_like
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import ChatMessage, LanguageModel
@@ -254,7 +254,7 @@ def _cell(written: str, quote: tuple[Quote, Reference] | None, scorer: SupportSc
     best, reference = quote
     if written and not written.lower().startswith(NOT_STATED):
         own = {1: replace(reference, n=1)}
-        sentence = verify_sentence(f"{written.rstrip('. ')} [1].", own, scorer, rects_for, insert=True)
+        sentence = verify_sentence(f"{written.rstrip('. ')} [1].", own, Verifier(scorer, rects_for))
         # Only a fully supported sentence stands in for the quote: a cell is read alone, without the
         # amber mark an answer gives a partly supported sentence.
         if sentence.support == "supported" and sentence.citations and sentence.needs_citation:

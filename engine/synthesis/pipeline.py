@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.cite.support import SupportScorer
-from engine.cite.verify import RectsFor, no_rects
+from engine.cite.verify import RectsFor, Verifier, no_rects
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
@@ -39,7 +39,9 @@ from engine.synthesis.numbering import number_by_paper
 from engine.synthesis.options import AskOptions
 from engine.synthesis.plan import Theme, plan_themes
 from engine.synthesis.steps import (
+    Callbacks,
     HitText,
+    PassageTools,
     Reading,
     Retrieve,
     choose_evidence,
@@ -190,8 +192,8 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
                               "judged that none answers the question, so Quire writes no answer.",
                               model=lm.model_id, lead=NOT_ANSWERED)
     try:
-        outcome = write_draft(used, lm, chosen, reading.evidence, given, retrieve, scorer, options, hit_text,
-                              on_token, stage, cancel)
+        outcome = write_draft(used, lm, chosen, reading.evidence, PassageTools(retrieve, scorer, hit_text), options,
+                              Callbacks(on_token, stage, cancel))
     except (ContextTooSmall, GenerationError) as exc:
         log.warning("writing failed (%s); answering with the evidence digest", exc)
         return answers.digest(plan, f"The model could not write this answer ({exc}); showing the evidence instead.",
@@ -212,7 +214,8 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     # Where a read is cheap (a GPU), the model reads every sentence, not only the doubtful ones.
     veto = reader.vetoes if reader is not None and reads_every_sentence(
         bool(getattr(lm, "offloaded", False)), measured_read_seconds(lm)) else None
-    sentences, headings, report = verify_draft(outcome, scorer, given, rects_for, cancel, reader, veto)
+    sentences, headings, report = verify_draft(outcome, given, Verifier(scorer, rects_for, reader=reader, veto=veto,
+                                                                       cancel=cancel))
     clock.lap("verifying")
     if outcome.cancelled:
         return answers.cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from engine.cite.markers import strip_markers
 from engine.cite.support import SupportScorer
-from engine.cite.verify import RectsFor, no_rects, verify_sentence
+from engine.cite.verify import RectsFor, Verifier, no_rects, verify_sentence
 from engine.generate.base import ChatMessage, LanguageModel, TokenCallback
 from engine.progress import CancelToken
 from engine.synthesis import prompts
@@ -99,7 +99,7 @@ def _verified_row(text: str, paper: PaperEvidence, references: Mapping[int, Refe
         return None
     own = {e.reference.n: references[e.reference.n] for e in paper.evidence}
     marked = f"{text.rstrip('. ')} [{', '.join(str(n) for n in own)}]."
-    sentence = verify_sentence(marked, own, scorer, rects_for, insert=True, section=row)
+    sentence = verify_sentence(marked, own, Verifier(scorer, rects_for), section=row)
     if not (sentence.supported and sentence.citations):
         return None
     best = max(sentence.citations, key=lambda c: c.support)  # one quote per row
