@@ -126,7 +126,7 @@ def plan_answer(request: AskRequest, settings: Settings) -> AnswerPlan:
     asked = request.options
     options = AskOptions(top_n=asked.top_n or settings.retrieval.top_n, mode=mode,
                          feedback=generation.feedback if asked.feedback is None else asked.feedback,
-                         table=asked.table, judge_answers=not model_file.small,
+                         judge_answers=not model_file.small,
                          read_unsupported=generation.read_unsupported,
                          writer=WriterOptions(answer_tokens=min(160, max(60, generation.max_answer_tokens))))
     return AnswerPlan(request=request, settings=settings, mode=mode, notice=notice, model=model_file,

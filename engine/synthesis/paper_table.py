@@ -1,4 +1,4 @@
-"""A table of papers: a row per paper in scope that addresses the question, a column per chosen field.
+"""A table of papers: a row per paper in scope that addresses the question, a column per question asked of it.
 
 Each paper is read on its own. Its passages are searched for the table's question (retrieval
 within the paper); a paper whose best passage stays under the relevance floor, or well below the
@@ -54,7 +54,7 @@ MAX_COLUMN_QUESTION_CHARS = 300
 PASSAGES_PER_CELL = 4  # passages of the paper read per column
 # A column question ("What data does the study use?") shares few words with the sentence that
 # answers it, so a cell accepts a weaker match than the row's own question needs; under this floor
-# the sentence is only loosely about the field, and the cell says "not stated" instead of quoting it
+# the sentence is only loosely about the column, and the cell says "not stated" instead of quoting it
 # (set by hand: engine/tuning.py).
 CELL_FLOOR = SYNTHESIS.cell_floor
 # The answer reader reads a cell's best sentences by the hand-weighted score, not all of them: a table

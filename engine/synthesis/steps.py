@@ -17,8 +17,6 @@ from engine.progress import CancelToken
 from engine.synthesis.answer_judge import answers_as_well, bonuses, judge_candidates, none_answers
 from engine.synthesis.digest import ANSWER_HEADING
 from engine.synthesis.evidence import (
-    TABLE_PER_PAPER,
-    TABLE_RELATIVE_RELEVANCE,
     Evidence,
     Quote,
     diverse,
@@ -56,9 +54,8 @@ class Callbacks:
 
 def retrieve_passages(question: str, retrieve: Retrieve, options: AskOptions) -> list[SearchHit]:
     """The ``top_n`` passages an answer is made from, at most ``per_paper`` of one paper."""
-    # A table compares papers, so it reads at most TABLE_PER_PAPER passages of one. With a cap,
-    # three times the passages are searched, so that after it there are still top_n.
-    per_paper = TABLE_PER_PAPER if options.table else options.per_paper
+    # With a cap, three times the passages are searched, so that after it there are still top_n.
+    per_paper = options.per_paper
     return diverse(retrieve(question, options.top_n * (3 if per_paper > 0 else 1)), options.top_n, per_paper)
 
 
@@ -77,9 +74,7 @@ def choose_evidence(question: str, hits: Sequence[SearchHit], scorer: SupportSco
     """Number the hits, cut their best quotes, and keep the passages that address the question."""
     references = [to_reference(h, i + 1, hit_text(h) if hit_text else None) for i, h in enumerate(hits)]
     found = extract_evidence(question, references, scorer, options.quotes_per_passage, [h.is_reference for h in hits])
-    # A table compares papers: it keeps papers further from the best one than an answer does.
-    relative = TABLE_RELATIVE_RELEVANCE if options.table else options.relative_relevance
-    return Chosen(references, found, relevant(found, options.relevance_threshold, relative))
+    return Chosen(references, found, relevant(found, options.relevance_threshold, options.relative_relevance))
 
 
 @dataclass(frozen=True)
