@@ -281,6 +281,8 @@ class Engine(EngineSetup):
         """What answering uses from this engine; the models load only when the answer needs them."""
         from engine.service_ask import AnswerTools
 
+        # The support embedder stays a look-up made when it is needed: a request refused before any work
+        # loads no model.
         return AnswerTools(settings=self.settings, library=self.library, search=self.searcher(),
                            datastore_names=self.datastore_registry.names, language_model=self.language_model_loader(),
                            support_embedder=lambda: self.support_embedder)
