@@ -157,7 +157,7 @@ def answer_timing(judge: SupportJudge, scorer: SupportScorer, docs: list[list[st
                   repeats: int = 3) -> dict[str, Any]:
     """Seconds to verify a 10-sentence answer (cited, mis-cited and uncited sentences) against 8 passages."""
     from engine.bibliography import Bibliography
-    from engine.cite.verify import verify_text
+    from engine.cite.verify import Verifier, verify_text
     from engine.types import Reference
 
     rng = random.Random(3)
@@ -174,9 +174,9 @@ def answer_timing(judge: SupportJudge, scorer: SupportScorer, docs: list[list[st
     timings = []
     for _ in range(repeats):
         # A fresh scorer and judge each time: empty embedding and verdict caches, as for a new answer.
-        verifier = SupportScorer(scorer.embedder, judge=SupportJudge(judge.model, judge.thresholds))
+        fresh = SupportScorer(scorer.embedder, judge=SupportJudge(judge.model, judge.thresholds))
         started = time.perf_counter()
-        verify_text(text, sources, verifier)
+        verify_text(text, sources, Verifier(fresh))
         timings.append(time.perf_counter() - started)
     return {"sentences": 10, "passages": 8, "seconds_median": round(float(np.median(timings)), 2),
             "seconds_each": [round(t, 2) for t in timings]}

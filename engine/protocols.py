@@ -1,4 +1,4 @@
-"""What the layers above need from a language model and a reranker, at the bottom of the engine.
+"""What the layers above need from a language model, a reranker and a search, at the bottom of the engine.
 
 Retrieval (query rewriting), reranking (the LM judge) and synthesis all talk to a language model,
 and retrieval hands its candidates to a reranker; they depend on these shapes, never on
@@ -9,11 +9,11 @@ same shape. Prompts are chat messages; the model applies its own chat template.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from engine.progress import CancelToken
+from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.types import SearchHit
 
 TokenCallback = Callable[[str], None]
@@ -87,3 +87,15 @@ class NoReranker:
 
     def rerank(self, query: str, hits: Sequence[SearchHit], cancel: CancelToken | None = None) -> list[SearchHit]:
         return list(hits)
+
+
+class Searcher(Protocol):
+    """Hybrid search over the library and the datastores (engine.service_search.Search): ``source`` is
+    "all", "library", "datastore" or a datastore's name; ``doc_ids`` limits it to those papers;
+    ``rewrite``, ``rerank`` and ``spelling`` override the settings (None: as set); ``per_paper`` > 0 caps
+    the passages of one paper."""
+
+    def __call__(self, query: str, k: int = 10, source: str = "all", doc_ids: Collection[str] | None = None,
+                 rewrite: bool | None = None, rerank: str | None = None, progress: ProgressCallback = no_progress,
+                 cancel: CancelToken | None = None, spelling: bool | None = None,
+                 per_paper: int = 0) -> list[SearchHit]: ...

@@ -37,7 +37,6 @@ class RequestOptions:
     top_n: int | None = None  # passages an answer is written from
     feedback: bool | None = None  # self-feedback and one revision (two more model calls)
     rewrite: bool | None = None  # the model rewrites the question into search queries
-    table: bool = False  # one row per cited paper instead of an answer
     save: bool = True  # keep the answer in the history
 
 

@@ -8,7 +8,6 @@ service_ask, service_search and service_table, which get what they use, never th
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from engine.config import Paths, Settings, ensure_home, read_settings, resolve_paths
 from engine.datastore.registry import DatastoreRegistry
+from engine.generate.slot import LanguageModelSlot
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.request import AskRequest
 from engine.retrieve.source import PassageSource
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from engine.importer import IngestResult
     from engine.retrieve.library_source import LibrarySource
     from engine.service_ask import AnswerTools
-    from engine.service_search import SearchTools
+    from engine.service_search import Search, SearchTools
     from engine.store.answers import AnswerSummary
     from engine.synthesis.support_reader import SupportReader
     from engine.zotero import ZoteroReport
@@ -54,8 +54,7 @@ class Engine(EngineSetup):
             settings, self.settings_notice = read_settings(self.paths.config_file)
         self.settings = settings
         self.library = Library(self.paths.catalog)
-        # One per engine: loading or swapping this engine's model never waits on another engine's.
-        self._language_model_lock = threading.Lock()
+        self.language_models = LanguageModelSlot()  # the one loaded language model (Engine.language_model)
 
     def close(self) -> None:
         if "datastore_registry" in self.__dict__:
@@ -64,8 +63,7 @@ class Engine(EngineSetup):
             self.library_source.close()
         if "embedding_cache" in self.__dict__:
             self.embedding_cache.close()
-        if "_language_model" in self.__dict__:
-            self.__dict__.pop("_language_model").close()
+        self.language_models.close()
         self.library.close()
 
     def __enter__(self) -> Engine:
@@ -188,19 +186,23 @@ class Engine(EngineSetup):
         ``spelling`` override the settings for this call. ``per_paper`` > 0 keeps at most that many
         passages of one paper (`quire search --per-paper`); a search list is not capped, and answers
         apply their own measured cap (engine.tuning.SYNTHESIS.per_paper)."""
-        from engine.service_search import build_retriever
+        return self.searcher()(query, k, source, doc_ids, rewrite, rerank, progress, cancel, spelling, per_paper)
 
-        return build_retriever(self.search_tools(), source, rewrite, rerank, spelling, per_paper).search(
-            query, k, doc_ids, progress, cancel)
+    def searcher(self) -> Search:
+        """Search as a callable of its own, under the current settings: what answers and tables are handed."""
+        from engine.service_search import Search
+
+        return Search(self.search_tools())
 
     def search_tools(self) -> SearchTools:
         """What search uses from this engine (models stay unloaded until a search needs them)."""
         from engine.service_search import SearchTools
 
-        # Looked up at call time, so a model swapped in later (use_model, a test's fake) is the one used.
+        # Looked up at call time: the datastores folder is read only when a search reaches it, and an embedder
+        # swapped in later (a test's fake) is the one used.
         return SearchTools(settings=self.settings, models_dir=self.paths.models, library=self.library_source,
                            datastores=self.datastore_sources, embedder=lambda: self.embedder,
-                           language_model=lambda: self.language_model())
+                           language_model=self.language_model_loader())
 
     def embed_pending(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> int:
         """Embed the library passages not yet in the vector index (resumable, cancellable); returns how many."""
@@ -282,13 +284,12 @@ class Engine(EngineSetup):
     def _answer_tools(self) -> AnswerTools:
         """What answering uses from this engine; the models load only when the answer needs them."""
         from engine.service_ask import AnswerTools
-        from engine.store.answers import save_answer
 
-        return AnswerTools(settings=self.settings, search=self.search, document=self.library.document,
-                           passage=self.library.passage, datastore_names=self.datastore_registry.names,
-                           language_model=self.language_model,
-                           support_embedder=lambda: self.support_embedder,
-                           save=lambda answer: save_answer(self.library, answer))
+        # The support embedder stays a look-up made when it is needed: a request refused before any work
+        # loads no model.
+        return AnswerTools(settings=self.settings, library=self.library, search=self.searcher(),
+                           datastore_names=self.datastore_registry.names, language_model=self.language_model_loader(),
+                           support_embedder=lambda: self.support_embedder)
 
     def table(self, question: str, columns: Sequence[TableColumn] | None = None, *,
               doc_ids: Collection[str] | None = None, mode: str = "auto", model: str | Path | None = None,
@@ -300,15 +301,9 @@ class Engine(EngineSetup):
         "write" always, "quotes" never. ``on_row`` hears each finished row; ``cancel`` keeps them."""
         from engine.service_table import TableTools, engine_table
 
-        def search_paper(query: str, doc_id: str, k: int, token: CancelToken | None) -> list[SearchHit]:
-            # Rewriting and reranking are left out: a paper's few passages are reread sentence by
-            # sentence for every cell, and 200 papers times five columns of model calls take minutes.
-            return self.search(query, k=k, source="library", doc_ids=[doc_id], rewrite=False, rerank="none",
-                               spelling=False, cancel=token)
-
-        tools = TableTools(settings=self.settings, documents=self.documents, document=self.library.document,
-                           search_paper=search_paper, passage=self.library.passage,
-                           language_model=self.language_model, support_embedder=lambda: self.support_embedder)
+        tools = TableTools(settings=self.settings, library=self.library, search=self.searcher(),
+                           language_model=self.language_model_loader(),
+                           support_embedder=lambda: self.support_embedder)
         return engine_table(tools, question, columns, doc_ids=doc_ids, mode=mode, model=model, on_row=on_row,
                             progress=progress, cancel=cancel)
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
 
 from engine.cite.support import SupportScorer
 from engine.config import Settings
@@ -21,11 +20,14 @@ from engine.embed import Embedder
 from engine.errors import AskRequestError, DocumentNotFoundError, EngineError, ModelNotFoundError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.models import LanguageModelFile, language_model_file
-from engine.progress import CancelToken, Progress, ProgressCallback
+from engine.progress import CancelToken, Progress
+from engine.protocols import Searcher
 from engine.request import ALL, LIBRARY, MODES, AskRequest, source_problem
+from engine.store import Library
+from engine.store.answers import save_answer
 from engine.synthesis.pipeline import AskOptions, ask, normalise_question
 from engine.synthesis.write import StageCallback, WriterOptions
-from engine.types import Answer, AnswerMode, Document, PageRect, Passage, SearchHit
+from engine.types import Answer, AnswerMode, PageRect, SearchHit
 
 log = logging.getLogger(__name__)
 
@@ -38,25 +40,17 @@ TOO_SMALL_NOTICE = ("The language model is too small to write answers that hold 
                     "or pick a larger model).")
 
 
-class Searcher(Protocol):
-    """Hybrid search as the facade offers it (Engine.search)."""
-
-    def __call__(self, query: str, *, k: int, source: str, doc_ids: Collection[str] | None, rewrite: bool | None,
-                 progress: ProgressCallback, cancel: CancelToken | None) -> list[SearchHit]: ...
-
-
 @dataclass(frozen=True)
 class AnswerTools:
-    """What answering uses from the engine; models are loaded only when called."""
+    """What answering uses, handed down by the facade: the library, a search and a model loader of their
+    own (never the Engine or its methods); models are loaded only when called."""
 
     settings: Settings
+    library: Library  # papers by id or unique id prefix, passages by id, the answer history
     search: Searcher
-    document: Callable[[str], Document]  # by id or unique id prefix; DocumentNotFoundError if absent
-    passage: Callable[[str], Passage]  # a library passage by id; an EngineError if absent
     datastore_names: Callable[[], Sequence[str]]
     language_model: Callable[[str | Path | None], LanguageModel]  # None: the configured model
     support_embedder: Callable[[], Embedder]
-    save: Callable[[Answer], None]  # into the answer history
 
 
 def validated(request: AskRequest, tools: AnswerTools) -> AskRequest:
@@ -83,7 +77,7 @@ def validated(request: AskRequest, tools: AnswerTools) -> AskRequest:
     resolved = []
     for doc_id in scope.doc_ids:
         try:
-            resolved.append(tools.document(doc_id).id)
+            resolved.append(tools.library.document(doc_id).id)
         except DocumentNotFoundError:
             raise AskRequestError(f"The paper {doc_id!r} is not in the library (it may have been removed); "
                                   "choose papers that `quire library list` shows, or ask the whole "
@@ -132,7 +126,7 @@ def plan_answer(request: AskRequest, settings: Settings) -> AnswerPlan:
     asked = request.options
     options = AskOptions(top_n=asked.top_n or settings.retrieval.top_n, mode=mode,
                          feedback=generation.feedback if asked.feedback is None else asked.feedback,
-                         table=asked.table, judge_answers=not model_file.small,
+                         judge_answers=not model_file.small,
                          read_unsupported=generation.read_unsupported,
                          writer=WriterOptions(answer_tokens=min(160, max(60, generation.max_answer_tokens))))
     return AnswerPlan(request=request, settings=settings, mode=mode, notice=notice, model=model_file,
@@ -168,7 +162,7 @@ def answer_request(request: AskRequest, tools: AnswerTools, *, on_token: TokenCa
     answer = replace(answer, settings=(*answer.settings, *plan.record()))
     if plan.request.options.save:
         try:
-            tools.save(answer)
+            save_answer(tools.library, answer)
         except EngineError as exc:  # an answer the user has is worth more than its history entry
             log.warning("could not save the answer: %s", exc)
     return answer
@@ -203,7 +197,7 @@ class _LibraryPassages:
         if not hit.is_library:
             return hit.text
         try:
-            return self._tools.passage(hit.passage_id).text
+            return self._tools.library.passage(hit.passage_id).text
         except EngineError:
             return hit.text
 
@@ -211,7 +205,7 @@ class _LibraryPassages:
         if not self._is_library.get(passage_id, False):
             return ()
         try:
-            return self._tools.passage(passage_id).rects_for_span(start, end)
+            return self._tools.library.passage(passage_id).rects_for_span(start, end)
         except EngineError:
             return ()
 

@@ -2,13 +2,14 @@
 
 Part of the service layer, kept out of engine/service.py so the facade stays a thin list of entry
 points. The facade hands it a :class:`SearchTools` (settings, sources, lazily loaded models), never
-the Engine itself.
+the Engine itself; :class:`Search` is the search the facade offers, and what answers and tables are
+handed to search with (an engine.protocols.Searcher), so they never call back into the Engine.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,12 +18,14 @@ from engine.embed import Embedder
 from engine.errors import EngineError
 from engine.generate.base import LanguageModel
 from engine.models import language_model_file
+from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.request import ALL, DATASTORE, LIBRARY, source_problem
 from engine.rerank.choose import make_reranker
 from engine.retrieve.library_source import LibrarySource
 from engine.retrieve.retriever import RetrievalOptions, Retriever
 from engine.retrieve.rewrite import LMQueryRewriter, QueryRewriter
 from engine.retrieve.source import PassageSource
+from engine.types import SearchHit
 
 log = logging.getLogger(__name__)
 
@@ -97,3 +100,18 @@ def build_retriever(tools: SearchTools, source: str = ALL, rewrite: bool | None 
     reranker = make_reranker(rerank or retrieval.reranker, models_dir=tools.models_dir,
                              language_model=tools.language_model)
     return Retriever(sources, usable_embedder(tools, sources), make_rewriter(tools, rewrite), reranker, options)
+
+
+@dataclass(frozen=True)
+class Search:
+    """Hybrid search with ``tools`` (an engine.protocols.Searcher): each call builds the Retriever that the
+    tools' settings and the call's overrides ask for."""
+
+    tools: SearchTools
+
+    def __call__(self, query: str, k: int = 10, source: str = ALL, doc_ids: Collection[str] | None = None,
+                 rewrite: bool | None = None, rerank: str | None = None, progress: ProgressCallback = no_progress,
+                 cancel: CancelToken | None = None, spelling: bool | None = None,
+                 per_paper: int = 0) -> list[SearchHit]:
+        return build_retriever(self.tools, source, rewrite, rerank, spelling, per_paper).search(
+            query, k, doc_ids, progress, cancel)

@@ -2,21 +2,22 @@
 
 Part of the service layer, kept out of engine/service.py so the facade stays one screenful per
 concern: :class:`EngineSetup` is the part of the :class:`~engine.service.Engine` facade that saves
-settings, loads the one language model (under a lock, so two callers never load it twice),
-manages model files and reports on the install (`quire doctor`). It names no other part of the
-Engine, and nothing below the service layer names it.
+settings, loads the one language model (kept in a LanguageModelSlot, engine/generate/slot.py, which is
+what the service modules are handed), manages model files and reports on the install (`quire doctor`).
+It names no other part of the Engine, and nothing below the service layer names it.
 """
 
 from __future__ import annotations
 
 import platform
 import sqlite3
-import threading
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import engine
 from engine.config import Paths, Settings, save_settings
+from engine.generate.slot import LanguageModelSlot
 from engine.ingest.ocr import tesseract_available
 from engine.models import LanguageModelFile, default_embedder_path, installed_version, language_model_file
 from engine.progress import CancelToken, ProgressCallback, no_progress
@@ -37,7 +38,7 @@ class EngineSetup:
     paths: Paths
     settings: Settings
     library: Library
-    _language_model_lock: threading.Lock
+    language_models: LanguageModelSlot
 
     def save_settings(self, settings: Settings) -> None:
         """Save ``settings`` to this library's settings file and use them from now on."""
@@ -49,18 +50,12 @@ class EngineSetup:
     def language_model(self, path: str | Path | None = None) -> LlamaModel:
         """The engine's one language model, loaded on first use: ``path``, else settings.generation.model,
         else the bundled SmolLM2. Asking for a different file replaces (and frees) the loaded one."""
-        from engine.generate.llama import LlamaModel
+        return self.language_models.get(self.settings.generation, path)
 
-        wanted = self.model_file(path).path
-        with self._language_model_lock:
-            current: LlamaModel | None = self.__dict__.get("_language_model")
-            if current is not None and wanted is not None and current.path.resolve() == wanted.resolve():
-                return current
-            model = LlamaModel.from_settings(self.settings.generation, wanted)
-            if current is not None:
-                current.close()
-            self.__dict__["_language_model"] = model
-            return model
+    def language_model_loader(self) -> partial[LlamaModel]:
+        """:meth:`language_model` as a plain callable of the model slot under the current settings, for
+        the service modules below the facade (they never call back into the Engine)."""
+        return partial(self.language_models.get, self.settings.generation)
 
     def model_file(self, requested: str | Path | None = None) -> LanguageModelFile:
         """The language model file a call uses (``requested``, else settings, else the bundled one) and

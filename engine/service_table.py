@@ -18,11 +18,14 @@ from engine.errors import EngineError
 from engine.generate.base import LanguageModel
 from engine.models import language_model_file
 from engine.progress import CancelToken, ProgressCallback, no_progress
+from engine.protocols import Searcher
+from engine.request import LIBRARY
+from engine.store import Library
 from engine.synthesis.evidence import to_reference
 from engine.synthesis.paper_table import PaperInScope, RowCallback, build_table, default_columns
 from engine.synthesis.pipeline import normalise_question
 from engine.table_types import PaperTable, TableColumn
-from engine.types import Document, DocumentStatus, PageRect, Passage, Reference, SearchHit
+from engine.types import DocumentStatus, PageRect, Reference
 
 log = logging.getLogger(__name__)
 
@@ -33,22 +36,21 @@ TOO_SMALL_NOTICE = ("The language model is too small to write sentences that hol
 
 @dataclass(frozen=True)
 class TableTools:
-    """What a table uses from the engine; models are loaded only when called."""
+    """What a table uses, handed down by the facade: the library, a search and a model loader of their own
+    (never the Engine or its methods); models are loaded only when called."""
 
     settings: Settings
-    documents: Callable[[], list[Document]]  # the library, in its order
-    document: Callable[[str], Document]  # by id or unique id prefix; DocumentNotFoundError if absent
-    search_paper: Callable[[str, str, int, CancelToken | None], list[SearchHit]]  # (query, doc id, k, cancel)
-    passage: Callable[[str], Passage]  # a library passage by id; an EngineError if absent
+    library: Library  # the papers in library order, by id or unique id prefix; passages by id
+    search: Searcher
     language_model: Callable[[str | Path | None], LanguageModel]  # None: the configured model
     support_embedder: Callable[[], Embedder]
 
 
 def papers_in_scope(tools: TableTools, doc_ids: Collection[str] | None) -> list[PaperInScope]:
     """The library's readable papers (``doc_ids``: only those; ids or unique prefixes), in library order."""
-    documents = tools.documents()
+    documents = tools.library.documents()
     if doc_ids is not None:
-        wanted = {tools.document(doc_id).id for doc_id in doc_ids}
+        wanted = {tools.library.document(doc_id).id for doc_id in doc_ids}
         documents = [d for d in documents if d.id in wanted]
     return [PaperInScope(d.id, replace(d.bib, title=d.bib.title or Path(d.path).name)) for d in documents
             if d.status != DocumentStatus.FAILED and d.passage_count > 0]
@@ -65,13 +67,16 @@ def engine_table(tools: TableTools, question: str, columns: Sequence[TableColumn
     lm, lm_notice = _writer(tools, mode, model) if papers else (None, "")
 
     def search(query: str, paper: PaperInScope, k: int) -> list[Reference]:
-        hits = tools.search_paper(query, paper.doc_id, k + 2, cancel)
+        # Rewriting and reranking are left out: a paper's few passages are reread sentence by sentence
+        # for every cell, and 200 papers times five columns of model calls take minutes.
+        hits = tools.search(query, k=k + 2, source=LIBRARY, doc_ids=[paper.doc_id], rewrite=False, rerank="none",
+                            spelling=False, cancel=cancel)
         kept = [h for h in hits if not h.is_reference][:k]
         return [to_reference(h, i + 1, _stored_text(tools, h.passage_id, h.text)) for i, h in enumerate(kept)]
 
     def rects_for(passage_id: str, start: int, end: int) -> tuple[PageRect, ...]:
         try:
-            return tools.passage(passage_id).rects_for_span(start, end)
+            return tools.library.passage(passage_id).rects_for_span(start, end)
         except EngineError:
             return ()
 
@@ -85,7 +90,7 @@ def engine_table(tools: TableTools, question: str, columns: Sequence[TableColumn
 def _stored_text(tools: TableTools, passage_id: str, fallback: str) -> str:
     """The passage as stored: the text quotes are cut from and highlighted in."""
     try:
-        return tools.passage(passage_id).text
+        return tools.library.passage(passage_id).text
     except EngineError:
         return fallback
 

@@ -1,4 +1,5 @@
-"""A table of papers (``quire table``): the fields asked for, and each paper's row of answers to them.
+"""A table of papers (``quire table``, the app's table window): the columns asked for, and each paper's row
+of answers to them.
 
 Rows hold verbatim quotes with their page and boxes, so every cell can be checked like a citation.
 """
@@ -15,7 +16,7 @@ NOT_STATED = "not stated"
 
 @dataclass(frozen=True)
 class TableColumn:
-    """A field of a table of papers: its heading and the question each paper's cell answers."""
+    """A column of a table of papers: its heading and the question each paper's cell answers."""
 
     name: str
     question: str
@@ -55,7 +56,7 @@ class PaperRow:
 
 @dataclass(frozen=True)
 class PaperTable:
-    """Rows = the papers in scope that address ``question``; columns = the fields asked for."""
+    """Rows = the papers in scope that address ``question``; columns = the questions asked of each."""
 
     question: str
     columns: tuple[TableColumn, ...]

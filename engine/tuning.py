@@ -95,7 +95,8 @@ class SynthesisTuning:
         "4.8 %, 0.9 -> 2.4 %, key passage cited in 90.5 % throughout; on 10 ScholarQA-Multi questions the share "
         "of expert-cited snippets cited is 0.892 with no floor, 0.817 with 0.6, 0.465 with 0.85.")
     table_relative_relevance: float = tuned(
-        0.6, "relative_relevance for the per-paper table.", "0.6 kept the key passage as often on the odd half.")
+        0.6, "relative_relevance for the table of papers: a paper gets a row when its best passage reaches this share "
+             "of the best paper's relevance.", "0.6 kept the key passage as often on the odd half.")
     number_bonus: float = tuned(
         0.15, "Added to a sentence's score when the question asks 'how many' and the sentence states a quantity.",
         "benchmarks/answers.py fit grid (0, 0.1, 0.15, 0.2, 0.3), odd LitQA2 half.")
@@ -137,7 +138,7 @@ class SynthesisTuning:
         "Odd LitQA2 half, 12 passages: the key passage cited in 76 % with a cap of 3, 81 % with 5, 90.5 % uncapped; "
         "a specific question's answer is in its paper (docs/answers.md).")
     cell_floor: float = tuned(
-        0.12, "Topic score under which a cell of the per-paper table says 'not stated' instead of quoting the "
+        0.12, "Topic score under which a cell of the table of papers says 'not stated' instead of quoting the "
               "paper's best sentence for its column (a column question shares few words with its answer).",
         "Set by hand: not measured on a benchmark (docs/answers.md).")
 

@@ -12,7 +12,7 @@ from typing import Any
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
-from engine.request import AskRequest, RequestOptions, Scope
+from engine.request import AskRequest, Scope
 from engine.types import Answer, AnswerMode, Citation
 from ui import reference_export
 from ui.ask_pane import EVERYTHING, LIBRARY, SELECTED, AskPane
@@ -24,8 +24,7 @@ from ui.library_pane import LibraryPane
 from ui.pdf_viewer import PdfViewer
 
 _MESSAGE_MS = 8000
-_EXPORTS = {"csv": ("Export the table as CSV", "CSV (*.csv)", ".csv"),
-            "markdown": ("Export as Markdown", "Markdown (*.md)", ".md"),
+_EXPORTS = {"markdown": ("Export as Markdown", "Markdown (*.md)", ".md"),
             "bibtex": ("Export the cited papers' references", "", ".bib")}  # BibTeX, RIS or CSL-JSON
 
 
@@ -94,9 +93,8 @@ class AnswerController(QObject):
     def _status(self, message: str) -> None:
         self._window.statusBar().showMessage(message, _MESSAGE_MS)
 
-    def ask(self, table: bool = False) -> bool:
-        """Ask what is in the question box within the chosen scope; False if there is nothing to ask.
-        ``table``: one row per cited paper, with its answer and quote (exportable as CSV)."""
+    def ask(self) -> bool:
+        """Ask what is in the question box within the chosen scope; False if there is nothing to ask."""
         question = self._pane.question()
         if not question:
             self._status("Type a question first.")
@@ -134,7 +132,7 @@ class AnswerController(QObject):
         library_only = scope in (LIBRARY, SELECTED, COLLECTION)
         request = AskRequest(question, scope=Scope(source="library" if library_only else "all",
                                                    doc_ids=tuple(doc_ids) if doc_ids else None, label=label),
-                             mode=self._pane.mode(), options=RequestOptions(table=table))
+                             mode=self._pane.mode())
         self._client.ask(request, lambda answer: self.show(answer, current), on_failure=lambda: self._failed(current))
         return True
 

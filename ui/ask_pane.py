@@ -140,8 +140,6 @@ class AskPane(QWidget):
                                              self.copy_rich_text)
         self.markdown_button = self._tool_button("Markdown…", "Export the answer and its references as Markdown",
                                                  lambda: self.export_requested.emit("markdown"))
-        self.csv_button = self._tool_button("CSV…", "Export the table (a row per paper) as CSV",
-                                            lambda: self.export_requested.emit("csv"))
         self.bibtex_button = self._tool_button("References…", "Export the cited papers as BibTeX, RIS or CSL-JSON",
                                                lambda: self.export_requested.emit("bibtex"))
         # Export buttons under the answer, not in the tab bar's corner: there they squeezed the tab
@@ -392,15 +390,13 @@ class AskPane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addStretch(1)
-        for button in (self.copy_button, self.markdown_button, self.bibtex_button, self.csv_button):
+        for button in (self.copy_button, self.markdown_button, self.bibtex_button):
             layout.addWidget(button)
         return corner
 
     def _update_exports(self) -> None:
         for button in (self.copy_button, self.markdown_button, self.bibtex_button):
             button.setEnabled(self.answer is not None)
-        is_table = self.answer is not None and ("table", "True") in self.answer.settings
-        self.csv_button.setVisible(is_table)  # only a table answer has rows to export
 
     def _show_progress(self) -> None:
         self.stage_label.set_full_text(self.progress.text())

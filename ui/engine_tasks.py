@@ -136,12 +136,10 @@ def datastore_counts(engine: Engine) -> list[tuple[str, int]]:
 
 
 def render_answer(answer: Answer, kind: str) -> str:
-    """Markdown with its references, the cited papers as BibTeX, RIS or CSL-JSON, or a table answer's
-    rows as CSV."""
+    """Markdown with its references, or the cited papers as BibTeX, RIS or CSL-JSON."""
     from engine.render.exports import FORMATS, export_answer
     from engine.render.markdown import to_markdown
-    from engine.render.table import to_csv
 
     if kind in FORMATS:
         return export_answer(answer, kind)
-    return {"markdown": to_markdown, "csv": to_csv}[kind](answer)
+    return to_markdown(answer)

@@ -146,7 +146,7 @@ class MainWindow(QMainWindow):
                                        None, lambda: self._ask())
         self.ask_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
         self.table_action = self._action("Ask for a &Table…", "A table of papers: a row per paper in scope that "
-                                         "addresses the question, a column per field you choose, each cell backed "
+                                         "addresses the question, a column per question you choose, each cell backed "
                                          "by a quote (exportable as CSV; Ctrl+Shift+Enter)",
                                          QKeySequence("Ctrl+Shift+Return"), self._ask_table)
         self.check_action = self._action("Check a &Claim…", "Find passages that support or contradict the selected "
@@ -340,9 +340,9 @@ class MainWindow(QMainWindow):
             self.refresh_datastores()
         self._client.add_demo(attached, with_datastore=with_datastore)
 
-    def _ask(self, table: bool = False) -> None:
+    def _ask(self) -> None:
         self.statusBar().clearMessage()  # the last citation's "[3] … page 6" belongs to the last answer
-        if self.answers.ask(table=table):
+        if self.answers.ask():
             self._update_actions()
 
     def _ask_table(self) -> None:

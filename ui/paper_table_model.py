@@ -1,4 +1,4 @@
-"""The table of papers as an item model: a row per paper, the paper's title first, then a column per field.
+"""The table of papers as an item model: a row per paper, the paper's title first, then its cell per column.
 
 Rows arrive one at a time while the engine reads the papers (:meth:`add_row`), and are replaced by
 the engine's final order (best-addressing paper first) when it is done. Every cell shows the
@@ -44,7 +44,7 @@ class PaperTableModel(QAbstractTableModel):
         self.endInsertRows()
 
     def cell(self, index: _Index) -> tuple[PaperRow, TableCell | None] | None:
-        """The paper and the field cell at ``index`` (None for the paper column), or None off the table."""
+        """The paper and its cell at ``index`` (None for the paper column), or None off the table."""
         if not index.isValid() or index.row() >= len(self.rows):
             return None
         row = self.rows[index.row()]

@@ -111,7 +111,7 @@ class TableWindow(QWidget):
         self.view.clicked.connect(self._on_clicked)
         self.view.activated.connect(self._on_clicked)
         self.csv_button = QPushButton("CSV\u2026", self)
-        self.csv_button.setToolTip("Export: a column per field, plus its quote and page")
+        self.csv_button.setToolTip("Export: each column's sentence, plus its quote and page")
         self.csv_button.clicked.connect(lambda: self.export_requested.emit("csv"))
         self.markdown_button = QPushButton("Markdown\u2026", self)
         self.markdown_button.clicked.connect(lambda: self.export_requested.emit("markdown"))

@@ -57,6 +57,20 @@ def no_rects(_passage_id: str, _start: int, _end: int) -> tuple[PageRect, ...]:
     return ()
 
 
+@dataclass(frozen=True)
+class Verifier:
+    """How sentences are checked, fixed for one text: the scorer (and the judge it holds), where a quote
+    lies on its page, whether an uncited sentence may get the passage that best supports it, the reader's
+    second look and its veto (see the module docstring), and the Stop that ends a text's checking early."""
+
+    scorer: SupportScorer
+    rects_for: RectsFor = no_rects
+    insert: bool = True
+    reader: Reader | None = None
+    veto: Veto | None = None
+    cancel: CancelToken | None = None
+
+
 @dataclass
 class VerifyReport:
     """What verification changed, for the benchmarks and the answer's notice."""
@@ -88,24 +102,22 @@ def quote_citation(reference: Reference, start: int, end: int, score: float, rec
                     rects=rects_for(reference.passage_id, start, end), inserted=inserted, verdict=verdict)
 
 
-def verify_sentence(sentence: str, sources: Mapping[int, Reference], scorer: SupportScorer,
-                    rects_for: RectsFor = no_rects, insert: bool = True, section: int = 0,
-                    report: VerifyReport | None = None, aliases: Mapping[str, str] | None = None,
-                    reader: Reader | None = None, veto: Veto | None = None) -> AnswerSentence:
+def verify_sentence(sentence: str, sources: Mapping[int, Reference], verifier: Verifier, section: int = 0,
+                    report: VerifyReport | None = None, aliases: Mapping[str, str] | None = None) -> AnswerSentence:
     """Check one sentence's citations; return it with only supported, verified citations. ``aliases``
-    are the abbreviations the sources define (computed from ``sources`` when not given); ``reader``
-    gives sentences the judge finds unsupported a second look (see the module docstring); with
-    ``veto`` (reading is cheap: a GPU) the reader also reads each passage the judge finds supporting, and a
+    are the abbreviations the sources define (computed from ``sources`` when not given); the verifier's
+    ``reader`` gives sentences the judge finds unsupported a second look (see the module docstring); with
+    its ``veto`` (reading is cheap: a GPU) the reader also reads each passage the judge finds supporting, and a
     citation stands only where it does not read the passage as not saying the sentence."""
     report = report if report is not None else VerifyReport()
+    scorer, rects_for, insert = verifier.scorer, verifier.rects_for, verifier.insert
     judge = scorer.support_judge()
     if judge is not None:
         if aliases is None:
             aliases = abbreviations(r.text for r in sources.values())
-        return _judged_sentence(sentence, sources, judge, rects_for, insert, section, report, aliases, reader,
-                                veto)
+        return _judged_sentence(sentence, sources, judge, verifier, section, report, aliases)
     if scorer.judge_problem:
-        return _unchecked_sentence(sentence, sources, scorer, rects_for, section, report)
+        return _unchecked_sentence(sentence, sources, verifier, section, report)
     claim = strip_markers(sentence)
     worthy = needs_citation(claim)
     citations: list[Citation] = []
@@ -154,11 +166,10 @@ def _needs_no_citation(claim: str, section: int) -> AnswerSentence:
                           support="supported")
 
 
-def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: SupportJudge, rects_for: RectsFor,
-                     insert: bool, section: int, report: VerifyReport,
-                     aliases: Mapping[str, str], reader: Reader | None = None,
-                     veto: Veto | None = None) -> AnswerSentence:
+def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: SupportJudge, verifier: Verifier,
+                     section: int, report: VerifyReport, aliases: Mapping[str, str]) -> AnswerSentence:
     """verify_sentence with the support judge deciding (see the module docstring)."""
+    rects_for, reader, veto = verifier.rects_for, verifier.reader, verifier.veto
     item, claim = item_and_claim(sentence)
     if not needs_citation(claim):
         return _needs_no_citation(item + claim, section)
@@ -181,7 +192,7 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
                 report.contradicted += 1
                 contradictions.append(_citation(reference, judgement, rects_for))
     others_judged: list[tuple[Reference, Judgement]] = []
-    if not any(c.verdict == "supported" for c in citations) and insert and sources:
+    if not any(c.verdict == "supported" for c in citations) and verifier.insert and sources:
         others = [r for r in sources.values() if r.passage_id not in {c.passage_id for c in citations}]
         best: tuple[Judgement, Reference] | None = None
         others_judged = list(zip(others, judge.judge_many([(claim, r.text) for r in others], aliases=aliases),
@@ -233,8 +244,8 @@ def _second_look(claim: str, cited: list[tuple[Reference, Judgement]], others: l
     return None
 
 
-def _unchecked_sentence(sentence: str, sources: Mapping[int, Reference], scorer: SupportScorer, rects_for: RectsFor,
-                        section: int, report: VerifyReport) -> AnswerSentence:
+def _unchecked_sentence(sentence: str, sources: Mapping[int, Reference], verifier: Verifier, section: int,
+                        report: VerifyReport) -> AnswerSentence:
     """The sentence with the citations the model wrote (to passages it was given), each marked "not
     checked": without the judge nothing is called supported. The quote is the passage's window most
     similar to the sentence, so a click still lands near the cited text."""
@@ -243,9 +254,9 @@ def _unchecked_sentence(sentence: str, sources: Mapping[int, Reference], scorer:
         return _needs_no_citation(claim, section)
     citations: list[Citation] = []
     for reference in _cited(sentence, sources, report):
-        match = scorer.best(claim, reference.text)
+        match = verifier.scorer.best(claim, reference.text)
         start, end = (match.start, match.end) if match is not None else (0, min(len(reference.text), 300))
-        citations.append(quote_citation(reference, start, end, 0.0, rects_for, verdict=UNCHECKED))
+        citations.append(quote_citation(reference, start, end, 0.0, verifier.rects_for, verdict=UNCHECKED))
     report.unchecked += 1
     return AnswerSentence(text=_with_marker(claim, [c.n for c in citations]), citations=tuple(citations),
                           supported=False, section=section, needs_citation=True, support=UNCHECKED)
@@ -256,30 +267,28 @@ def _citation(reference: Reference, judgement: Judgement, rects_for: RectsFor, i
     return quote_citation(reference, judgement.start, judgement.end, score, rects_for, inserted, judgement.verdict)
 
 
-def verify_text(text: str, sources: Mapping[int, Reference], scorer: SupportScorer, rects_for: RectsFor = no_rects,
-                insert: bool = True, section: int = 0,
-                report: VerifyReport | None = None, cancel: CancelToken | None = None,
-                reader: Reader | None = None, veto: Veto | None = None) -> list[AnswerSentence]:
+def verify_text(text: str, sources: Mapping[int, Reference], verifier: Verifier, section: int = 0,
+                report: VerifyReport | None = None) -> list[AnswerSentence]:
     """Split ``text`` into sentences and verify each (with a judge, every window is judged in one batch).
 
-    When ``cancel`` is set, the sentences verified so far are returned: a user who stops an answer
-    while it is being checked waits for one batch of the judge at most, not the whole text.
+    When the verifier's ``cancel`` is set, the sentences verified so far are returned: a user who stops an
+    answer while it is being checked waits for one batch of the judge at most, not the whole text.
     """
     spans = split_spans(text)
-    judge = scorer.support_judge()
+    judge = verifier.scorer.support_judge()
+    cancel = verifier.cancel
 
     def stopped() -> bool:
         return cancel is not None and cancel.cancelled
 
     aliases = abbreviations(r.text for r in sources.values()) if judge is not None else {}
     if judge is not None and not stopped():
-        _prefetch(text, spans, sources, judge, insert, stopped, aliases)
+        _prefetch(text, spans, sources, judge, verifier.insert, stopped, aliases)
     verified: list[AnswerSentence] = []
     for span in spans:
         if stopped():
             break
-        verified.append(verify_sentence(text[span.start:span.end], sources, scorer, rects_for, insert, section,
-                                        report, aliases, reader, veto))
+        verified.append(verify_sentence(text[span.start:span.end], sources, verifier, section, report, aliases))
     return verified
 
 

@@ -15,7 +15,6 @@ from engine.render.common import reference_line
 from engine.render.exports import export_answer
 from engine.render.html import to_html
 from engine.render.markdown import to_markdown
-from engine.render.table import to_csv, to_markdown_table
 from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
 from engine.store.record import answer_to_dict
@@ -45,9 +44,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     output.add_argument("--bibtex", action="store_true", help="print BibTeX for the cited works")
     output.add_argument("--ris", action="store_true", help="print RIS for the cited works (EndNote, Zotero)")
     output.add_argument("--csl-json", action="store_true", help="print CSL-JSON for the cited works (Zotero, Pandoc)")
-    output.add_argument("--csv", action="store_true", help="with --table: print the table as CSV")
-    ask.add_argument("--table", action="store_true",
-                     help="one row per paper: its answer in one verified sentence and its quote")
+    # Tables of papers are made by `quire table`; these once made one from an answer and now say so.
+    ask.add_argument("--table", action="store_true", help=argparse.SUPPRESS)
+    ask.add_argument("--csv", action="store_true", help=argparse.SUPPRESS)
     ask.add_argument("--no-save", action="store_true", help="do not keep this answer in the history")
     ask.set_defaults(handler=_ask)
 
@@ -59,17 +58,17 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _ask(engine: Engine, args: argparse.Namespace) -> int:
-    if args.csv and not args.table:
-        print("quire ask: --csv needs --table (a CSV has a row per paper)", file=sys.stderr)
+    if args.table or args.csv:
+        flag = "--table" if args.table else "--csv"
+        print(f"quire ask: {flag} is not an option of an answer. A table of papers (a row per paper, a column per "
+              "question, as Markdown or with --csv as CSV) is made by: quire table \"QUESTION\"", file=sys.stderr)
         return 2
     request = AskRequest(
         args.question, scope=Scope(source=args.source, doc_ids=tuple(args.doc) if args.doc else None),
         mode="digest" if args.digest else "write" if args.write else None, model=args.model,
         options=RequestOptions(top_n=args.top_n, feedback=True if args.feedback else False if args.no_feedback
-                               else None, rewrite=False if args.no_rewrite else None, table=args.table,
-                               save=not args.no_save))
-    streaming = not (args.json or args.markdown or args.html or args.bibtex or args.ris or args.csl_json
-                     or args.csv or args.table)
+                               else None, rewrite=False if args.no_rewrite else None, save=not args.no_save))
+    streaming = not (args.json or args.markdown or args.html or args.bibtex or args.ris or args.csl_json)
     cancel = CancelToken()
     state: dict[str, Any] = {"streamed": False}
 
@@ -89,10 +88,6 @@ def _ask(engine: Engine, args: argparse.Namespace) -> int:
         cancel, "quire-ask", "cancelling (the partial answer is kept)")
     if args.json:
         print(json.dumps(answer_to_dict(answer), indent=2, ensure_ascii=False))
-    elif args.csv:
-        print(to_csv(answer), end="")
-    elif args.table and not (args.html or args.bibtex or args.ris or args.csl_json):
-        print(to_markdown_table(answer), end="")
     elif args.markdown:
         print(to_markdown(answer), end="")
     elif args.html:

@@ -1,4 +1,5 @@
-"""`quire table`: a row per paper that addresses the question, a column per field, as Markdown, CSV or JSON."""
+"""`quire table`: a table of papers, a row per paper that addresses the question and a column per question
+asked of each, as Markdown, CSV or JSON."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from engine.table_types import PaperRow, PaperTable, TableColumn
 
 def register(commands: argparse._SubParsersAction) -> None:
     table = commands.add_parser("table", help="a table of papers: a row per paper that addresses the question, "
-                                              "a column per field (answer, method, data, main result)")
+                                              "a column per question (answer, method, data, main result)")
     table.add_argument("question")
     table.add_argument("--column", action="append", metavar="NAME=QUESTION",
                        help='a column and the question its cells answer, e.g. "Sample=How many participants?" '
@@ -30,7 +31,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                       help="cells written by the model (each checked against the paper), even with a small model")
     table.add_argument("--model", metavar="PATH", help="a GGUF language model (default: settings)")
     output = table.add_mutually_exclusive_group()
-    output.add_argument("--csv", action="store_true", help="print CSV: sentence, quote and page per field")
+    output.add_argument("--csv", action="store_true", help="print CSV: sentence, quote and page per column")
     output.add_argument("--json", action="store_true", help="print the table as JSON")
     table.set_defaults(handler=_table)
 

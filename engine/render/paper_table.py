@@ -1,9 +1,10 @@
-"""A table of papers (``quire table``) as CSV and as Markdown.
+"""A table of papers (``quire table``, the app's table window) as CSV and as Markdown.
 
-The CSV has the paper's title, authors and year, then for every field three columns: the cell's
-sentence, the verbatim quote behind it and its page, so a spreadsheet can sort by any field and
-still show where each answer came from. Every cell is made inert for spreadsheets (a title from a
-PDF may start with "="); the Markdown escapes pipes and folds line breaks.
+The CSV has the paper's title, authors and year, then for every column three: the cell's sentence,
+the verbatim quote behind it and its page, so a spreadsheet can sort by any column and still show
+where each answer came from. Every cell is made inert for spreadsheets (a title from a PDF may
+start with "="); the Markdown escapes pipes and folds line breaks, so a paper's text cannot break
+the table.
 """
 
 from __future__ import annotations
@@ -11,8 +12,27 @@ from __future__ import annotations
 import csv
 import io
 
-from engine.render.table import inert_cell, markdown_cell
 from engine.table_types import PaperTable, TableCell
+
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP's CSV injection list).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def inert_cell(text: str) -> str:
+    """``text`` as a CSV cell no spreadsheet will run: a leading formula character gets a ``'`` before it.
+
+    Titles, authors and quotes come from PDFs and datastore records anyone can write; a title
+    ``=HYPERLINK(...)`` or ``=cmd|...`` would otherwise run when the exported table is opened.
+    """
+    # Whitespace is folded first: the writer quotes only "\n" line breaks, and a bare "\r" inside
+    # a cell would start a new row in a spreadsheet.
+    text = " ".join(text.split())
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+def markdown_cell(text: str) -> str:
+    """Text fit for one Markdown table cell: one line, backslashes and pipes escaped."""
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def stopped_note(table: PaperTable) -> str:
@@ -49,7 +69,7 @@ def to_csv(table: PaperTable) -> str:
 
 
 def to_markdown(table: PaperTable) -> str:
-    """The question, any notice, then a Markdown table: paper, then a column per field (sentence, page)."""
+    """The question, any notice, then a Markdown table: paper, then each column (sentence, page)."""
     lines = [f"**Q:** {markdown_cell(table.question)}", ""]
     if table.notice:
         lines += [f"> {markdown_cell(table.notice)}", ""]
@@ -68,4 +88,4 @@ def to_markdown(table: PaperTable) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["csv_header", "stopped_note", "to_csv", "to_markdown"]
+__all__ = ["csv_header", "inert_cell", "markdown_cell", "stopped_note", "to_csv", "to_markdown"]

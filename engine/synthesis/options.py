@@ -20,7 +20,6 @@ class AskOptions:
     per_paper: int = PER_PAPER
     min_supported: float = 0.5  # auto mode: share of citation-worthy sentences that must survive
     feedback_k: int = 2  # passages retrieved per feedback query
-    table: bool = False  # a row per paper instead of an answer (engine.synthesis.table)
     # The model reads the best candidate sentences and says which answer (engine.synthesis.answer_judge);
     # off for models too small to read well (the service decides).
     judge_answers: bool = True

@@ -1,4 +1,4 @@
-"""A table of papers: a row per paper in scope that addresses the question, a column per chosen field.
+"""A table of papers: a row per paper in scope that addresses the question, a column per question asked of it.
 
 Each paper is read on its own. Its passages are searched for the table's question (retrieval
 within the paper); a paper whose best passage stays under the relevance floor, or well below the
@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from engine.bibliography import Bibliography
 from engine.cite.markers import strip_markers
 from engine.cite.support import SupportScorer
-from engine.cite.verify import RectsFor, no_rects, verify_sentence
+from engine.cite.verify import RectsFor, Verifier, no_rects, verify_sentence
 from engine.cite.windows import prose_like
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import ChatMessage, LanguageModel
@@ -54,7 +54,7 @@ MAX_COLUMN_QUESTION_CHARS = 300
 PASSAGES_PER_CELL = 4  # passages of the paper read per column
 # A column question ("What data does the study use?") shares few words with the sentence that
 # answers it, so a cell accepts a weaker match than the row's own question needs; under this floor
-# the sentence is only loosely about the field, and the cell says "not stated" instead of quoting it
+# the sentence is only loosely about the column, and the cell says "not stated" instead of quoting it
 # (set by hand: engine/tuning.py).
 CELL_FLOOR = SYNTHESIS.cell_floor
 # The answer reader reads a cell's best sentences by the hand-weighted score, not all of them: a table
@@ -254,7 +254,7 @@ def _cell(written: str, quote: tuple[Quote, Reference] | None, scorer: SupportSc
     best, reference = quote
     if written and not written.lower().startswith(NOT_STATED):
         own = {1: replace(reference, n=1)}
-        sentence = verify_sentence(f"{written.rstrip('. ')} [1].", own, scorer, rects_for, insert=True)
+        sentence = verify_sentence(f"{written.rstrip('. ')} [1].", own, Verifier(scorer, rects_for))
         # Only a fully supported sentence stands in for the quote: a cell is read alone, without the
         # amber mark an answer gives a partly supported sentence.
         if sentence.support == "supported" and sentence.citations and sentence.needs_citation:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.cite.support import SupportScorer
-from engine.cite.verify import RectsFor, no_rects
+from engine.cite.verify import RectsFor, Verifier, no_rects
 from engine.errors import Cancelled, GenerationError, QueryError
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
@@ -39,7 +39,9 @@ from engine.synthesis.numbering import number_by_paper
 from engine.synthesis.options import AskOptions
 from engine.synthesis.plan import Theme, plan_themes
 from engine.synthesis.steps import (
+    Callbacks,
     HitText,
+    PassageTools,
     Reading,
     Retrieve,
     choose_evidence,
@@ -52,7 +54,6 @@ from engine.synthesis.steps import (
     written_notice,
 )
 from engine.synthesis.support_reader import SupportReader, measured_read_seconds, reads_every_sentence
-from engine.synthesis.table import by_paper, table_rows
 from engine.synthesis.textjoin import answer_text
 from engine.synthesis.write import ContextTooSmall, StageCallback
 from engine.types import Answer, AnswerMode, AnswerSentence, Reference, StepCost
@@ -169,9 +170,6 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
         return answers.nothing(chosen.found, any(not h.is_library for h in hits))
     given = {e.reference.n: e.reference for e in chosen.evidence}
     lm = language_model() if language_model is not None and options.mode != "digest" else None
-    if options.table:
-        return _table(used, chosen.evidence, given, scorer, lm, rects_for, on_token, cancel, clock, answers.notice,
-                      answers.base)
     reading = Reading(chosen.evidence, {}, unanswered=False)
     if lm is not None and options.judge_answers and can_judge(lm):
         stage("judging")
@@ -190,8 +188,8 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
                               "judged that none answers the question, so Quire writes no answer.",
                               model=lm.model_id, lead=NOT_ANSWERED)
     try:
-        outcome = write_draft(used, lm, chosen, reading.evidence, given, retrieve, scorer, options, hit_text,
-                              on_token, stage, cancel)
+        outcome = write_draft(used, lm, chosen, reading.evidence, PassageTools(retrieve, scorer, hit_text), options,
+                              Callbacks(on_token, stage, cancel))
     except (ContextTooSmall, GenerationError) as exc:
         log.warning("writing failed (%s); answering with the evidence digest", exc)
         return answers.digest(plan, f"The model could not write this answer ({exc}); showing the evidence instead.",
@@ -212,7 +210,8 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     # Where a read is cheap (a GPU), the model reads every sentence, not only the doubtful ones.
     veto = reader.vetoes if reader is not None and reads_every_sentence(
         bool(getattr(lm, "offloaded", False)), measured_read_seconds(lm)) else None
-    sentences, headings, report = verify_draft(outcome, scorer, given, rects_for, cancel, reader, veto)
+    sentences, headings, report = verify_draft(outcome, given, Verifier(scorer, rects_for, reader=reader, veto=veto,
+                                                                       cancel=cancel))
     clock.lap("verifying")
     if outcome.cancelled:
         return answers.cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),
@@ -222,23 +221,6 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
         return answers.digest(plan, reason, outcome.steps, lm.model_id)
     return answers.written(sentences, headings, plan, written_notice(answers.notice, outcome, report, scorer),
                            outcome.steps, lm.model_id)
-
-
-def _table(question: str, evidence: Sequence[Evidence], given: dict[int, Reference], scorer: SupportScorer,
-           lm: LanguageModel | None, rects_for: RectsFor, on_token: TokenCallback | None, cancel: CancelToken | None,
-           clock: _Clock, notice: str, base: dict[str, Any]) -> Answer:
-    """A row per paper (section = row): see engine.synthesis.table."""
-    try:
-        sentences, headings, steps = table_rows(question, by_paper(evidence), given, scorer, lm, rects_for, on_token,
-                                                cancel)
-    except (GenerationError, Cancelled) as exc:  # a row without a written sentence keeps its quote
-        log.warning("writing the table failed (%s); rows show quotes", exc)
-        sentences, headings, steps = table_rows(question, by_paper(evidence), given, scorer, None, rects_for)
-    written = any(not s.text.startswith("“") for s in sentences)
-    return Answer(**_numbered(sentences, list(given.values()), digest=True),
-                  mode=AnswerMode.WRITTEN if written else AnswerMode.DIGEST, sections=headings, notice=notice,
-                  timings=clock.done(), steps=tuple(steps), model=lm.model_id if lm is not None else "",
-                  **{**base, "settings": (*base["settings"], ("table", "True"))})
 
 
 NOT_ANSWERED = ("No passage found states an answer to this question. The passages closest to it follow; "

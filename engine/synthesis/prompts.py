@@ -60,10 +60,6 @@ def write_task(sections: int, sentences: int, yes_no: bool = False) -> str:
     return prompt("answer_write").format(sections=sections, sentences=sentences, yes_no=hint)
 
 
-def table_task(numbers: Sequence[int]) -> str:
-    return prompt("answer_table").format(numbers=", ".join(f"[{n}]" for n in numbers))
-
-
 def feedback_task() -> str:
     return prompt("answer_feedback_task")
 

@@ -11,14 +11,12 @@ from dataclasses import dataclass, replace
 from engine.cite.markers import strip_markers
 from engine.cite.sentences import split_spans
 from engine.cite.support import SupportScorer
-from engine.cite.verify import UNCHECKED, Reader, RectsFor, VerifyReport, Veto, verify_text
+from engine.cite.verify import UNCHECKED, Verifier, VerifyReport, verify_text
 from engine.generate.base import LanguageModel, TokenCallback
 from engine.progress import CancelToken
 from engine.synthesis.answer_judge import answers_as_well, bonuses, judge_candidates, none_answers
 from engine.synthesis.digest import ANSWER_HEADING
 from engine.synthesis.evidence import (
-    TABLE_PER_PAPER,
-    TABLE_RELATIVE_RELEVANCE,
     Evidence,
     Quote,
     diverse,
@@ -35,11 +33,29 @@ Retrieve = Callable[[str, int], list[SearchHit]]  # (query, k) -> ranked hits
 HitText = Callable[[SearchHit], str]  # the passage text quotes are cut from (library: as stored)
 
 
+@dataclass(frozen=True)
+class PassageTools:
+    """What the steps find and weigh passages with: the search, the support scorer, and the stored text
+    of a hit (None: the hit's own text)."""
+
+    retrieve: Retrieve
+    scorer: SupportScorer
+    hit_text: HitText | None = None
+
+
+@dataclass(frozen=True)
+class Callbacks:
+    """Who hears an answer being made, and the Stop: the draft's tokens, the stage names, the cancel token."""
+
+    on_token: TokenCallback | None = None
+    on_stage: StageCallback | None = None
+    cancel: CancelToken | None = None
+
+
 def retrieve_passages(question: str, retrieve: Retrieve, options: AskOptions) -> list[SearchHit]:
     """The ``top_n`` passages an answer is made from, at most ``per_paper`` of one paper."""
-    # A table compares papers, so it reads at most TABLE_PER_PAPER passages of one. With a cap,
-    # three times the passages are searched, so that after it there are still top_n.
-    per_paper = TABLE_PER_PAPER if options.table else options.per_paper
+    # With a cap, three times the passages are searched, so that after it there are still top_n.
+    per_paper = options.per_paper
     return diverse(retrieve(question, options.top_n * (3 if per_paper > 0 else 1)), options.top_n, per_paper)
 
 
@@ -58,9 +74,7 @@ def choose_evidence(question: str, hits: Sequence[SearchHit], scorer: SupportSco
     """Number the hits, cut their best quotes, and keep the passages that address the question."""
     references = [to_reference(h, i + 1, hit_text(h) if hit_text else None) for i, h in enumerate(hits)]
     found = extract_evidence(question, references, scorer, options.quotes_per_passage, [h.is_reference for h in hits])
-    # A table compares papers: it keeps papers further from the best one than an answer does.
-    relative = TABLE_RELATIVE_RELEVANCE if options.table else options.relative_relevance
-    return Chosen(references, found, relevant(found, options.relevance_threshold, relative))
+    return Chosen(references, found, relevant(found, options.relevance_threshold, options.relative_relevance))
 
 
 @dataclass(frozen=True)
@@ -82,13 +96,14 @@ def read_candidates(lm: LanguageModel, question: str, evidence: list[Evidence], 
 
 
 def write_draft(question: str, lm: LanguageModel, chosen: Chosen, evidence: Sequence[Evidence],
-                given: Mapping[int, Reference], retrieve: Retrieve, scorer: SupportScorer, options: AskOptions,
-                hit_text: HitText | None = None, on_token: TokenCallback | None = None,
-                on_stage: StageCallback | None = None, cancel: CancelToken | None = None) -> WriteOutcome:
-    """The model's draft from the evidence's quotes; with feedback, the passages its feedback queries find
-    are numbered after ``chosen.references`` (and appended to them). Raises what the writer raises."""
-    writer = Writer(lm, replace(options.writer, feedback=options.feedback), on_token, on_stage or (lambda _s: None),
-                    cancel)
+                tools: PassageTools, options: AskOptions, callbacks: Callbacks | None = None) -> WriteOutcome:
+    """The model's draft from the evidence's quotes, each paper named by its title; with feedback, the
+    passages its feedback queries find are numbered after ``chosen.references`` (and appended to them).
+    Raises what the writer raises."""
+    retrieve, scorer, hit_text = tools.retrieve, tools.scorer, tools.hit_text
+    callbacks = callbacks or Callbacks()
+    writer = Writer(lm, replace(options.writer, feedback=options.feedback), callbacks.on_token,
+                    callbacks.on_stage or (lambda _s: None), callbacks.cancel)
     references = chosen.references
 
     def more(query: str) -> list[Evidence]:
@@ -101,28 +116,28 @@ def write_draft(question: str, lm: LanguageModel, chosen: Chosen, evidence: Sequ
                         options.relevance_threshold)
 
     quotes: list[Quote] = [q for e in evidence for q in e.quotes]
-    return writer.write(question, quotes, {n: r.bib.title for n, r in given.items()}, more)
+    # The papers are those of the chosen evidence; feedback's passages are numbered after them.
+    titles = {e.reference.n: e.reference.bib.title for e in chosen.evidence}
+    return writer.write(question, quotes, titles, more)
 
 
-def verify_draft(outcome: WriteOutcome, scorer: SupportScorer, given: dict[int, Reference], rects_for: RectsFor,
-                 cancel: CancelToken | None = None, reader: Reader | None = None, veto: Veto | None = None,
+def verify_draft(outcome: WriteOutcome, given: dict[int, Reference], verifier: Verifier,
                  ) -> tuple[list[AnswerSentence], tuple[str, ...], VerifyReport]:
     """Every written sentence verified; section 0 is the direct answer, then the model's headed sections.
-    ``reader`` gives the sentences the judge leaves unsupported a second look (engine.cite.verify), and with
-    ``veto`` (a cheap reader) reads every sentence the judge supports too.
+    The verifier's ``reader`` gives the sentences the judge leaves unsupported a second look
+    (engine.cite.verify), and with its ``veto`` (a cheap reader) reads every sentence the judge supports too.
 
     Cancelling stops between judge batches; what was verified by then is kept and the outcome is
     marked cancelled (unverified text is never shown as if it had been checked)."""
     report = VerifyReport()
     written = outcome.written
-    sentences = (verify_text(written.direct, given, scorer, rects_for, True, 0, report, cancel, reader, veto)
-                 if written.direct else [])
+    cancel = verifier.cancel
+    sentences = verify_text(written.direct, given, verifier, 0, report) if written.direct else []
     headings = [ANSWER_HEADING]
     for title, text in written.sections:
         if cancel is not None and cancel.cancelled:
             break
-        verified = verify_text(text, given, scorer, rects_for, True, len(headings), report, cancel, reader,
-                               veto)
+        verified = verify_text(text, given, verifier, len(headings), report)
         if verified:
             sentences.extend(verified)
             headings.append(title or "Details")
@@ -192,5 +207,6 @@ def written_notice(notice: str, outcome: WriteOutcome, report: VerifyReport, sco
     return " ".join(p for p in parts if p)
 
 
-__all__ = ["Chosen", "HitText", "Reading", "Retrieve", "choose_evidence", "fallback_reason", "read_candidates",
-           "retrieve_passages", "unchecked_draft", "verify_draft", "write_draft", "written_notice"]
+__all__ = ["Callbacks", "Chosen", "HitText", "PassageTools", "Reading", "Retrieve", "choose_evidence",
+           "fallback_reason", "read_candidates", "retrieve_passages", "unchecked_draft", "verify_draft", "write_draft",
+           "written_notice"]

@@ -26,7 +26,7 @@ def offline_engine(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Engine:
     def no_model(*_: object, **__: object) -> None:
         raise AssertionError("the language model was loaded")
 
-    monkeypatch.setattr(engine, "language_model", no_model)
+    monkeypatch.setattr(engine.language_models, "get", no_model)
     return engine
 
 

@@ -10,7 +10,7 @@ from fixtures.models import minilm
 
 from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
-from engine.cite.verify import VerifyReport, verify_sentence, verify_text
+from engine.cite.verify import Verifier, VerifyReport, verify_sentence, verify_text
 from engine.cite.windows import content_words, quote_windows
 from engine.embed import HashingEmbedder
 from engine.types import PageRect, Rect, Reference
@@ -52,24 +52,24 @@ def test_verify_keeps_supported_drops_invented_and_unsupported() -> None:
     scorer = SupportScorer(HashingEmbedder())
     report = VerifyReport()
     kept = verify_sentence("SPECTER can be applied to downstream applications without task-specific fine-tuning [1].",
-                           sources(), scorer, boxes, report=report)
+                           sources(), Verifier(scorer, rects_for=boxes), report=report)
     assert [c.n for c in kept.citations] == [1] and kept.supported
     citation = kept.citations[0]
     assert citation.quote == SPECTER[citation.quote_start:citation.quote_end] and citation.quote in SPECTER
     assert citation.rects == boxes("p1", citation.quote_start, citation.quote_end)
     invented = verify_sentence("S2ORC is a large corpus of 81.1M English-language academic papers [7].", sources(),
-                               scorer, report=report)
+                               Verifier(scorer), report=report)
     assert "[7]" not in invented.text and report.invented == 1
     assert [c.n for c in invented.citations] == [2] and invented.citations[0].inserted  # re-attached to S2ORC
-    wrong = verify_sentence("Quantum dots emit single photons at cryogenic temperatures [1].", sources(), scorer,
-                            report=report)
+    wrong = verify_sentence("Quantum dots emit single photons at cryogenic temperatures [1].", sources(),
+                            Verifier(scorer), report=report)
     assert wrong.citations == () and not wrong.supported and report.dropped == 1
     assert "[1]" not in wrong.text
 
 
 def test_sentences_without_claims_need_no_citation() -> None:
     scorer = SupportScorer(HashingEmbedder())
-    (heading,) = verify_text("In summary:", sources(), scorer)
+    (heading,) = verify_text("In summary:", sources(), Verifier(scorer))
     assert heading.supported and not heading.needs_citation
 
 

@@ -19,7 +19,7 @@ from fixtures.models import minilm
 from engine.bibliography import Bibliography
 from engine.cite.judge import default_judge
 from engine.cite.support import SupportScorer
-from engine.cite.verify import verify_text
+from engine.cite.verify import Verifier, verify_text
 from engine.demo import demo_papers
 from engine.ingest.pipeline import parse_pdf
 from engine.types import Reference
@@ -52,14 +52,14 @@ def test_the_specter_training_triples_sentence_is_not_contradicted_by_the_passag
     stating = specter_passage("construct up to 5 training triples")
     judgement = default_judge().judge(SPECTER_SENTENCE, stating)
     assert judgement.verdict != "contradicted", judgement
-    [sentence] = verify_text(f"{SPECTER_SENTENCE[:-1]} [1].", references([stating]), scorer())
+    [sentence] = verify_text(f"{SPECTER_SENTENCE[:-1]} [1].", references([stating]), Verifier(scorer()))
     assert sentence.support != "contradicted" and not sentence.contradictions, sentence
 
 
 def test_a_contradicted_mark_names_a_passage_and_its_quote() -> None:
     stating = specter_passage("construct up to 5 training triples")
     [sentence] = verify_text("SPECTER does not construct any training triples for a query paper [1].",
-                             references([stating]), scorer())
+                             references([stating]), Verifier(scorer()))
     assert sentence.support == "contradicted" and not sentence.citations
     [clash] = sentence.contradictions
     assert clash.quote and clash.quote in stating and "training triples" in clash.quote
@@ -70,7 +70,7 @@ def test_the_reverb_lead_in_is_not_a_claim_about_the_number_one(papers_dir: Path
                    if "two simple but surprisingly powerful constraints" in text)
     answer = ("The two constraints that ReVerb uses to identify relation phrases are: 1. A syntactic constraint "
               "that leads the extractor to include nouns in the relation phrase [1]. 2. A lexical constraint [1].")
-    lead_in, *items = verify_text(answer, references([stating]), scorer())
+    lead_in, *items = verify_text(answer, references([stating]), Verifier(scorer()))
     assert lead_in.text.endswith("are:") and not lead_in.needs_citation and lead_in.support == "supported"
     assert [item.text[:3] for item in items] == ["1. ", "2. "]
     assert all(item.support != "contradicted" for item in items), items
@@ -90,7 +90,7 @@ def test_with_the_writer_reading_every_sentence_the_specter_sentences_are_never_
     sources = references([stating])
     answer = (f"{SPECTER_SENTENCE[:-1]} [1]. The positive papers are sampled from the direct citations of the query "
               "paper [1]. SPECTER is trained on 10 million PubMed abstracts [1].")
-    paraphrase, stated, invented = verify_text(answer, sources, scorer(), reader=reader, veto=reader.vetoes)
+    paraphrase, stated, invented = verify_text(answer, sources, Verifier(scorer(), reader=reader, veto=reader.vetoes))
     assert paraphrase.support != "contradicted" and not paraphrase.contradictions, paraphrase
     assert stated.support == "supported" and [c.n for c in stated.citations] == [1], stated
     assert invented.support != "supported" and not invented.citations, invented

@@ -20,8 +20,9 @@ from engine.render.bibtex import cite_key, to_bibtex, unique_keys
 from engine.render.common import byline, page_list, reference_line
 from engine.render.html import to_html
 from engine.render.markdown import to_markdown
-from engine.render.table import to_csv
+from engine.render.paper_table import to_csv
 from engine.store.record import answer_from_dict, answer_to_dict
+from engine.table_types import PaperRow, PaperTable, TableCell, TableColumn
 from engine.types import Answer, AnswerMode, AnswerSentence, Citation, PaperReference, Reference
 
 bibtexparser = pytest.importorskip("bibtexparser")
@@ -219,16 +220,11 @@ def test_stray_braces_in_a_title_cannot_end_a_bibtex_field_early() -> None:
 @pytest.mark.parametrize("payload", ['=2+5+cmd|"/C calc"!A0', "@SUM(1)+cmd|' /C calc'!A0", "+1+1", "-2+3",
                                      "\t=1+1", "\r=1+1"])
 def test_csv_cells_cannot_start_a_spreadsheet_formula(payload: str) -> None:
-    reference = _ref(1, "evil", payload, (payload, "Other Author"), 2020, doi="10.1/x")
-    sentence = AnswerSentence(f"{payload} is the answer [1].", (Citation(1, reference.passage_id, payload, 0,
-                                                                          len(payload), 0.9),), True)
-    paper = PaperReference(1, "evil", "library",
-                           Bibliography(payload, authors=reference.bib.authors, year=2020, doi="10.1/x"), pages=(1,),
-                           passage_ids=(reference.passage_id,))
-    answer = Answer(question="q?", text=sentence.text, sentences=(sentence,), references=(reference,),
-                    mode=AnswerMode.WRITTEN, papers=(paper,))
-    table = list(csv.reader(io.StringIO(to_csv(answer), newline="")))
-    assert table[0][0] == "n" and len(table) == 2
-    for cell in table[1]:
-        assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), (cell, table[1])
-    assert table[1][1] == "'" + " ".join(payload.split())  # the text itself is kept, after the quote
+    cell = TableCell(f"{payload} is the answer.", payload, "evil-0001", 0, len(payload), 1)
+    row = PaperRow("evil", Bibliography(payload, authors=(payload, "Other Author"), year=2020, doi="10.1/x"), (cell,))
+    table = PaperTable("q?", (TableColumn(payload, "What is the answer?"),), (row,), 1, 1)
+    parsed = list(csv.reader(io.StringIO(to_csv(table), newline="")))
+    assert parsed[0][0] == "paper" and len(parsed) == 2
+    for text in (*parsed[0], *parsed[1]):
+        assert not text.startswith(("=", "+", "-", "@", "\t", "\r")), (text, parsed)
+    assert parsed[1][0] == "'" + " ".join(payload.split())  # the text itself is kept, after the quote

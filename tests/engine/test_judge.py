@@ -14,7 +14,7 @@ from fixtures.models import minilm
 from engine.bibliography import Bibliography
 from engine.cite.judge import VERDICTS, PairModel, SupportJudge, default_judge, default_judge_folder
 from engine.cite.support import SupportScorer
-from engine.cite.verify import VerifyReport, verify_sentence, verify_text
+from engine.cite.verify import Verifier, VerifyReport, verify_sentence, verify_text
 from engine.errors import ModelFileError, ModelNotFoundError
 from engine.progress import CancelToken
 from engine.types import Reference
@@ -90,18 +90,18 @@ def test_a_missing_model_folder_says_how_to_get_it_back(tmp_path: Path) -> None:
 
 def test_verification_keeps_supported_and_removes_unsupported_citations() -> None:
     report = VerifyReport()
-    kept = verify_sentence(f"{TRUE[:-1]} [1].", sources(), scorer(), report=report)
+    kept = verify_sentence(f"{TRUE[:-1]} [1].", sources(), Verifier(scorer()), report=report)
     assert [c.n for c in kept.citations] == [1] and kept.support == "supported" and kept.supported
     assert kept.citations[0].verdict == "supported" and kept.citations[0].quote in SPECTER
-    wrong = verify_sentence("Quantum dots emit single photons at cryogenic temperatures [1].", sources(), scorer(),
-                            report=report)
+    wrong = verify_sentence("Quantum dots emit single photons at cryogenic temperatures [1].", sources(),
+                            Verifier(scorer()), report=report)
     assert wrong.citations == () and wrong.support == "unsupported" and "[1]" not in wrong.text
     assert report.dropped >= 1
 
 
 def test_a_negated_claim_loses_its_citation_and_names_the_source_it_clashes_with() -> None:
     sentence = verify_sentence("SPECTER cannot be applied to downstream applications without task-specific "
-                               "fine-tuning [1].", sources(), scorer())
+                               "fine-tuning [1].", sources(), Verifier(scorer()))
     assert sentence.citations == () and sentence.support in ("contradicted", "unsupported")
     if sentence.support == "contradicted":
         assert sentence.contradictions and sentence.contradictions[0].passage_id == "p1"
@@ -111,15 +111,15 @@ def test_a_negated_claim_loses_its_citation_and_names_the_source_it_clashes_with
 def test_uncited_supported_sentences_get_a_citation_inserted() -> None:
     report = VerifyReport()
     first, second = verify_text("S2ORC is a corpus of 81.1M English-language academic papers. "
-                                "Quantum dots emit single photons at cryogenic temperatures.", sources(), scorer(),
-                                report=report)
+                                "Quantum dots emit single photons at cryogenic temperatures.",
+                                sources(), Verifier(scorer()), report=report)
     assert [c.n for c in first.citations] == [2] and first.citations[0].inserted and first.support == "supported"
     assert second.citations == () and second.support == "unsupported"
     assert report.inserted == 1
 
 
 def test_headings_need_no_verdict() -> None:
-    (heading,) = verify_text("In summary:", sources(), scorer())
+    (heading,) = verify_text("In summary:", sources(), Verifier(scorer()))
     assert heading.supported and heading.support == "supported" and not heading.needs_citation
 
 
@@ -139,11 +139,11 @@ class _CancelAfter(CancelToken):
 def test_cancelling_stops_verification_and_keeps_what_was_checked() -> None:
     text = ("S2ORC is a corpus of 81.1M English-language academic papers [2]. " + TRUE + " [1] "
             "SCIDOCS consists of seven document-level tasks [1].")
-    assert len(verify_text(text, sources(), scorer())) == 3
+    assert len(verify_text(text, sources(), Verifier(scorer()))) == 3
     token = CancelToken()
     token.cancel()
-    assert verify_text(text, sources(), scorer(), cancel=token) == []
-    partly = verify_text(text, sources(), scorer(), cancel=_CancelAfter(3))  # batches judged, one sentence
+    assert verify_text(text, sources(), Verifier(scorer(), cancel=token)) == []
+    partly = verify_text(text, sources(), Verifier(scorer(), cancel=_CancelAfter(3)))  # batches judged, one sentence
     assert len(partly) == 1 and partly[0].citations and partly[0].citations[0].n == 2
 
 
@@ -164,7 +164,7 @@ def test_without_a_loadable_judge_citations_are_kept_as_not_checked(tmp_path: Pa
     unjudged = SupportScorer(minilm())
     report = VerifyReport()
     cited, invented = verify_text(f"{TRUE[:-1]} [1]. Quantum dots emit single photons at cryogenic temperatures [7].",
-                                  sources(), unjudged, report=report)
+                                  sources(), Verifier(unjudged), report=report)
     assert "missing" in unjudged.judge_problem and "train_judge" in unjudged.judge_problem
     assert cited.support == "unchecked" and not cited.supported and [c.n for c in cited.citations] == [1]
     assert cited.citations[0].verdict == "unchecked" and cited.citations[0].quote in SPECTER
@@ -182,6 +182,6 @@ def test_a_sentence_its_citation_does_not_support_gets_the_passage_that_does() -
     """Repair, not only removal: S2ORC's sentence cited to SPECTER's passage is moved to S2ORC's."""
     report = VerifyReport()
     sentence = verify_sentence("S2ORC contains structured full text for 8.1M open access papers [1].", sources(),
-                               scorer(), report=report)
+                               Verifier(scorer()), report=report)
     assert [c.n for c in sentence.citations] == [2] and sentence.citations[0].inserted
     assert sentence.support == "supported" and report.dropped == 1 and report.inserted == 1

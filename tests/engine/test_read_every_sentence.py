@@ -13,7 +13,7 @@ from fixtures.models import minilm
 
 from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
-from engine.cite.verify import VerifyReport, verify_text
+from engine.cite.verify import Verifier, VerifyReport, verify_text
 from engine.synthesis.support_reader import CHEAP_READ_SECONDS, reads_every_sentence
 from engine.types import Reference
 
@@ -52,7 +52,7 @@ def test_the_rule_reads_every_sentence_on_a_gpu_or_when_a_read_is_measured_cheap
 
 def test_on_a_cpu_a_supported_sentence_costs_no_read() -> None:
     reader = Reader(None)
-    [sentence] = verify_text(STATED, sources(), scorer(), reader=reader)
+    [sentence] = verify_text(STATED, sources(), Verifier(scorer(), reader=reader))
     assert sentence.support == "supported" and not reader.asked
 
 
@@ -63,15 +63,15 @@ def test_reading_every_sentence_a_reader_that_does_not_say_no_keeps_the_citation
         asked.append(claim)
         return False
 
-    [sentence] = verify_text(STATED, sources(), scorer(), reader=Reader(None), veto=veto)
+    [sentence] = verify_text(STATED, sources(), Verifier(scorer(), reader=Reader(None), veto=veto))
     assert sentence.support == "supported" and [c.n for c in sentence.citations] == [1]
     assert asked  # read although the judge had supported it
 
 
 def test_reading_every_sentence_the_readers_no_is_the_verdict_shown() -> None:
     report = VerifyReport()
-    [sentence] = verify_text(STATED, sources(), scorer(), reader=Reader(None), veto=lambda _c, _p: True,
-                             report=report)
+    [sentence] = verify_text(STATED, sources(),
+                             Verifier(scorer(), reader=Reader(None), veto=lambda _c, _p: True), report=report)
     assert sentence.support == "unsupported" and not sentence.citations
     assert report.dropped == 1 and not sentence.contradictions  # not read as support is not "says otherwise"
 

@@ -310,7 +310,7 @@ def test_lm_rewrites_are_searched_and_fused_and_can_be_switched_off(library: Eng
     from test_rerank import ScriptedModel
 
     model = ScriptedModel(["1. serum protein adsorption lipid nanoparticles\n2. corona uptake cells"])
-    library.language_model = lambda *args, **kwargs: model  # type: ignore[method-assign]
+    library.language_models.get = lambda *args, **kwargs: model  # type: ignore[method-assign]
     hits = library.search("What happens to nanoparticles in blood serum?", k=3, rewrite=True)
     assert hits[0].doc_id == doc_of(library, "proteins.pdf")
     assert {"rewrite1", "rewrite2"} & {name for h in hits for name, _ in h.ranks}
@@ -322,7 +322,7 @@ def test_lm_rewrites_are_searched_and_fused_and_can_be_switched_off(library: Eng
 def test_useless_rewrites_leave_the_question_alone(library: Engine) -> None:
     from test_rerank import ScriptedModel
 
-    library.language_model = lambda *args, **kwargs: ScriptedModel(["Sure! I can help."])  # type: ignore[method-assign]
+    library.language_models.get = lambda *args, **kwargs: ScriptedModel(["Sure! I can help."])  # type: ignore[method-assign]
     with_lm = library.search("protein corona lipid nanoparticles", k=5, rewrite=True)
     without = library.search("protein corona lipid nanoparticles", k=5, rewrite=False)
     assert [h.passage_id for h in with_lm] == [h.passage_id for h in without]

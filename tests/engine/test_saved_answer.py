@@ -16,7 +16,6 @@ import pytest
 from engine.render.exports import export_answer
 from engine.render.html import to_html
 from engine.render.markdown import to_markdown
-from engine.render.table import to_csv, to_markdown_table
 from engine.store.record import answer_from_dict, answer_to_dict
 from engine.types import Answer
 
@@ -46,8 +45,6 @@ def test_the_catalog_form_of_a_saved_answer_is_unchanged() -> None:
 @pytest.mark.parametrize(("name", "render"), [
     ("answer.md", to_markdown),
     ("answer.html", to_html),
-    ("answer.csv", to_csv),
-    ("answer.table.md", to_markdown_table),
     ("answer.bib", lambda answer: export_answer(answer, "bibtex")),
     ("answer.ris", lambda answer: export_answer(answer, "ris")),
     ("answer.csl.json", lambda answer: export_answer(answer, "csl-json")),

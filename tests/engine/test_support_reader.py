@@ -16,7 +16,7 @@ from fixtures.models import minilm
 
 from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
-from engine.cite.verify import READER_PASSAGES, VerifyReport, verify_text
+from engine.cite.verify import READER_PASSAGES, Verifier, VerifyReport, verify_text
 from engine.errors import GenerationError
 from engine.protocols import ChatMessage
 from engine.synthesis.support_reader import SUPPORTED, SupportReader, messages
@@ -57,15 +57,15 @@ class Reader:
 
 def test_the_judge_alone_misreads_both_sentences() -> None:
     # What the reader is for; should the judge learn to read these, pick sentences it still misreads.
-    assert verify_text(f"{LOOSE} [2]", sources(), scorer())[0].support == "unsupported"
+    assert verify_text(f"{LOOSE} [2]", sources(), Verifier(scorer()))[0].support == "unsupported"
     # Read as contradicted or as not stated: the judge has given both on different machines (its P(refutes)
     # sits near the cut-off); either way the judge alone does not support it, which is what the reader is for.
-    assert verify_text(f"{MISREAD} [1]", sources(), scorer())[0].support in ("contradicted", "unsupported")
+    assert verify_text(f"{MISREAD} [1]", sources(), Verifier(scorer()))[0].support in ("contradicted", "unsupported")
 
 
 def test_a_sentence_the_reader_finds_supported_keeps_its_citation_with_a_verbatim_quote() -> None:
     reader, report = Reader({"We introduce": 0.93}), VerifyReport()
-    [sentence] = verify_text(f"{LOOSE} [2]", sources(), scorer(), report=report, reader=reader)
+    [sentence] = verify_text(f"{LOOSE} [2]", sources(), Verifier(scorer(), reader=reader), report=report)
     assert sentence.support == "supported" and sentence.supported
     [citation] = sentence.citations
     assert citation.n == 2 and not citation.inserted and citation.support == 0.93
@@ -75,43 +75,43 @@ def test_a_sentence_the_reader_finds_supported_keeps_its_citation_with_a_verbati
 
 def test_the_reader_may_overrule_the_judge_models_contradiction() -> None:
     reader = Reader({"Treg": 0.9})
-    [sentence] = verify_text(f"{MISREAD} [1]", sources(), scorer(), reader=reader)
+    [sentence] = verify_text(f"{MISREAD} [1]", sources(), Verifier(scorer(), reader=reader))
     assert sentence.support == "supported" and [c.n for c in sentence.citations] == [1]
     assert not sentence.contradictions  # the passage it now cites is no longer listed against it
 
 
 def test_an_uncited_passage_the_reader_finds_supporting_is_inserted() -> None:
     reader, report = Reader({"We introduce": 0.9}), VerifyReport()
-    [sentence] = verify_text(f"{LOOSE} [1]", sources(), scorer(), report=report, reader=reader)
+    [sentence] = verify_text(f"{LOOSE} [1]", sources(), Verifier(scorer(), reader=reader), report=report)
     assert [c.n for c in sentence.citations] == [2] and sentence.citations[0].inserted
     assert reader.asked[-1] == S2ORC and report.inserted == 1
 
 
 def test_a_reader_that_finds_nothing_leaves_the_sentence_unsupported() -> None:
     reader = Reader({})
-    [sentence] = verify_text(f"{LOOSE} [2]", sources(), scorer(), reader=reader)
+    [sentence] = verify_text(f"{LOOSE} [2]", sources(), Verifier(scorer(), reader=reader))
     assert sentence.support == "unsupported" and not sentence.citations
     assert len(reader.asked) == READER_PASSAGES  # bounded: each read costs seconds on a CPU
 
 
 def test_a_number_the_passage_does_not_share_is_never_read() -> None:
     reader = Reader({"We introduce": 0.99})
-    [sentence] = verify_text("S2ORC holds 18.1M English-language academic papers [2].", sources(), scorer(),
-                             reader=reader)
+    [sentence] = verify_text("S2ORC holds 18.1M English-language academic papers [2].", sources(),
+                             Verifier(scorer(), reader=reader))
     assert sentence.support != "supported" and S2ORC not in reader.asked
 
 
 def test_a_sentence_a_check_contradicts_is_not_read_again() -> None:
     reader = Reader({"We introduce": 0.99})
     [sentence] = verify_text("S2ORC does not contain any full text for open access papers [2].", sources(),
-                             scorer(), reader=reader)
+                             Verifier(scorer(), reader=reader))
     assert sentence.support == "contradicted" and S2ORC not in reader.asked
 
 
 def test_supported_sentences_cost_no_read() -> None:
     reader = Reader({"We introduce": 0.99})
     [sentence] = verify_text("S2ORC is a large corpus of 81.1M English-language academic papers [2].", sources(),
-                             scorer(), reader=reader)
+                             Verifier(scorer(), reader=reader))
     assert sentence.support == "supported" and not reader.asked
 
 

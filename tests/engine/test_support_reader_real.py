@@ -13,7 +13,7 @@ from test_support_reader import MISREAD, S2ORC, VITD
 
 from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
-from engine.cite.verify import verify_text
+from engine.cite.verify import Verifier, verify_text
 from engine.generate.llama import LlamaModel
 from engine.synthesis.support_reader import SupportReader
 from engine.types import Reference
@@ -45,6 +45,5 @@ def test_an_opposite_direction_never_reaches_the_reader(reader: SupportReader) -
     claim = "Vitamin D supplementation lowers Treg levels in COVID-19 patients."
     fresh = SupportReader(reader.lm)
     [sentence] = verify_text(f"{claim} [1]", {1: Reference(1, "p1", "d1", "library", Bibliography("Vitamin D"), VITD,
-                                                           page=1)},
-                             SupportScorer(minilm()), reader=fresh)
+                                                           page=1)}, Verifier(SupportScorer(minilm()), reader=fresh))
     assert sentence.support == "contradicted" and fresh.reads == 0

@@ -3,19 +3,13 @@ references numbered by paper, the per-paper table, and bad input (scripted LM, h
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Sequence
-
 from fixtures.scripted_lm import ScriptedLM
 
 from engine.bibliography import Bibliography
 from engine.cite.markers import cited_numbers
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
-from engine.generate.base import ChatMessage
 from engine.progress import CancelToken
-from engine.render.table import rows, to_csv, to_markdown_table
 from engine.synthesis.evidence import answer_bonus, is_caption, quantities, sentence_spans
 from engine.synthesis.pipeline import AskOptions, ask
 from engine.synthesis.plan import heading
@@ -249,44 +243,6 @@ def test_a_question_in_another_language_answers_from_its_key_terms() -> None:
     answer = ask("Wie wird SPECTER mit einem triplet loss trainiert?", retrieve=retriever(EVALUATION, TRAINING),
                  scorer=scorer(), options=opts(mode="digest"))
     assert answer.mode == AnswerMode.DIGEST and "triplet margin loss" in first_quote(answer)
-    guarantees(answer)
-
-
-# --- the per-paper table ---------------------------------------------------------------------------
-
-
-def test_table_has_one_verified_row_per_paper_and_exports() -> None:
-    def rows_writer(messages: Sequence[ChatMessage]) -> str:
-        """A line per paper of the prompt: true for SPECTER, made up for S2ORC."""
-        lines = []
-        for line in messages[-1].content.splitlines():
-            if line.startswith("[") and "] " in line:
-                k, title = line[1:].split("] ", 1)
-                specter = title.startswith("SPECTER")
-                claim = ("SPECTER is trained with a triplet margin loss on citation triplets" if specter
-                         else "The moon is made of green cheese and old socks")
-                lines.append(f"[{k}] {claim} [{k}].")
-        return "\n".join(lines)
-
-    answer = ask(BOTH, retrieve=retriever(TRAINING, CORPUS), scorer=scorer(),
-                 language_model=lambda: ScriptedLM(rows_writer), options=opts(mode="write", table=True))
-    guarantees(answer)
-    table = rows(answer)
-    assert [r.n for r in table] == [1, 2] and len(answer.sections) == 2
-    by_paper = {r.paper: r for r in table}
-    assert by_paper["SPECTER"].answer.startswith("SPECTER is trained with a triplet margin loss")
-    assert "cheese" not in answer.text and by_paper["S2ORC"].answer.startswith("“")  # unsupported -> its quote
-    parsed = list(csv.reader(io.StringIO(to_csv(answer))))
-    assert parsed[0][:2] == ["n", "paper"] and len(parsed) == 3
-    assert all(row[5] in (TRAINING + CORPUS) for row in parsed[1:])  # quotes verbatim
-    markdown = to_markdown_table(answer)
-    assert markdown.count("\n| ") == 3 and "| # | Paper | Answer | Quote | Page |" in markdown
-
-
-def test_table_without_a_writer_is_each_papers_best_quote() -> None:
-    answer = ask(BOTH, retrieve=retriever(TRAINING, CORPUS), scorer=scorer(), options=opts(mode="digest", table=True))
-    assert answer.mode == AnswerMode.DIGEST and len(rows(answer)) == 2
-    assert all(r.answer.startswith("“") and r.quote for r in rows(answer))
     guarantees(answer)
 
 

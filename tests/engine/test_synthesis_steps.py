@@ -8,9 +8,10 @@ from test_answer_judge import EVALUATION, TRAINING, JudgingLM
 from test_synthesis_pipeline import GRAPH, QUESTION, S2ORC, SPECTER, good_writer, hits, opts, retriever, scorer
 
 from engine.bibliography import Bibliography
-from engine.cite.verify import VerifyReport
+from engine.cite.verify import Verifier, VerifyReport
 from engine.synthesis.evidence import best_answer
 from engine.synthesis.steps import (
+    PassageTools,
     Reading,
     choose_evidence,
     fallback_reason,
@@ -68,8 +69,7 @@ def test_reading_the_candidates_moves_the_sentence_the_model_says_answers() -> N
 def test_writing_with_feedback_numbers_the_passages_it_finds_after_the_others() -> None:
     search = retriever(SPECTER, S2ORC, GRAPH)
     chosen = choose_evidence(QUESTION, search(QUESTION, 1), scorer(), opts())
-    given = {e.reference.n: e.reference for e in chosen.evidence}
-    outcome = write_draft(QUESTION, ScriptedLM(good_writer), chosen, chosen.evidence, given, search, scorer(),
+    outcome = write_draft(QUESTION, ScriptedLM(good_writer), chosen, chosen.evidence, PassageTools(search, scorer()),
                           opts(feedback=True))
     assert outcome.written.direct and outcome.feedback
     assert [r.n for r in chosen.references][:1] == [1] and len(chosen.references) > 1  # feedback found more
@@ -82,7 +82,7 @@ def test_verifying_drops_a_number_that_names_no_given_passage() -> None:
     outcome = WriteOutcome(Written("SPECTER can be applied to downstream applications without task-specific "
                                    "fine-tuning [1] [17].", (("Corpus", "S2ORC provides structured full text for "
                                                                "8.1M open access papers [2]."),)))
-    sentences, headings, report = verify_draft(outcome, scorer(), given, lambda *_: ())
+    sentences, headings, report = verify_draft(outcome, given, Verifier(scorer(), lambda *_: ()))
     assert headings[1:] == ("Corpus",) and [s.section for s in sentences] == [0, 1]
     assert report.invented == 1 and all(c.n in given for s in sentences for c in s.citations)
 

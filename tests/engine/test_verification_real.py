@@ -15,7 +15,7 @@ from fixtures.models import minilm
 
 from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
-from engine.cite.verify import verify_text
+from engine.cite.verify import Verifier, verify_text
 from engine.service import Engine
 from engine.types import Reference
 
@@ -69,7 +69,7 @@ def test_a_stated_sentence_keeps_a_citation_to_its_passage_and_an_invented_one_d
     if phrase:
         assert stating, f"no passage found for the question states {phrase!r}"
     wrong = next(n for n in sources if n not in stating)  # the writer's marker points elsewhere
-    (verified,) = verify_text(f"{sentence[:-1]} [{wrong}].", sources, SupportScorer(minilm()))
+    (verified,) = verify_text(f"{sentence[:-1]} [{wrong}].", sources, Verifier(SupportScorer(minilm())))
     if phrase:
         assert verified.support == "supported", (verified.support, verified.text)
         assert verified.citations and all(c.n in stating for c in verified.citations), verified.citations
