@@ -213,8 +213,8 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     ``read``: False leaves the answer reader out (when only the passages' relevance is wanted);
     ``read_limit``: the reader reads only the sentences with the best hand-weighted scores (the rest
     rank after them), where the reader's time per sentence matters more than a rare miss."""
-    found = [[(start, end) for start, end in sentence_spans(r.text) if not restates_title(r.text[start:end], r.bib.title)]
-             for r in references]
+    found = [[(start, end) for start, end in sentence_spans(r.text)
+              if not restates_title(r.text[start:end], r.bib.title)] for r in references]
     spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end in passage]
     topics, hands = _scores(question, [r.text[start:end] for r, start, end in spans], scorer)
     reader = scorer.answer_reader() if spans and read else None

@@ -19,7 +19,7 @@ from engine.cite.reader import (
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
 from engine.errors import ModelFileError, ModelNotFoundError
-from engine.synthesis.evidence import best_answer, extract_evidence, hand_scores
+from engine.synthesis.evidence import best_answer, extract_evidence, hand_scores, restates_title
 from engine.synthesis.pipeline import AskOptions, ask
 from engine.types import Answer, AnswerMode, Reference, SearchHit
 
@@ -112,3 +112,18 @@ def test_a_damaged_reader_is_named_with_how_to_mend_it(tmp_path: Path) -> None:
     (tmp_path / "model.int8.onnx").write_bytes(b"not an onnx graph")
     with pytest.raises(ModelFileError, match=r"answer reader's model is damaged.*reinstall Quire"):
         AnswerReader(tmp_path)
+
+
+def test_the_paper_s_title_run_into_its_next_line_is_never_a_quote() -> None:
+    # COVID-QA's check paper: its title line, run into the next, opened the answer to a question it names.
+    title = "Detectable 2019-nCoV viral RNA in blood is a strong indicator for the further clinical severity"
+    passage = (f"{title} SHA: 77b0c98d1a2ca46b219ad090074814c387c80d8f\n"
+               "The presence of viral RNA outside of the respiratory tract might herald the severity of the disease. "
+               "In 2019-nCoV severity, detectable viral RNA in blood was a strong indicator.")
+    found = Reference(n=1, passage_id="p1", doc_id="d1", source="library", bib=Bibliography(title), text=passage, page=1)
+    quoted = [q.text for q in extract_evidence("What test indicates the severity of 2019-nCoV?", [found],
+                                               SupportScorer(HashingEmbedder(), judge=None))[0].sentences]
+    assert quoted and not any(q.startswith("Detectable") for q in quoted), quoted
+    # A sentence that names the title and says more stays a quote.
+    assert not restates_title("In this study, detectable 2019-nCoV viral RNA in blood was measured in 57 patients "
+                              "admitted with pneumonia, and six progressed to a severe stage within a week.", title)
