@@ -16,7 +16,10 @@ from typing import NamedTuple
 from engine.text.abbreviations import is_abbreviation
 
 # A candidate end: . ! or ? (optionally followed by closing quotes or brackets), then whitespace.
-_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|(?<=[^\s,;:(\-–])(?=\n[ \t]*[A-Z0-9])")
+# A footnote's number glued after the stop ("(Equation 1).6 Starting from ...") ends the sentence too, when
+# a letter or a bracket stands before the stop (so "in 3.5 Million" stays whole) and a capital or a digit follows.
+_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|(?<=[A-Za-z)\]])[.!?][\"'”’)\]]*\d{1,2}(?=\s+[A-Z0-9])"
+                  r"|(?<=[^\s,;:(\-–])(?=\n[ \t]*[A-Z0-9])")
 _WORD_END = re.compile(r"[.!?][\"'”’)\]]*$")
 _END_CHARS = frozenset(".!?\"')]”’")
 _OPENERS = frozenset("([\"'“‘")

@@ -58,6 +58,16 @@ def test_abbreviations_and_initials_are_not_sentence_ends() -> None:
         "Smith et al. showed it.", "See Fig. 2 for J. Doe's result.", "Done."]
 
 
+def test_a_footnote_number_glued_after_the_stop_ends_the_sentence() -> None:
+    # PDF text of SPECTER: without the split, its training sentence was quoted behind an equation's.
+    text = "where v is the pooled output (Equation 1).6 Starting from the trained SciBERT model, we pretrain it."
+    assert split_sentences(text) == ["where v is the pooled output (Equation 1).6",
+                                     "Starting from the trained SciBERT model, we pretrain it."]
+    assert split_sentences("It grew to 3.5 Million units. Then it fell.") == ["It grew to 3.5 Million units.",
+                                                                                "Then it fell."]
+    assert split_sentences("See Section 2.3 For details.") == ["See Section 2.3 For details."]
+
+
 def test_decimals_do_not_split_and_named_patterns_stay_with_the_sentence_before() -> None:
     marker = re.compile(r"\[\d+\]")
     text = "It rose by 3.5 points. [2] Then it fell."
