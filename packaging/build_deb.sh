@@ -58,9 +58,7 @@ mkdir -p "$STAGE/opt" "$STAGE/usr/bin" "$STAGE/DEBIAN"
 cp -a "$BUNDLE" "$STAGE/opt/quire"
 ln -sfn quire-desktop "$STAGE/opt/quire/quire"  # the executable runs the command line when started as `quire`
 rm -rf "$STAGE/opt/quire/share"                 # the bundle's copies of the entry and icon: installed below
-# Libraries are not stripped: the wheels' vendored libraries were rewritten by auditwheel
-# (patchelf), and `strip` breaks them ("ELF load command address/offset not page-aligned" from
-# numpy's OpenBLAS, found by the install test); docs/packaging.md.
+# The libraries were stripped when the bundle was built (packaging/slim_bundle.py), before its self-test.
 ln -s /opt/quire/quire-desktop "$STAGE/usr/bin/quire-desktop"
 ln -s /opt/quire/quire "$STAGE/usr/bin/quire"
 

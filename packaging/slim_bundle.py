@@ -1,0 +1,130 @@
+"""Make the PyInstaller bundle smaller without changing what runs: strip its libraries, link its duplicates.
+
+Run by packaging/build_linux.sh on ``dist/quire-desktop`` after PyInstaller and before the
+self-test, so the bundle that is tested is the one that is packaged:
+
+- **strip**: the symbol tables and debug sections of every shared library and extension module
+  (``strip --strip-unneeded``, what Debian's ``dh_strip`` does), 34 MB, half of it
+  ``libpython3.11`` as pyenv builds it. Some wheels' libraries were rewritten by auditwheel
+  (patchelf) so that a stripped copy no longer loads ("ELF load command address/offset not
+  page-aligned", numpy's OpenBLAS): each stripped copy is checked for that and the original kept
+  where it fails.
+- **link duplicates**: files with the same bytes (a library wheels ship under its link name and
+  its soname, as llama.cpp's do) become relative symbolic links to one copy.
+
+The bootloader ``quire-desktop`` is never touched: its Python archive is appended to the ELF file,
+and strip would cut it off.
+
+Usage: ``python packaging/slim_bundle.py dist/quire-desktop``
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+ELF_MAGIC = b"\x7fELF"
+PAGE = 4096
+STRIP = ["strip", "--strip-unneeded", "--remove-section=.comment", "--remove-section=.note"]
+
+
+def is_elf(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(4) == ELF_MAGIC
+
+
+def loadable(path: Path) -> bool:
+    """Whether every LOAD segment of the ELF file at ``path`` maps at an offset the loader accepts.
+
+    ld.so refuses a segment whose file offset and address differ modulo the page size; that is
+    what strip does to a library patchelf rewrote (it moves sections patchelf's segments rely on).
+    """
+    shown = subprocess.run(["readelf", "--program-headers", "--wide", str(path)], capture_output=True, text=True,
+                           check=True).stdout
+    for line in shown.splitlines():
+        fields = line.split()
+        if fields[:1] == ["LOAD"]:
+            offset, address = int(fields[1], 16), int(fields[2], 16)
+            if (address - offset) % PAGE:
+                return False
+    return True
+
+
+def strip_libraries(folder: Path) -> tuple[int, list[Path]]:
+    """Strip the shared libraries under ``folder`` (the bundle's _internal, never its bootloader); the bytes
+    saved and the files left as they were."""
+    saved, kept = 0, []
+    with tempfile.TemporaryDirectory(prefix="quire-strip-") as work:
+        stripped = Path(work) / "stripped"
+        for path in sorted(folder.rglob("*")):
+            if path.is_symlink() or not path.is_file() or not is_elf(path):
+                continue
+            done = subprocess.run([*STRIP, "-o", str(stripped), str(path)], capture_output=True, text=True,
+                                  check=False)
+            if done.returncode != 0 or not loadable(stripped):
+                kept.append(path)
+                continue
+            before, after = path.stat().st_size, stripped.stat().st_size
+            if after < before:
+                shutil.copymode(path, stripped)
+                os.replace(stripped, path)
+                saved += before - after
+    return saved, kept
+
+
+def link_duplicates(bundle: Path) -> int:
+    """Replace files with the same contents by relative links to one of them; the bytes saved.
+
+    The copy kept is the one with the longest name (``libllama.so.0`` rather than ``libllama.so``,
+    as a library's links usually go), then the first in path order.
+    """
+    by_size: dict[int, list[Path]] = defaultdict(list)
+    for path in bundle.rglob("*"):
+        if path.is_file() and not path.is_symlink() and path.stat().st_size > 0:
+            by_size[path.stat().st_size].append(path)
+    saved = 0
+    for size, paths in by_size.items():
+        if len(paths) < 2:
+            continue
+        by_digest: dict[str, list[Path]] = defaultdict(list)
+        for path in paths:
+            by_digest[hashlib.sha256(path.read_bytes()).hexdigest()].append(path)
+        for same in by_digest.values():
+            if len(same) < 2:
+                continue
+            original, *copies = sorted(same, key=lambda p: (-len(p.name), str(p)))
+            for copy in copies:
+                copy.unlink()
+                copy.symlink_to(os.path.relpath(original, copy.parent))
+                saved += size
+    return saved
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("bundle", type=Path, help="the PyInstaller one-folder bundle (dist/quire-desktop)")
+    args = parser.parse_args(argv)
+    if not (args.bundle / "_internal").is_dir():
+        print(f"error: {args.bundle} is not a PyInstaller bundle (no _internal/)", file=sys.stderr)
+        return 2
+    if shutil.which("strip") is None or shutil.which("readelf") is None:
+        print("error: strip and readelf are missing; install them with: sudo apt-get install binutils",
+              file=sys.stderr)
+        return 2
+    stripped, kept = strip_libraries(args.bundle / "_internal")
+    print(f"slim_bundle: stripped the libraries, {stripped / 1e6:.1f} MB less; left unstripped (strip would "
+          f"make them unloadable): {', '.join(p.name for p in kept) or 'none'}")
+    linked = link_duplicates(args.bundle / "_internal")
+    print(f"slim_bundle: linked identical files to one copy, {linked / 1e6:.1f} MB less")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
