@@ -5,9 +5,9 @@ copies (``engine.embed.onnx_int8.export_onnx``). This writes an ONNX-only senten
 folder: the model's configs and tokenizer, ``model.int8.onnx`` (search) and ``model.fp32.onnx``
 (citation support at full precision), and no torch weights. The fp32 file keeps its weight
 matrices as fp16 and casts them to fp32 when ONNX Runtime loads it (``store_weights_as_fp16``):
-half the size, computed in fp32 as before, vectors within 1e-6 in cosine of the fp32 weights'. ``engine.embed`` runs such a folder
-directly (``ships_onnx``). Before the folder is accepted its vectors are compared with the
-original model's, run by sentence-transformers.
+half the size, computed in fp32 as before, vectors within 1e-6 in cosine of the fp32 weights'.
+``engine.embed`` runs such a folder directly (``ships_onnx``). Before the folder is accepted its
+vectors are compared with the original model's, run by sentence-transformers.
 
 Usage (with the dev environment, which has torch): ``python packaging/export_embedder.py OUT_FOLDER``.
 """
