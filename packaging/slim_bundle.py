@@ -13,6 +13,11 @@ self-test, so the bundle that is tested is the one that is packaged:
   (patchelf) so that a stripped copy no longer loads ("ELF load command address/offset not
   page-aligned", numpy's OpenBLAS): each stripped copy is checked for that and the original kept
   where it fails.
+- **search paths of the build machine**: Python's extension modules, as pyenv builds them, carry
+  a ``RUNPATH`` into the build machine's interpreter (``/root/.pyenv/versions/3.11.7/lib``),
+  which means nothing on a user's machine (the bundle's libpython is found beside them). Removed
+  with ``chrpath``, which edits the dynamic section in place; ``$ORIGIN`` paths, which the
+  wheels' libraries find each other by, stay.
 - **link duplicates**: files with the same bytes (a library wheels ship under its link name and
   its soname, as llama.cpp's do) become relative symbolic links to one copy.
 
@@ -87,6 +92,32 @@ def strip_libraries(folder: Path) -> tuple[int, list[Path]]:
     return saved, kept
 
 
+def _search_path(path: Path) -> str | None:
+    shown = subprocess.run(["readelf", "--dynamic", str(path)], capture_output=True, text=True, check=True).stdout
+    for line in shown.splitlines():
+        if "(RPATH)" in line or "(RUNPATH)" in line:
+            return line.split("[", 1)[1].rstrip("]")
+    return None
+
+
+def drop_build_machine_paths(folder: Path) -> list[Path]:
+    """Remove from each library under ``folder`` the search-path entries outside the bundle; the files changed."""
+    changed = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not path.is_file() or not is_elf(path):
+            continue
+        search_path = _search_path(path)
+        if search_path is None:
+            continue
+        inside = ":".join(part for part in search_path.split(":") if part.startswith(("$ORIGIN", "${ORIGIN}")))
+        if inside == search_path:
+            continue
+        command = ["chrpath", "--replace", inside, str(path)] if inside else ["chrpath", "--delete", str(path)]
+        subprocess.run(command, capture_output=True, text=True, check=True)
+        changed.append(path)
+    return changed
+
+
 def link_duplicates(bundle: Path) -> int:
     """Replace files with the same contents by relative links to one of them; the bytes saved.
 
@@ -122,9 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.bundle / "_internal").is_dir():
         print(f"error: {args.bundle} is not a PyInstaller bundle (no _internal/)", file=sys.stderr)
         return 2
-    missing = [tool for tool in ("strip", "readelf", "nm", "as", "ld", "cc") if shutil.which(tool) is None]
+    missing = [tool for tool in ("strip", "readelf", "nm", "as", "ld", "cc", "chrpath") if shutil.which(tool) is None]
     if missing:
-        print(f"error: {', '.join(missing)} missing; install them with: sudo apt-get install binutils gcc",
+        print(f"error: {', '.join(missing)} missing; install them with: sudo apt-get install binutils gcc chrpath",
               file=sys.stderr)
         return 2
     internal = args.bundle / "_internal"
@@ -134,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     stripped, kept = strip_libraries(internal)
     print(f"slim_bundle: stripped the libraries, {stripped / 1e6:.1f} MB less; left unstripped (strip would "
           f"make them unloadable): {', '.join(p.name for p in kept) or 'none'}")
+    rewritten = drop_build_machine_paths(internal)
+    print(f"slim_bundle: removed the build machine's library search paths from {len(rewritten)} libraries")
     linked = link_duplicates(internal)
     print(f"slim_bundle: linked identical files to one copy, {linked / 1e6:.1f} MB less")
     return 0
