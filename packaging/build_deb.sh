@@ -68,6 +68,8 @@ install -Dm644 packaging/quire.svg "$share/icons/hicolor/scalable/apps/quire.svg
 QT_QPA_PLATFORM=offscreen "$PYTHON" packaging/render_icons.py "$share/icons/hicolor" >/dev/null
 install -Dm644 "$DEBIAN_DIR/copyright" "$share/doc/quire/copyright"
 install -Dm644 NOTICE "$share/doc/quire/NOTICE"
+# The lintian tags that come with a self-contained bundle under /opt, each with its reason.
+install -Dm644 "$DEBIAN_DIR/lintian-overrides" "$share/lintian/overrides/quire"
 # The changelog's signature: the maintainer, and the date of the commit packaged (reproducible).
 mkdir -p "$share/doc/quire"
 sed -e "s|@MAINTAINER@|$MAINTAINER|" -e "s|@DATE@|$(git -C "$ROOT" log -1 --format=%aD)|" "$DEBIAN_DIR/changelog" \
