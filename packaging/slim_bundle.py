@@ -118,15 +118,17 @@ def drop_build_machine_paths(folder: Path) -> list[Path]:
     return changed
 
 
-def link_duplicates(bundle: Path) -> int:
-    """Replace files with the same contents by relative links to one of them; the bytes saved.
+def link_duplicates(bundle: Path, *, min_size: int = 64 * 1024) -> int:
+    """Replace files of at least ``min_size`` bytes with the same contents by relative links to one of them;
+    the bytes saved.
 
     The copy kept is the one with the longest name (``libllama.so.0`` rather than ``libllama.so``,
-    as a library's links usually go), then the first in path order.
+    as a library's links usually go), then the first in path order. Small files (licences and
+    metadata that packages happen to share) stay each package's own.
     """
     by_size: dict[int, list[Path]] = defaultdict(list)
     for path in bundle.rglob("*"):
-        if path.is_file() and not path.is_symlink() and path.stat().st_size > 0:
+        if path.is_file() and not path.is_symlink() and path.stat().st_size >= max(1, min_size):
             by_size[path.stat().st_size].append(path)
     saved = 0
     for size, paths in by_size.items():

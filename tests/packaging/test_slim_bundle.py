@@ -49,7 +49,12 @@ def test_identical_files_become_links_to_the_one_with_the_longest_name(tmp_path:
     (tmp_path / "lib" / "libx.so").write_bytes(b"same bytes")
     (tmp_path / "lib" / "libx.so.0").write_bytes(b"same bytes")
     (tmp_path / "other.txt").write_bytes(b"other bytes")
-    assert slim.link_duplicates(tmp_path) == len(b"same bytes")
+    (tmp_path / "a-1.0.dist-info").mkdir()
+    (tmp_path / "b-2.0.dist-info").mkdir()
+    (tmp_path / "a-1.0.dist-info" / "INSTALLER").write_bytes(b"pip\n")
+    (tmp_path / "b-2.0.dist-info" / "INSTALLER").write_bytes(b"pip\n")
+    assert slim.link_duplicates(tmp_path, min_size=5) == len(b"same bytes")
+    assert not any(path.is_symlink() for path in tmp_path.glob("*.dist-info/*"))  # below min_size: left alone
     assert (tmp_path / "lib" / "libx.so").is_symlink()
     assert os.readlink(tmp_path / "lib" / "libx.so") == "libx.so.0"
     assert (tmp_path / "lib" / "libx.so").read_bytes() == b"same bytes"
