@@ -16,7 +16,11 @@ Runs are interleaved over ``--rounds`` rounds; medians and bests are reported wi
 average, since the development machine is shared. With ``--installed`` the installed package
 (/opt/quire) is measured instead of dist/quire-desktop.
 
-    python benchmarks/package_size.py [--rounds 3] [--installed] [--json benchmarks/results/package_size.json]
+With ``--baseline`` another bundle (say an older commit's build) is timed in the same rounds,
+interleaved, and its demo answer compared with this one's.
+
+    python benchmarks/package_size.py [--rounds 3] [--installed] [--baseline OTHER_BUNDLE]
+        [--json benchmarks/results/package_size.json]
 """
 
 from __future__ import annotations
@@ -96,6 +100,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--installed", action="store_true", help="measure /opt/quire, the installed package")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--baseline", type=Path,
+                        help="another bundle (an older build's dist/quire-desktop) timed in the same rounds")
     args = parser.parse_args()
 
     version = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
@@ -110,17 +116,28 @@ def main() -> None:
 
     offline = offline_prefix()
     load_before = os.getloadavg()
-    cli: list[float] = []
-    self_test: list[float] = []
-    before_window: list[float] = []
-    for _ in range(args.rounds):
-        cli.append(run_fresh([str(bundle / "quire"), "--help"], offline)[0])
-        elapsed, done = run_fresh([str(bundle / "quire-desktop"), "--self-test"], offline)
-        reported = float(re.search(r"self-test passed: .* in ([\d.]+) s", done.stdout).group(1))  # type: ignore[union-attr]
-        self_test.append(elapsed)
-        before_window.append(elapsed - reported)
-    demo_s, demo = run_fresh([str(bundle / "quire"), "demo"], offline)
-    answered = "\nReferences\n" in demo.stdout
+    # With --baseline, the other bundle's runs are interleaved with these, round by round and in
+    # alternating order, so that both see the same load on a shared machine.
+    measured = {"this": bundle, **({"baseline": args.baseline} if args.baseline else {})}
+    timings: dict[str, dict[str, list[float]]] = {name: {"cli": [], "self_test": [], "before_window": [], "demo": []}
+                                                  for name in measured}
+    demo_outputs: dict[str, str] = {}
+    for round_number in range(args.rounds):
+        order = list(measured.items()) if round_number % 2 == 0 else list(measured.items())[::-1]
+        for name, measured_bundle in order:
+            times = timings[name]
+            times["cli"].append(run_fresh([str(measured_bundle / "quire"), "--help"], offline)[0])
+            elapsed, done = run_fresh([str(measured_bundle / "quire-desktop"), "--self-test"], offline)
+            reported = float(re.search(r"self-test passed: .* in ([\d.]+) s", done.stdout).group(1))  # type: ignore[union-attr]
+            times["self_test"].append(elapsed)
+            times["before_window"].append(elapsed - reported)
+            if round_number == args.rounds - 1:
+                demo_s, demo = run_fresh([str(measured_bundle / "quire"), "demo"], offline)
+                times["demo"].append(demo_s)
+                demo_outputs[name] = demo.stdout
+    cli, self_test, before_window = (timings["this"][key] for key in ("cli", "self_test", "before_window"))
+    demo_s = timings["this"]["demo"][0]
+    answered = "\nReferences\n" in demo_outputs["this"]
     load_after = os.getloadavg()
 
     results: dict[str, Any] = {
@@ -139,12 +156,20 @@ def main() -> None:
         "desktop_start_before_window": summary(before_window),
         "demo_ingest_and_answer_s": round(demo_s, 1),
         "demo_answered_with_references": answered,
+        **({"baseline": {"bundle": str(args.baseline), "bytes": tree_size(args.baseline)[0],
+                         "cli_help_cold": summary(timings["baseline"]["cli"]),
+                         "desktop_self_test": summary(timings["baseline"]["self_test"]),
+                         "desktop_start_before_window": summary(timings["baseline"]["before_window"]),
+                         "demo_ingest_and_answer_s": round(timings["baseline"]["demo"][0], 1),
+                         "demo_answer_identical": demo_outputs["baseline"].split("\nReferences\n")[0]
+                         == demo_outputs["this"].split("\nReferences\n")[0]}}
+           if args.baseline else {}),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
         "cpus": os.cpu_count(),
         "platform": platform.platform(),
         "command": "python benchmarks/package_size.py" + (" --installed" if args.installed else "")
-                   + " --json benchmarks/results/package_size.json",
+                   + (" --baseline BUNDLE" if args.baseline else "") + " --json benchmarks/results/package_size.json",
     }
     text = json.dumps(results, indent=2)
     print(text)

@@ -58,9 +58,7 @@ mkdir -p "$STAGE/opt" "$STAGE/usr/bin" "$STAGE/DEBIAN"
 cp -a "$BUNDLE" "$STAGE/opt/quire"
 ln -sfn quire-desktop "$STAGE/opt/quire/quire"  # the executable runs the command line when started as `quire`
 rm -rf "$STAGE/opt/quire/share"                 # the bundle's copies of the entry and icon: installed below
-# Libraries are not stripped: the wheels' vendored libraries were rewritten by auditwheel
-# (patchelf), and `strip` breaks them ("ELF load command address/offset not page-aligned" from
-# numpy's OpenBLAS, found by the install test); docs/packaging.md.
+# The libraries were stripped when the bundle was built (packaging/slim_bundle.py), before its self-test.
 ln -s /opt/quire/quire-desktop "$STAGE/usr/bin/quire-desktop"
 ln -s /opt/quire/quire "$STAGE/usr/bin/quire"
 
@@ -70,6 +68,8 @@ install -Dm644 packaging/quire.svg "$share/icons/hicolor/scalable/apps/quire.svg
 QT_QPA_PLATFORM=offscreen "$PYTHON" packaging/render_icons.py "$share/icons/hicolor" >/dev/null
 install -Dm644 "$DEBIAN_DIR/copyright" "$share/doc/quire/copyright"
 install -Dm644 NOTICE "$share/doc/quire/NOTICE"
+# The lintian tags that come with a self-contained bundle under /opt, each with its reason.
+install -Dm644 "$DEBIAN_DIR/lintian-overrides" "$share/lintian/overrides/quire"
 # The changelog's signature: the maintainer, and the date of the commit packaged (reproducible).
 mkdir -p "$share/doc/quire"
 sed -e "s|@MAINTAINER@|$MAINTAINER|" -e "s|@DATE@|$(git -C "$ROOT" log -1 --format=%aD)|" "$DEBIAN_DIR/changelog" \

@@ -33,6 +33,9 @@ if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
     # The one executable is also the command line when started by the name `quire`
     # (packaging/quire_desktop_entry.py).
     ln -sfn quire-desktop "$BUNDLE/quire"
+    # Strip the libraries and link duplicate files to one copy (docs/packaging.md, "Size"); before
+    # the self-test, so that the bundle tested is the one packaged.
+    "$PYTHON" packaging/slim_bundle.py "$BUNDLE"
     echo "== build took $((SECONDS - build_start)) s"
 fi
 
