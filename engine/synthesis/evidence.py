@@ -48,7 +48,6 @@ from engine.types import Reference, SearchHit
 RELEVANCE_THRESHOLD = SYNTHESIS.relevance_threshold
 RELATIVE_RELEVANCE = SYNTHESIS.relative_relevance
 TABLE_RELATIVE_RELEVANCE = SYNTHESIS.table_relative_relevance
-TABLE_PER_PAPER = 2  # the table's rows are papers: passages of one paper beyond two only crowd others out
 NUMBER_BONUS = SYNTHESIS.number_bonus
 NAME_BONUS = SYNTHESIS.name_bonus
 COUNTED_BONUS = SYNTHESIS.counted_bonus
