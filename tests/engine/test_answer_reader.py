@@ -120,7 +120,8 @@ def test_the_paper_s_title_run_into_its_next_line_is_never_a_quote() -> None:
     passage = (f"{title} SHA: 77b0c98d1a2ca46b219ad090074814c387c80d8f\n"
                "The presence of viral RNA outside of the respiratory tract might herald the severity of the disease. "
                "In 2019-nCoV severity, detectable viral RNA in blood was a strong indicator.")
-    found = Reference(n=1, passage_id="p1", doc_id="d1", source="library", bib=Bibliography(title), text=passage, page=1)
+    found = Reference(n=1, passage_id="p1", doc_id="d1", source="library", bib=Bibliography(title), text=passage,
+                      page=1)
     quoted = [q.text for q in extract_evidence("What test indicates the severity of 2019-nCoV?", [found],
                                                SupportScorer(HashingEmbedder(), judge=None))[0].sentences]
     assert quoted and not any(q.startswith("Detectable") for q in quoted), quoted
