@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from fixtures.pg_server import READER_PASSWORD, PgServer
 
+from engine.cli.main import main
 from engine.datastore.server import publish as publish_module
 from engine.embed import HashingEmbedder
 from engine.errors import Cancelled, DatastoreUnavailableError, EngineError
@@ -181,3 +182,25 @@ def test_a_stopped_publish_resumes_after_its_last_batch(pg_server: PgServer, pub
     total = published.datastore_registry.source("cs").store.counts()["passages"]
     assert pg_server.admin("SELECT count(*), count(DISTINCT rowid) FROM resumed.passages") == [(total, total)]
     assert published.publish_datastore("cs", pg_server.url(), schema="resumed").already_published
+
+
+def test_the_cli_publishes_connects_lists_and_disconnects(published: Engine, pg_server: PgServer, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    publisher = str(published.paths.home)
+    assert main(["--home", publisher, "datastore", "publish", "cs", pg_server.url(), "--schema", "cli",
+                 "--reader", "quire_reader"]) == 0
+    assert "published cs: 60 records" in capsys.readouterr().out
+    member = str(tmp_path / "member")
+    assert main(["--home", member, "datastore", "connect", "lab", pg_server.reader_url(), "--schema", "cli"]) == 0
+    assert "connected lab: 60 records" in capsys.readouterr().out
+    assert main(["--home", member, "datastore", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "lab" in listed and "on postgresql://quire_reader@" in listed and "connected" in listed
+    assert READER_PASSWORD not in listed
+    main(["--home", member, "doctor"])
+    assert "network: questions searched with datastores are sent to the server datastores (lab at" in (
+        capsys.readouterr().out)
+    assert main(["--home", member, "datastore", "remove", "lab"]) == 0
+    assert "disconnected server datastore lab" in capsys.readouterr().out
+    main(["--home", member, "doctor"])
+    assert "network: offline: questions and papers stay on this computer" in capsys.readouterr().out
