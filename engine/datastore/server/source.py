@@ -90,9 +90,16 @@ class ServerDatastoreSource:
             if self._failure is not None and time.monotonic() - self._failed_at < RETRY_AFTER_S:
                 raise self._failure
             try:
-                conn = self._connection()
-                cursor = conn.execute(sql, params)
-                rows = list(cursor.fetchall()) if cursor.description is not None else []  # SET has no rows
+                try:
+                    reused = self._conn is not None
+                    rows = self._run(self._connection(), sql, params)
+                except psycopg.OperationalError:
+                    # A connection the server closed since the last search (restarted, or the session was
+                    # ended): one new connection, once; a query stopped by its time limit is not retried.
+                    if not reused or self._conn is None or not self._conn.broken:
+                        raise
+                    self.close()
+                    rows = self._run(self._connection(), sql, params)
             except (psycopg.Error, DatastoreUnavailableError) as exc:
                 self.close()
                 failure = exc if isinstance(exc, DatastoreUnavailableError) else unavailable(
@@ -101,6 +108,11 @@ class ServerDatastoreSource:
                 raise failure from None
             self._failure = None
             return rows
+
+    @staticmethod
+    def _run(conn: Any, sql: str, params: Sequence[Any] | dict[str, Any]) -> list[tuple[Any, ...]]:
+        cursor = conn.execute(sql, params)
+        return list(cursor.fetchall()) if cursor.description is not None else []  # SET has no rows
 
     def _connection(self) -> Any:
         if self._conn is not None and not self._conn.closed:
