@@ -31,7 +31,7 @@ def publish_to_server(registry: DatastoreRegistry, what: str, url: str, *, schem
     check_schema_name(schema)
     conn = connect(what, url, None, statement_timeout_s=None, read_only=False)
     try:
-        if registry.exists(what):
+        if _is_installed(registry, what):
             source = registry.source(what)
             return publish(source, conn, shown(url), schema=schema, reader=reader, replace=replace,
                            progress=progress, cancel=cancel)
@@ -51,6 +51,13 @@ def publish_to_server(registry: DatastoreRegistry, what: str, url: str, *, schem
                 unpacked.close()
     finally:
         conn.close()
+
+
+def _is_installed(registry: DatastoreRegistry, what: str) -> bool:
+    try:
+        return registry.exists(what)
+    except EngineError:  # not a datastore name at all: a pack file's path
+        return False
 
 
 def _no_embedder() -> Embedder:

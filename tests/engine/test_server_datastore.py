@@ -204,3 +204,19 @@ def test_the_cli_publishes_connects_lists_and_disconnects(published: Engine, pg_
     assert "disconnected server datastore lab" in capsys.readouterr().out
     main(["--home", member, "doctor"])
     assert "network: offline: questions and papers stay on this computer" in capsys.readouterr().out
+
+
+def test_a_pack_file_publishes_as_its_installed_datastore(published: Engine, pg_server: PgServer,
+                                                          tmp_path: Path) -> None:
+    pack, manifest = published.pack_datastore("cs", tmp_path / "cs.quirepack")
+    report = published.publish_datastore(str(pack), pg_server.url(), schema="frompack")
+    assert (report.records, report.passages, report.embedding_model) == (
+        manifest.record_count, manifest.passage_count, manifest.embedding_model)
+    same = pg_server.admin("SELECT count(*) FROM (SELECT rowid, text, lexemes, embedding FROM frompack.passages "
+                           "EXCEPT SELECT rowid, text, lexemes, embedding FROM quire.passages) d")
+    assert same == [(0,)]
+    pg_server.admin("UPDATE frompack.meta SET value = 'other' WHERE key = 'name'")
+    with pytest.raises(EngineError, match="holds another datastore .'other'"):
+        published.publish_datastore(str(pack), pg_server.url(), schema="frompack")
+    assert published.publish_datastore(str(pack), pg_server.url(), schema="frompack", replace=True).passages == (
+        manifest.passage_count)
