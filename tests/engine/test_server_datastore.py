@@ -216,7 +216,7 @@ def test_a_pack_file_publishes_as_its_installed_datastore(published: Engine, pg_
                            "EXCEPT SELECT rowid, text, lexemes, embedding FROM quire.passages) d")
     assert same == [(0,)]
     pg_server.admin("UPDATE frompack.meta SET value = 'other' WHERE key = 'name'")
-    with pytest.raises(EngineError, match="holds another datastore .'other'"):
+    with pytest.raises(EngineError, match=r"holds another datastore \('other'"):
         published.publish_datastore(str(pack), pg_server.url(), schema="frompack")
     assert published.publish_datastore(str(pack), pg_server.url(), schema="frompack", replace=True).passages == (
         manifest.passage_count)
