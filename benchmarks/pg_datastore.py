@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from retrieval_common import load_questions, ndcg_at
 
+from engine.retrieve.fts import build_fts_query
 from engine.service import Engine
 
 RESULTS = Path(__file__).resolve().parent / "results" / "pg_datastore.json"
@@ -129,8 +130,18 @@ def quality(server: Any, work: Path) -> dict[str, Any]:
         engine.connect_datastore("benchpg", url, timeout_s=30)
         engine.search("warm up both sources", k=10, source="bench")
         engine.search("warm up both sources", k=10, source="benchpg")
+        local_source = engine.datastore_registry.source("bench")
+        server_source = engine.datastore_registry.server_source("benchpg")
+        embedder = engine.embedder
         runs = []
         for question in questions:
+            # Each retriever's own list too (the 100 candidates fusion sees): BM25 and dense separately.
+            fts_query = build_fts_query(question.text)
+            bm25_local = [pid.split(":", 1)[1] for pid, _ in local_source.lexical(fts_query, 100)]
+            bm25_server = [pid.split(":", 1)[1] for pid, _ in server_source.lexical(fts_query, 100)]
+            vector = embedder.embed([question.text])[0]
+            dense_local = [pid.split(":", 1)[1] for pid, _ in local_source.dense(vector, 100)]
+            dense_server = [pid.split(":", 1)[1] for pid, _ in server_source.dense(vector, 100)]
             timed = {}
             for source in ("bench", "benchpg"):
                 started = time.perf_counter()
@@ -139,6 +150,10 @@ def quality(server: Any, work: Path) -> dict[str, Any]:
             local_ids = [h.passage_id.split(":", 1)[1] for h in timed["bench"][1]]
             server_ids = [h.passage_id.split(":", 1)[1] for h in timed["benchpg"][1]]
             runs.append({
+                "bm25_same_100": bm25_local == bm25_server,
+                "bm25_overlap_100": len(set(bm25_local) & set(bm25_server)) / max(1, len(bm25_local)),
+                "dense_overlap_100": len(set(dense_local) & set(dense_server)) / max(1, len(dense_local)),
+                "dense_overlap_10": len(set(dense_local[:10]) & set(dense_server[:10])) / max(1, len(dense_local[:10])),
                 "overlap": len(set(local_ids) & set(server_ids)) / max(1, len(local_ids)),
                 "same_order": local_ids == server_ids,
                 "ndcg_local": ndcg_at([h.doc_id for h in timed["bench"][1]], question.relevant, 10),
@@ -154,6 +169,10 @@ def quality(server: Any, work: Path) -> dict[str, Any]:
         "ndcg_at_10_local": mean["ndcg_local"], "ndcg_at_10_server": mean["ndcg_server"],
         "ndcg_at_10_difference": round(abs(mean["ndcg_local"] - mean["ndcg_server"]), 4),
         "search_ms_mean_local": round(mean["ms_local"], 1), "search_ms_mean_server": round(mean["ms_server"], 1),
+        "bm25_top100_identical": sum(run["bm25_same_100"] for run in runs),
+        "bm25_overlap_at_100_mean": round(statistics.fmean(run["bm25_overlap_100"] for run in runs), 4),
+        "dense_overlap_at_100_mean": round(statistics.fmean(run["dense_overlap_100"] for run in runs), 4),
+        "dense_overlap_at_10_mean": round(statistics.fmean(run["dense_overlap_10"] for run in runs), 4),
         "bytes_per_passage": per_passage, "load_after": load(),
     }
 

@@ -47,6 +47,7 @@ EF_SEARCH = 100
 # After a failure, calls within this many seconds fail at once with the same message instead of
 # waiting for the server again: one search asks a source many times (spelling, BM25, dense, hits).
 RETRY_AFTER_S = 3.0
+VOCABULARY_LIMIT = 50_000
 
 
 class ServerDatastoreSource:
@@ -93,18 +94,21 @@ class ServerDatastoreSource:
                 try:
                     reused = self._conn is not None
                     rows = self._run(self._connection(), sql, params)
-                except psycopg.OperationalError:
+                except psycopg.OperationalError as exc:
                     # A connection the server closed since the last search (restarted, or the session was
                     # ended): one new connection, once; a query stopped by its time limit is not retried.
-                    if not reused or self._conn is None or not self._conn.broken:
+                    if not reused or isinstance(exc, psycopg.errors.QueryCanceled):
                         raise
                     self.close()
                     rows = self._run(self._connection(), sql, params)
             except (psycopg.Error, DatastoreUnavailableError) as exc:
-                self.close()
                 failure = exc if isinstance(exc, DatastoreUnavailableError) else unavailable(
                     self._name, self.conninfo, exc, self.statement_timeout_s)
-                self._failure, self._failed_at = failure, time.monotonic()
+                lost = (self._conn is None or self._conn.broken or self._conn.closed
+                        or isinstance(exc, DatastoreUnavailableError | psycopg.errors.AdminShutdown))
+                self.close()
+                if lost:  # no server to talk to: the rest of this search is not kept waiting for it again
+                    self._failure, self._failed_at = failure, time.monotonic()
                 raise failure from None
             self._failure = None
             return rows
@@ -206,8 +210,10 @@ class ServerDatastoreSource:
             condition, bound = "stem <= %s", high.rstrip("\0")
         else:
             condition, bound = "stem < %s", high
-        rows = self._query(f"SELECT stem, passages FROM {self.schema}.terms WHERE stem >= %s AND {condition}",
-                           (low, bound))
+        # The most used stems of the range only: a letter's range of a large corpus holds hundreds of
+        # thousands of rare stems, which spelling correction never proposes anyway.
+        rows = self._query(f"SELECT stem, passages FROM {self.schema}.terms WHERE stem >= %s AND {condition} "
+                           f"ORDER BY passages DESC LIMIT {VOCABULARY_LIMIT}", (low, bound))
         return {str(stem): int(count) for stem, count in rows}
 
     # --- dense -----------------------------------------------------------------------------
