@@ -14,6 +14,7 @@ from fixtures.pg_server import READER_PASSWORD, PgServer
 
 from engine.cli.main import main
 from engine.datastore.server import publish as publish_module
+from engine.datastore.server.connection import save_password, shown, split_password
 from engine.embed import HashingEmbedder
 from engine.errors import Cancelled, DatastoreUnavailableError, EngineError
 from engine.progress import CancelToken, Progress
@@ -220,3 +221,16 @@ def test_a_pack_file_publishes_as_its_installed_datastore(published: Engine, pg_
         published.publish_datastore(str(pack), pg_server.url(), schema="frompack")
     assert published.publish_datastore(str(pack), pg_server.url(), schema="frompack", replace=True).passages == (
         manifest.passage_count)
+
+
+def test_the_connection_string_keeps_sslmode_and_loses_its_password(tmp_path: Path) -> None:
+    conninfo, params, password = split_password("postgresql://ann:p%3Ass@db.lab.org:5433/corpus?sslmode=verify-full")
+    assert password == "p:ss" and "p:ss" not in conninfo and "password" not in conninfo
+    assert params == {"user": "ann", "host": "db.lab.org", "port": "5433", "dbname": "corpus",
+                      "sslmode": "verify-full"}
+    assert "sslmode=verify-full" in conninfo
+    assert shown(conninfo) == "postgresql://ann@db.lab.org:5433/corpus"
+    passfile = tmp_path / "pgpass"
+    save_password(passfile, params, password)
+    save_password(passfile, params, "new:one")  # the same server and user: replaced, not added
+    assert passfile.read_text() == "db.lab.org:5433:corpus:ann:new\\:one\n"
