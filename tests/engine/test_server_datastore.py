@@ -7,6 +7,7 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from fixtures.pg_server import READER_PASSWORD, PgServer
 
 from engine.cli.main import main
 from engine.datastore.server import publish as publish_module
+from engine.datastore.server import source as server_source_module
 from engine.datastore.server.connection import save_password, shown, split_password
 from engine.embed import HashingEmbedder
 from engine.errors import Cancelled, DatastoreUnavailableError, EngineError
@@ -234,3 +236,23 @@ def test_the_connection_string_keeps_sslmode_and_loses_its_password(tmp_path: Pa
     save_password(passfile, params, password)
     save_password(passfile, params, "new:one")  # the same server and user: replaced, not added
     assert passfile.read_text() == "db.lab.org:5433:corpus:ann:new\\:one\n"
+
+
+def test_a_large_datastore_is_searched_through_the_hnsw_index(published: Engine, reader: Engine, pg_server: PgServer,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    server = reader.datastore_registry.server_source("lab")
+    vector = HashingEmbedder().embed(["protein folding accuracy"])[0]
+    exact = server.dense(vector, 10)
+    monkeypatch.setattr(server_source_module, "FLAT_LIMIT", 0)  # as if the datastore were larger than a flat index
+    # A table of a few hundred rows is cheaper to scan, so the planner would not use the index as it does at scale.
+    server._query("SET enable_seqscan = off")
+    before = index_scans(server)
+    approximate = server.dense(vector, 10)
+    assert index_scans(server) > before  # the HNSW index answered
+    assert [pid for pid, _ in approximate] == [pid for pid, _ in exact]  # a few hundred passages: HNSW is exact
+
+
+def index_scans(server: Any) -> int:
+    server._query("SELECT pg_stat_force_next_flush()")  # this session's counts, now
+    return int(server._query("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'passages_embedding' "
+                             "AND schemaname = 'quire'")[0][0])
