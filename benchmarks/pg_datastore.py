@@ -55,7 +55,8 @@ DATASTORE = SHARED / "datastore" / "cs-sample.jsonl.gz"
 DIMENSION = 384
 QUERY_COUNT = 200
 CLIENTS = 8
-EF_SEARCH = (40, 100, 200)
+EF_SEARCH = (40, 100, 200, 400)
+PRODUCT_K, PRODUCT_EF = 100, 400  # what search asks of a large server datastore (engine/datastore/server/source.py)
 BINARY_RERANK = (4, 10)  # candidates per wanted neighbour that the binary index hands to the re-ranking
 
 
@@ -159,6 +160,7 @@ def quality(server: Any, work: Path) -> dict[str, Any]:
                 "ndcg_local": ndcg_at([h.doc_id for h in timed["bench"][1]], question.relevant, 10),
                 "ndcg_server": ndcg_at([h.doc_id for h in timed["benchpg"][1]], question.relevant, 10),
                 "ms_local": timed["bench"][0] * 1000, "ms_server": timed["benchpg"][0] * 1000})
+        hnsw = hnsw_on_real_vectors(local_source, server_source, [embedder.embed([q.text])[0] for q in questions])
         engine.remove_datastore("benchpg")
     mean = {key: round(statistics.fmean(run[key] for run in runs), 4)
             for key in ("overlap", "ndcg_local", "ndcg_server", "ms_local", "ms_server")}
@@ -173,8 +175,40 @@ def quality(server: Any, work: Path) -> dict[str, Any]:
         "bm25_overlap_at_100_mean": round(statistics.fmean(run["bm25_overlap_100"] for run in runs), 4),
         "dense_overlap_at_100_mean": round(statistics.fmean(run["dense_overlap_100"] for run in runs), 4),
         "dense_overlap_at_10_mean": round(statistics.fmean(run["dense_overlap_10"] for run in runs), 4),
+        "hnsw_on_these_real_vectors": hnsw,
         "bytes_per_passage": per_passage, "load_after": load(),
     }
+
+
+def hnsw_on_real_vectors(local_source: Any, server_source: Any, vectors: Sequence[np.ndarray]) -> dict[str, Any]:
+    """How much of exact search's top 100 and top 10 HNSW finds on the corpus's real vectors, by ef_search.
+
+    The product searches a datastore this small exactly; here the index is forced, to see HNSW on real
+    embeddings (the synthetic vectors of the scale part are easier for it)."""
+    from engine.datastore.server import source as server_module
+
+    limit, ef_search = server_module.FLAT_LIMIT, server_module.EF_SEARCH_PER_RESULT
+    exact = [[pid.split(":", 1)[1] for pid, _ in local_source.dense(vector, 100)] for vector in vectors]
+    found: dict[str, Any] = {}
+    try:
+        server_module.FLAT_LIMIT = 0
+        server_source._query("SET enable_seqscan = off")  # 9k rows: the planner would rather scan
+        for ef in (100, 200, 400):
+            server_module.EF_SEARCH_PER_RESULT = ef // 100
+            times, top100, top10 = [], [], []
+            for vector, wanted in zip(vectors, exact, strict=True):
+                started = time.perf_counter()
+                got = [pid.split(":", 1)[1] for pid, _ in server_source.dense(vector, 100)]
+                times.append(time.perf_counter() - started)
+                top100.append(len(set(got) & set(wanted)) / 100)
+                top10.append(len(set(got[:10]) & set(wanted[:10])) / 10)
+            found[f"ef_search_{ef}"] = {"recall_at_100": round(statistics.fmean(top100), 4),
+                                        "recall_at_10": round(statistics.fmean(top10), 4), **percentiles(times),
+                                        "load": load()}
+    finally:
+        server_module.FLAT_LIMIT, server_module.EF_SEARCH_PER_RESULT = limit, ef_search
+        server_source._query("RESET enable_seqscan")
+    return found
 
 
 # --- scale ---------------------------------------------------------------------------------
@@ -267,7 +301,9 @@ def timed(conn: Any, statement: str) -> dict[str, Any]:
     return {"seconds": round(time.perf_counter() - started, 1), "load_before": before, "load_after": load()}
 
 
-def scale(server: Any, count: int, log: Callable[[str], None]) -> dict[str, Any]:
+def scale(server: Any, count: int, log: Callable[[str], None], *, m: int = 16, ef_construction: int = 64,
+          ef_searches: Sequence[int] = EF_SEARCH, binary: bool = True,
+          product_efs: Sequence[int] = (PRODUCT_EF,)) -> dict[str, Any]:
     import psycopg
 
     url = server.get_uri()
@@ -282,9 +318,10 @@ def scale(server: Any, count: int, log: Callable[[str], None]) -> dict[str, Any]
     # Exact top 10 over the float16 vectors the server holds, with the query as the server reads it.
     held = np.array([json.loads(q) for q in queries], dtype=np.float16).astype(np.float32)
     scores = np.concatenate([vectors[s:s + 200_000].astype(np.float32) @ held.T for s in range(0, count, 200_000)])
-    exact = np.argsort(-scores, axis=0, kind="stable")[:10].T
+    exact100 = np.argsort(-scores, axis=0, kind="stable")[:100].T
+    exact = exact100[:, :10]
     del scores
-    result: dict[str, Any] = {"passages": count}
+    result: dict[str, Any] = {"passages": count, "hnsw": {"m": m, "ef_construction": ef_construction}}
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"DROP TABLE IF EXISTS {table}")
         conn.execute(f"CREATE TABLE {table} (id bigint NOT NULL, embedding halfvec({DIMENSION}) NOT NULL)")
@@ -298,22 +335,24 @@ def scale(server: Any, count: int, log: Callable[[str], None]) -> dict[str, Any]
         conn.execute(f"VACUUM ANALYZE {table}")
         conn.execute("SET maintenance_work_mem = '4GB'")
         conn.execute("SET max_parallel_maintenance_workers = 2")
-        result["build_halfvec_hnsw"] = timed(conn, f"CREATE INDEX {table}_hnsw ON {table} USING hnsw "
-                                                   "(embedding halfvec_ip_ops) WITH (m = 16, ef_construction = 64)")
+        result["build_halfvec_hnsw"] = timed(conn, f"CREATE INDEX {table}_hnsw ON {table} USING hnsw (embedding "
+                                                   f"halfvec_ip_ops) WITH (m = {m}, "
+                                                   f"ef_construction = {ef_construction})")
         log(f"{count:,}: halfvec HNSW in {result['build_halfvec_hnsw']['seconds']} s")
-        result["build_binary_hnsw"] = timed(conn, f"CREATE INDEX {table}_bits ON {table} USING hnsw "
-                                                  f"((binary_quantize(embedding)::bit({DIMENSION})) bit_hamming_ops) "
-                                                  "WITH (m = 16, ef_construction = 64)")
-        log(f"{count:,}: binary HNSW in {result['build_binary_hnsw']['seconds']} s")
+        if binary:
+            result["build_binary_hnsw"] = timed(conn, f"CREATE INDEX {table}_bits ON {table} USING hnsw ((binary_"
+                                                      f"quantize(embedding)::bit({DIMENSION})) bit_hamming_ops) "
+                                                      f"WITH (m = {m}, ef_construction = {ef_construction})")
+            log(f"{count:,}: binary HNSW in {result['build_binary_hnsw']['seconds']} s")
         sizes = dict(conn.execute("SELECT relname, pg_relation_size(oid) FROM pg_class WHERE relname LIKE %s",
                                   (f"{table}%",)).fetchall())
     result["bytes_per_passage"] = {"table": round(sizes[table] / count, 1),
                                    "halfvec_hnsw": round(sizes[f"{table}_hnsw"] / count, 1),
-                                   "binary_hnsw": round(sizes[f"{table}_bits"] / count, 1),
+                                   "binary_hnsw": round(sizes.get(f"{table}_bits", 0) / count, 1),
                                    "primary_key": round(sizes[f"{table}_pkey"] / count, 1)}
     halfvec_sql = f"SELECT id FROM {table} ORDER BY embedding <#> %(q)s::halfvec LIMIT 10"
     result["halfvec"] = {}
-    for ef in EF_SEARCH:
+    for ef in ef_searches:
         before = load()
         found, times, _ = run_queries(url, halfvec_sql, queries, [f"SET hnsw.ef_search = {ef}"])
         result["halfvec"][f"ef_search_{ef}"] = {"recall_at_10": recall(found, exact), **percentiles(times),
@@ -322,8 +361,20 @@ def scale(server: Any, count: int, log: Callable[[str], None]) -> dict[str, Any]
     found, times, wall = run_queries(url, halfvec_sql, queries * 2, ["SET hnsw.ef_search = 100"], clients=CLIENTS)
     result["halfvec"]["ef_search_100_8_clients"] = {**percentiles(times), "queries_per_s": round(len(times) / wall, 1),
                                                     "load_before": before, "load_after": load()}
+    product_sql = f"SELECT id FROM {table} ORDER BY embedding <#> %(q)s::halfvec LIMIT {PRODUCT_K}"
+    for product_ef, clients in [(ef, clients) for ef in product_efs for clients in (1, CLIENTS)]:
+        before = load()
+        found, times, wall = run_queries(url, product_sql, queries * (2 if clients > 1 else 1),
+                                         [f"SET hnsw.ef_search = {product_ef}"], clients=clients)
+        found = found[:len(queries)]
+        result["halfvec"][f"product_k{PRODUCT_K}_ef{product_ef}_{clients}_client{'s' if clients > 1 else ''}"] = {
+            "recall_at_10": recall(found, exact),
+            "recall_at_100": round(statistics.fmean(len(set(f) & set(e.tolist())) / PRODUCT_K
+                                                    for f, e in zip(found, exact100, strict=True)), 4),
+            **percentiles(times), "queries_per_s": round(len(times) / wall, 1), "load_before": before,
+            "load_after": load()}
     result["binary_rerank"] = {}
-    for factor in BINARY_RERANK:
+    for factor in BINARY_RERANK if binary else ():
         sql = (f"SELECT id FROM (SELECT id, embedding FROM {table} ORDER BY "
                f"binary_quantize(embedding)::bit({DIMENSION}) <~> binary_quantize(%(q)s::halfvec) "
                f"LIMIT {10 * factor}) c ORDER BY embedding <#> %(q)s::halfvec LIMIT 10")
@@ -342,6 +393,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,300000", help="synthetic table sizes, comma-separated")
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "quire-bench" / "pg",
                         help="keeps the imported, embedded corpus between runs")
+    parser.add_argument("--hnsw-m", type=int, default=16)
+    parser.add_argument("--ef-construction", type=int, default=64)
+    parser.add_argument("--ef-search", default=",".join(map(str, EF_SEARCH)), help="comma-separated")
+    parser.add_argument("--product-ef", default=str(PRODUCT_EF), help="ef_search values for the k=100 runs")
+    parser.add_argument("--no-binary", action="store_true", help="measure the halfvec index only")
     parser.add_argument("--keep-server", action="store_true", help="leave the server's data folder in place")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -364,7 +420,12 @@ def main() -> None:
             log("quality done")
         if args.part in ("scale", "both"):
             for count in (int(size) for size in args.sizes.split(",")):
-                write_results({"machine": machine, f"scale_{count}": scale(server, count, log)})
+                key = f"scale_{count}" if (args.hnsw_m, args.ef_construction) == (16, 64) else (
+                    f"scale_{count}_m{args.hnsw_m}_efc{args.ef_construction}")
+                write_results({"machine": machine, key: scale(
+                    server, count, log, m=args.hnsw_m, ef_construction=args.ef_construction,
+                    ef_searches=[int(ef) for ef in args.ef_search.split(",")], binary=not args.no_binary,
+                    product_efs=[int(ef) for ef in args.product_ef.split(",")])})
                 with psycopg.connect(server.get_uri(), autocommit=True) as conn:
                     conn.execute(f"DROP TABLE IF EXISTS synth_{count}")
     finally:
