@@ -160,7 +160,10 @@ class ServerDatastoreSource:
     # --- lexical ---------------------------------------------------------------------------
 
     def lexical(self, fts_query: str, k: int, doc_ids: Collection[str] | None = None) -> list[ScoredId]:
-        """BM25 over the server's stems, best first, ties by passage order (as the local datastore ranks)."""
+        """BM25 over the server's stems, best first, ties by passage order (as the local datastore ranks).
+
+        Search sends OR queries only (engine.retrieve.fts); an AND query finds nothing here.
+        """
         if k <= 0 or not fts_query or " AND " in fts_query:
             return []
         words = quoted_words(fts_query)
