@@ -348,8 +348,9 @@ def scale(server: Any, count: int, log: Callable[[str], None], *, m: int = 16, e
                                   (f"{table}%",)).fetchall())
     result["bytes_per_passage"] = {"table": round(sizes[table] / count, 1),
                                    "halfvec_hnsw": round(sizes[f"{table}_hnsw"] / count, 1),
-                                   "binary_hnsw": round(sizes.get(f"{table}_bits", 0) / count, 1),
                                    "primary_key": round(sizes[f"{table}_pkey"] / count, 1)}
+    if binary:
+        result["bytes_per_passage"]["binary_hnsw"] = round(sizes[f"{table}_bits"] / count, 1)
     halfvec_sql = f"SELECT id FROM {table} ORDER BY embedding <#> %(q)s::halfvec LIMIT 10"
     result["halfvec"] = {}
     for ef in ef_searches:
