@@ -106,3 +106,10 @@ class NotEnoughSpaceError(DownloadError):
 
 class ClaimError(EngineError):
     """A claim or its evidence cannot be judged (empty, or no words in it); the message says what to give."""
+
+
+class DatastoreUnavailableError(EngineError):
+    """A server datastore cannot answer now (down, refused, timed out, wrong schema); the message names it.
+
+    Search leaves such a datastore out (with a notice) and goes on with the library and the others.
+    """

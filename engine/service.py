@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from engine.datastore.importer import ImportReport
     from engine.datastore.manage import DatastoreInfo
     from engine.datastore.manifest import Manifest
+    from engine.datastore.server.publish import PublishReport
     from engine.embed import Embedder, EmbeddingCache
     from engine.importer import IngestResult
     from engine.retrieve.library_source import LibrarySource
@@ -238,9 +239,29 @@ class Engine(EngineSetup):
         return embed_datastore(self.datastore_registry, name, progress, cancel)
 
     def datastores(self) -> list[DatastoreInfo]:
+        """Installed datastores, then connected server datastores (each asked whether it answers now)."""
         from engine.datastore.manage import datastore_infos
+        from engine.datastore.server_manage import server_infos
 
-        return datastore_infos(self.datastore_registry)
+        return datastore_infos(self.datastore_registry) + server_infos(self.datastore_registry)
+
+    def publish_datastore(self, what: str, url: str, *, schema: str = "quire", reader: str | None = None,
+                          replace: bool = False, progress: ProgressCallback = no_progress,
+                          cancel: CancelToken | None = None) -> PublishReport:
+        """Load an installed datastore (or a pack file) into a PostgreSQL + pgvector server; a rerun resumes."""
+        from engine.datastore.server_manage import publish_to_server
+
+        return publish_to_server(self.datastore_registry, what, url, schema=schema, reader=reader, replace=replace,
+                                 progress=progress, cancel=cancel)
+
+    def connect_datastore(self, name: str, url: str, *, schema: str = "quire",
+                          timeout_s: float | None = None) -> DatastoreInfo:
+        """Search the datastore a server holds as ``name`` (checked first; the password goes to a libpq file)."""
+        from engine.datastore.server.connection import STATEMENT_TIMEOUT_S
+        from engine.datastore.server_manage import connect_server
+
+        return connect_server(self.datastore_registry, name, url, schema=schema,
+                              statement_timeout_s=timeout_s or STATEMENT_TIMEOUT_S)
 
     def remove_datastore(self, name: str) -> None:
         self.datastore_registry.remove(name)

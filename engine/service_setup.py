@@ -111,17 +111,20 @@ class EngineSetup:
     def doctor(self) -> dict[str, Any]:
         """Versions, where data lives, which models were found, counts and integrity problems."""
         from engine.datastore.manage import datastore_problems
+        from engine.datastore.server.servers import ServerList
+        from engine.datastore.server_manage import privacy_statement, server_problems
 
         embedder = Path(self.settings.retrieval.embedder).expanduser() if self.settings.retrieval.embedder else \
             default_embedder_path()
         lm = self.model_file()
+        servers = ServerList(self.paths.datastores)
         return {
             "quire": engine.__version__,
             "python": platform.python_version(),
             "platform": platform.platform(),
             "packages": {name: installed_version(name) for name in (
                 "pymupdf", "sqlite-utils", "sentence-transformers", "faiss-cpu", "llama-cpp-python",
-                "PySide6-Essentials", "torch")},
+                "PySide6-Essentials", "torch", "psycopg")},
             "sqlite": sqlite3.sqlite_version,
             "data_dir": str(self.paths.home),
             "settings_file": str(self.paths.config_file),
@@ -132,8 +135,10 @@ class EngineSetup:
             "ocr": ("tesseract found" if tesseract_available()
                     else "tesseract not installed (scanned pages are flagged)"),
             "counts": self.library.counts(),
+            # The offline promise as it stands: a connected server datastore receives the question's text.
+            "network": privacy_statement(servers),
             "problems": (self.library.check_integrity() + _settings_problems(self.settings)
-                         + datastore_problems(self.paths.datastores)
+                         + datastore_problems(self.paths.datastores) + server_problems(servers)
                          + ([self.library.full_disk_notice] if self.library.full_disk_notice else [])),
         }
 

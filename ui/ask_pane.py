@@ -159,6 +159,16 @@ class AskPane(QWidget):
         self.small_model_note.hide()
         self.write_box.toggled.connect(self._update_small_model_note)
 
+        # The offline promise as it stands: with a server datastore connected, a question asked of
+        # everything goes to that server (and nowhere else); said beside the scope, before asking.
+        self._servers: list[tuple[str, str]] = []
+        self.network_note = QLabel(self)
+        self.network_note.setTextFormat(Qt.TextFormat.PlainText)  # names and hosts come from the user's settings
+        self.network_note.setWordWrap(True)
+        self.network_note.setAccessibleName("Where the question goes")
+        self.network_note.hide()
+        self.scope_box.currentIndexChanged.connect(lambda _index: self._update_network_note())
+
         question_row = QHBoxLayout()
         question_row.addWidget(self.scope_box, 1)
         question_row.addWidget(self.write_box)
@@ -169,6 +179,7 @@ class AskPane(QWidget):
         layout.setSpacing(6)
         layout.addWidget(self.question_box)
         layout.addLayout(question_row)
+        layout.addWidget(self.network_note)
         layout.addWidget(self.small_model_note)
         layout.addWidget(self.stage_row)
         layout.addWidget(self.tabs, 1)
@@ -202,6 +213,21 @@ class AskPane(QWidget):
 
     def scope_label(self) -> str:
         return self.scope_box.currentText()
+
+    def set_server_datastores(self, servers: Sequence[tuple[str, str]]) -> None:
+        """Connected server datastores as (name, user@host/database): the scope line says where a question goes."""
+        self._servers = list(servers)
+        self._update_network_note()
+
+    def _update_network_note(self) -> None:
+        if not self._servers or self.scope() != EVERYTHING:
+            self.network_note.hide()
+            return
+        where = ", ".join(f"{name} ({location})" for name, location in self._servers)
+        plural = "s" if len(self._servers) > 1 else ""
+        self.network_note.setText(f"This question is sent to the server datastore{plural} {where} and nowhere else; "
+                                  "your papers stay on this computer.")
+        self.network_note.show()
 
     def set_small_model(self, small: bool) -> None:
         """Whether the language model in use is too small to write answers (the note says so)."""

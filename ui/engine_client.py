@@ -33,6 +33,7 @@ from ui.engine_tasks import (
     datastore_counts,
     locate_passage,
     render_answer,
+    server_datastore_locations,
 )
 from ui.engine_worker import (
     ADOPT,
@@ -296,6 +297,10 @@ class EngineClient(QObject, ModelRequests):
     def list_datastores(self, on_result: Callable[[list[tuple[str, int]]], None]) -> None:
         """Attached datastores as (name, paper count)."""
         self.call(LOOKUP, datastore_counts, on_result)
+
+    def list_server_datastores(self, on_result: Callable[[list[tuple[str, str]]], None]) -> None:
+        """Connected server datastores as (name, where: user@host/database); the servers are not asked."""
+        self.call(LOOKUP, server_datastore_locations, on_result)
 
     def render_answer(self, answer: Answer, kind: str, on_result: Callable[[str], None]) -> None:
         """``answer`` as Markdown (with references) or as BibTeX for the papers it cites."""

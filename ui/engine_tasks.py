@@ -135,6 +135,14 @@ def datastore_counts(engine: Engine) -> list[tuple[str, int]]:
     return [(info.name, info.records) for info in engine.datastores()]
 
 
+def server_datastore_locations(engine: Engine) -> list[tuple[str, str]]:
+    """(name, user@host/database) of each connected server datastore, read without connecting."""
+    from engine.datastore.server.connection import shown
+
+    entries = engine.datastore_registry.servers.entries()
+    return [(name, shown(entry.conninfo)) for name, entry in sorted(entries.items())]
+
+
 def render_answer(answer: Answer, kind: str) -> str:
     """Markdown with its references, or the cited papers as BibTeX, RIS or CSL-JSON."""
     from engine.render.exports import FORMATS, export_answer

@@ -110,6 +110,7 @@ class MainWindow(QMainWindow):
 
     def refresh_datastores(self) -> None:
         self._client.list_datastores(self.library.set_datastores)
+        self._client.list_server_datastores(self.ask_pane.set_server_datastores)
 
     # --- construction ------------------------------------------------------------------------
 

@@ -65,6 +65,7 @@ class ModelsDialog(QDialog):
         self._relay.progress.connect(self._on_progress)
         self.snapshot: dict[str, Any] = {}
         self.datastores_changed = False
+        self._server_datastores: set[str] = set()
         self._done_text = ""
 
         self.hardware_label = QLabel("Checking this machine…", self)
@@ -222,9 +223,18 @@ class ModelsDialog(QDialog):
 
     def _show_datastores(self, datastores: list[Any]) -> None:
         self.datastores_tree.clear()
+        self._server_datastores = {info.name for info in datastores if info.on_server}
         for info in datastores:
-            item = QTreeWidgetItem([info.name, f"{info.records:,}", f"{info.passages:,}", human_size(info.size_bytes),
-                                    info.embedding_model or "not embedded (keyword search only; Embed adds meaning)"])
+            if info.on_server:
+                item = QTreeWidgetItem([info.name, f"{info.records:,}", f"{info.passages:,}", "on a server",
+                                        server_state(info)])
+                item.setToolTip(0, f"{info.location}: questions searched with datastores are sent to this server "
+                                   "(and nowhere else); the papers stay there.")
+                item.setToolTip(4, info.state)
+            else:
+                model = info.embedding_model or "not embedded (keyword search only; Embed adds meaning)"
+                item = QTreeWidgetItem([info.name, f"{info.records:,}", f"{info.passages:,}",
+                                        human_size(info.size_bytes), model])
             item.setData(0, ROW, info.name)
             self.datastores_tree.addTopLevelItem(item)
 
@@ -247,9 +257,12 @@ class ModelsDialog(QDialog):
 
     def remove_selected_datastore(self) -> None:
         name = self.selected_datastore()
-        if not name or not errors.confirm(self, f"Remove the datastore “{name}”?",
-                                          "Its papers stop taking part in answers. Your library is not touched; "
-                                          "you can attach the datastore again later."):
+        question, detail = ((f"Disconnect the server datastore “{name}”?", "Its papers stop taking part in answers "
+                             "and questions stop going to its server. The server keeps it; you can connect again.")
+                            if name in self._server_datastores else
+                            (f"Remove the datastore “{name}”?", "Its papers stop taking part in answers. Your library "
+                             "is not touched; you can attach the datastore again later."))
+        if not name or not errors.confirm(self, question, detail):
             return
         self._client.remove_datastore(name, lambda _: self._removed(name))
 
@@ -288,7 +301,8 @@ class ModelsDialog(QDialog):
         self.use_button.setEnabled(bool(row and row["installed"] and row["kind"] in ("llm", "embedder")) and not busy)
         self.install_pack_button.setEnabled(not busy)
         has_datastore = bool(self.selected_datastore())
-        self.embed_datastore_button.setEnabled(has_datastore and not busy)
+        on_server = self.selected_datastore() in self._server_datastores  # embedded by whoever published it
+        self.embed_datastore_button.setEnabled(has_datastore and not on_server and not busy)
         self.remove_datastore_button.setEnabled(has_datastore and not busy)
 
     # --- actions ------------------------------------------------------------------------------
@@ -385,3 +399,10 @@ class ModelsDialog(QDialog):
     def reject(self) -> None:
         self.cancel_download()  # closing the dialog must not leave a download running unseen
         super().reject()
+
+
+def server_state(info: Any) -> str:
+    """The Embedder column of a server datastore: whether it answers now, and its model."""
+    if info.state != "connected":
+        return f"⚠ {info.state}"
+    return f"connected at {info.location} · {info.embedding_model or 'keyword search only'}"

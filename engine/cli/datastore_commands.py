@@ -1,4 +1,5 @@
-"""`quire datastore add|embed|list|remove|pack|install`: attached scholarly datastores."""
+"""`quire datastore add|embed|list|remove|pack|install`: attached scholarly datastores (and, from
+engine/cli/server_commands.py, `publish|connect` for server datastores)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 import time
 from typing import Any
 
+from engine.cli import server_commands
 from engine.cli.progress_bar import StageProgress
 from engine.progress import CancelToken
 from engine.service import Engine
@@ -39,7 +41,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(handler=_list)
 
-    remove = actions.add_parser("remove", help="delete a datastore and its files")
+    remove = actions.add_parser("remove", help="delete a datastore and its files (or disconnect a server one)")
     remove.add_argument("name", metavar="NAME")
     remove.add_argument("--json", action="store_true")
     remove.set_defaults(handler=_remove)
@@ -60,6 +62,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     install.add_argument("--no-embed", action="store_true", help="with --reembed: do not embed now")
     install.add_argument("--json", action="store_true")
     install.set_defaults(handler=_install)
+    server_commands.register(actions)
 
 
 def _run(action: Any, bar: StageProgress, hint: str) -> Any:
@@ -132,6 +135,10 @@ def _list(engine: Engine, args: argparse.Namespace) -> int:
         print("No datastores. Add one with: quire datastore add FILE --name NAME  (or --demo)")
         return 0
     for info in infos:
+        if info.on_server:
+            print(f"{info.name:<20} {info.records:>10,} records {info.passages:>10,} passages  on {info.location}: "
+                  f"{info.state}")
+            continue
         embedded = "not embedded" if not info.embedded else (
             "embedded" if info.embedded >= info.passages else f"{info.embedded:,} embedded")
         print(f"{info.name:<20} {info.records:>10,} records {info.passages:>10,} passages  "
@@ -140,11 +147,13 @@ def _list(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def _remove(engine: Engine, args: argparse.Namespace) -> int:
+    on_server = args.name in engine.datastore_registry.server_names()
     engine.remove_datastore(args.name)
     if args.json:
         print(json.dumps({"removed": args.name}))
     else:
-        print(f"removed datastore {args.name}")
+        print(f"disconnected server datastore {args.name} (the server keeps it)" if on_server else
+              f"removed datastore {args.name}")
     return 0
 
 

@@ -46,6 +46,13 @@ class DatastoreInfo:
     version: str
     created_at: str
     imported_from: tuple[str, ...]
+    # Server datastores only: where it is (user@host/database, no password) and whether it answers now.
+    location: str = ""
+    state: str = ""
+
+    @property
+    def on_server(self) -> bool:
+        return bool(self.location)
 
     def to_json(self) -> dict[str, object]:
         data = asdict(self)

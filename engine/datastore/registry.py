@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING
 from engine.datastore.files import DATABASE_FILE, INDEX_FILE
 from engine.datastore.leftovers import recover_interrupted_installs
 from engine.datastore.lock import datastore_lock
+from engine.datastore.server.servers import ServerList
 from engine.errors import EngineError
 
 if TYPE_CHECKING:
+    from engine.datastore.server.source import ServerDatastoreSource
     from engine.datastore.source import DatastoreSource
     from engine.embed.base import Embedder
 
@@ -51,6 +53,8 @@ class DatastoreRegistry:
         self.root = root
         self._embedder = embedder
         self._sources: dict[str, DatastoreSource] = {}
+        self._servers: dict[str, ServerDatastoreSource] = {}
+        self.servers = ServerList(root)
         self._lock = threading.RLock()
         try:
             recover_interrupted_installs(root)
@@ -107,9 +111,30 @@ class DatastoreRegistry:
                     raise
             return self.source(name)
 
-    def sources(self) -> list[DatastoreSource]:
-        """Every installed datastore, opened; one that cannot be opened is logged and left out."""
-        opened = []
+    def server_names(self) -> list[str]:
+        """Connected server datastores, sorted by name."""
+        return sorted(self.servers.entries())
+
+    def server_source(self, name: str) -> ServerDatastoreSource:
+        """The server datastore ``name`` (made once; it connects at its first search)."""
+        from engine.datastore.server.source import ServerDatastoreSource
+
+        with self._lock:
+            opened = self._servers.get(name)
+            if opened is None:
+                entry = self.servers.entries().get(name)
+                if entry is None:
+                    raise DatastoreNotFoundError(f"No server datastore named {name!r}; `quire datastore list` "
+                                                 "shows the connected ones.")
+                opened = ServerDatastoreSource(entry.name, entry.conninfo, self.servers.passfile,
+                                               schema=entry.schema, statement_timeout_s=entry.statement_timeout_s)
+                self._servers[name] = opened
+            return opened
+
+    def sources(self) -> list[DatastoreSource | ServerDatastoreSource]:
+        """Every installed datastore, opened, then every connected server datastore (connecting when searched);
+        one that cannot be opened is logged and left out."""
+        opened: list[DatastoreSource | ServerDatastoreSource] = []
         try:
             names = self.names()
         except EngineError as exc:  # the library is still searched, without its datastores
@@ -120,17 +145,27 @@ class DatastoreRegistry:
                 opened.append(self.source(name))
             except EngineError as exc:
                 log.warning("datastore %s left out of search: %s", name, exc)
+        for name in self.server_names():
+            if name not in names:  # a local datastore of the same name wins (connect refuses to make one)
+                opened.append(self.server_source(name))
         return opened
 
     def forget(self, name: str) -> None:
         """Close a datastore's connections (before it is removed or replaced on disk)."""
         with self._lock:
             opened = self._sources.pop(name, None)
+            server = self._servers.pop(name, None)
         if opened is not None:
             opened.close()
+        if server is not None:
+            server.close()
 
     def remove(self, name: str) -> None:
-        """Delete a datastore's folder and everything in it."""
+        """Delete a datastore's folder and everything in it, or disconnect a server datastore."""
+        if not self.exists(name) and name in self.servers.entries():
+            self.forget(name)
+            self.servers.remove(name)
+            return
         if not self.exists(name):
             raise DatastoreNotFoundError(f"No datastore named {name!r}; `quire datastore list` shows the installed "
                                          "ones.")
@@ -152,6 +187,6 @@ class DatastoreRegistry:
 
     def close(self) -> None:
         with self._lock:
-            names = list(self._sources)
+            names = list(self._sources) + list(self._servers)
         for name in names:
             self.forget(name)

@@ -35,7 +35,7 @@ import faiss
 import numpy as np
 
 from engine.embed import Embedder
-from engine.errors import Cancelled, EngineError
+from engine.errors import Cancelled, DatastoreUnavailableError, EngineError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.protocols import NoReranker, Reranker
 from engine.retrieve.dedupe import (
@@ -286,7 +286,7 @@ class Retriever:
         try:
             with single_threaded_faiss():
                 return source.dense(vector, n, scope)
-        except Cancelled:
+        except (Cancelled, DatastoreUnavailableError):  # a server that fails is left out, not only its dense list
             raise
         except EngineError as exc:
             # A source whose index cannot serve this model (being rebuilt, another model) still
