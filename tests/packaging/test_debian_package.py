@@ -200,3 +200,16 @@ def test_the_package_installs_answers_offline_and_uninstalls_leaving_the_users_d
     assert purged.returncode == 0, purged.stdout[-3000:] + purged.stderr[-3000:]
     assert not Path("/opt/quire").exists() and not Path("/usr/share/applications/quire.desktop").exists()
     assert _listing(home) == kept, "apt purge touched the user's data"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(any(shutil.which(tool) is None for tool in ("dpkg", "dpkg-deb", "lintian")),
+                    reason="needs Debian's packaging tools: dpkg, dpkg-deb and lintian")
+@pytest.mark.timeout(5400)
+def test_lintian_accepts_the_package() -> None:
+    # Each tag the package keeps is explained in the overrides it ships (docs/packaging.md says why);
+    # a new error or warning fails here.
+    deb = _built_package()
+    checked = subprocess.run(["lintian", "--fail-on", "error,warning", str(deb)], capture_output=True, text=True,
+                             timeout=1800, check=False)
+    assert checked.returncode == 0, checked.stdout[-4000:] + checked.stderr[-2000:]
