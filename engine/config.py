@@ -80,6 +80,13 @@ class GenerationSettings:
     answer_reader: bool = setting(
         True, "Rank a passage's sentences with the trained answer reader; off, a hand-weighted score of embedding "
               "cosine and shared words does (faster, and worse: docs/answers.md).")
+    retrieval_stride: int = setting(
+        0, "Retrieval while writing (In-Context RALM): every this many tokens of a written answer, search again "
+           "with the question and the draft's last tokens and swap in the passages found; -1: at each sentence "
+           "end; 0: search once, before writing. Measured cost and benefit: docs/answers.md.")
+    retrieval_query_tokens: int = setting(
+        32, "The draft's last tokens that a search while writing adds to the question (32 suits BM25, which "
+            "that search uses).")
     max_answer_tokens: int = setting(512, "The most tokens a written answer may take (answers are held to 60-160 "
                                           "tokens within it).")
 
@@ -135,6 +142,8 @@ _RANGE: dict[str, tuple[int, int]] = {
     "threads": (0, 1024),
     "gpu_layers": (-1, 10_000),
     "max_answer_tokens": (1, 1 << 16),
+    "retrieval_stride": (-1, 1 << 16),
+    "retrieval_query_tokens": (1, 1024),
 }
 # Keys older versions wrote that no longer set anything: a settings file that still has one loads
 # quietly. (``[retrieval] per_paper``: answers apply the measured cap in engine.tuning instead.)

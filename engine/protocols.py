@@ -52,7 +52,9 @@ class LanguageModel(Protocol):
              stop: Sequence[str] = (), on_token: TokenCallback | None = None,
              cancel: CancelToken | None = None) -> Completion:
         """Generate a reply; ``on_token`` receives text pieces as they stream; stops between tokens
-        when ``cancel`` is set (the partial text is returned with ``cancelled=True``)."""
+        when ``cancel`` is set (the partial text is returned with ``cancelled=True``). When the last
+        message is the assistant's, the reply continues it: its text is the reply's start, not a finished
+        turn, and the completion holds only what follows (retrieval while writing pauses and resumes so)."""
         ...
 
 

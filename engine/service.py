@@ -178,16 +178,17 @@ class Engine(EngineSetup):
     def search(self, query: str, k: int = 10, source: str = "all", doc_ids: Collection[str] | None = None,
                rewrite: bool | None = None, rerank: str | None = None, progress: ProgressCallback = no_progress,
                cancel: CancelToken | None = None, spelling: bool | None = None,
-               per_paper: int = 0) -> list[SearchHit]:
+               per_paper: int = 0, lexical_only: bool = False) -> list[SearchHit]:
         """Hybrid search over the library and the datastores (``source``: "all", "library", "datastore"
         or one datastore's name); ``doc_ids`` limits it to those documents; ``rewrite``/``rerank``/
         ``spelling`` override the settings for this call. ``per_paper`` > 0 keeps at most that many
         passages of one paper (`quire search --per-paper`); a search list is not capped, and answers
-        apply their own measured cap (engine.tuning.SYNTHESIS.per_paper)."""
+        apply their own measured cap (engine.tuning.SYNTHESIS.per_paper). ``lexical_only``: BM25 alone
+        (retrieval while writing searches so)."""
         from engine.service_search import build_retriever
 
-        return build_retriever(self.search_tools(), source, rewrite, rerank, spelling, per_paper).search(
-            query, k, doc_ids, progress, cancel)
+        return build_retriever(self.search_tools(), source, rewrite, rerank, spelling, per_paper,
+                               lexical_only).search(query, k, doc_ids, progress, cancel)
 
     def search_tools(self) -> SearchTools:
         """What search uses from this engine (models stay unloaded until a search needs them)."""

@@ -146,8 +146,11 @@ class _Answers:
 def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
         language_model: Callable[[], LanguageModel] | None = None, options: AskOptions | None = None,
         hit_text: HitText | None = None, rects_for: RectsFor = no_rects, on_token: TokenCallback | None = None,
-        on_stage: StageCallback | None = None, cancel: CancelToken | None = None) -> Answer:
-    """Answer ``question`` from retrieved passages; see the module docstring for the guarantees."""
+        on_stage: StageCallback | None = None, cancel: CancelToken | None = None,
+        search_while_writing: Retrieve | None = None) -> Answer:
+    """Answer ``question`` from retrieved passages; see the module docstring for the guarantees.
+    ``search_while_writing`` is the search retrieval while writing uses (default ``retrieve``): one that
+    calls no language model, which would evict the draft from llama.cpp's cache."""
     options = options or AskOptions()
     if options.mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
@@ -191,7 +194,7 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
                               model=lm.model_id, lead=NOT_ANSWERED)
     try:
         outcome = write_draft(used, lm, chosen, reading.evidence, given, retrieve, scorer, options, hit_text,
-                              on_token, stage, cancel)
+                              on_token, stage, cancel, search_while_writing)
     except (ContextTooSmall, GenerationError) as exc:
         log.warning("writing failed (%s); answering with the evidence digest", exc)
         return answers.digest(plan, f"The model could not write this answer ({exc}); showing the evidence instead.",
