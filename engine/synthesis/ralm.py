@@ -3,16 +3,16 @@
 Drafting pauses every ``stride`` tokens (or, the coarser variant, at each sentence end), searches with the
 question and the last ``query_tokens`` tokens of the draft, puts the passages found in place of the ones
 shown, and lets the model continue its own reply (a last assistant message is continued:
-engine.protocols.LanguageModel). What the finished text cites stays in the prompt, first and in the same
-order; found passages fill the rest up to the writer's quote budget.
+engine.protocols.LanguageModel). What the draft cites stays in the prompt; found passages fill the rest up
+to the writer's quote budget.
 
 Numbers never move: a passage keeps the number it was first shown with, and a new one takes the next free
 number, so every ``[n]`` written before or after a swap names the passage it was written from, and
 verification reads the draft as it reads a retrieve-once draft (the passages shown are added to what the
 answer was given). The prompt puts the question and the task first and the evidence last: a swap changes
 the prompt from the first passage that differs, so llama.cpp's KV cache keeps the system message, the
-question, the task and the kept passages, and re-evaluates only the changed passages and the draft so
-far. A search that finds the passages already shown changes nothing and costs no re-evaluation.
+question, the task and the passages that stay (they keep their order, ahead of the new ones), and
+re-evaluates only from the first change: the new passages and the draft so far. A search that finds the passages already shown changes nothing and costs no re-evaluation.
 """
 
 from __future__ import annotations
@@ -67,22 +67,24 @@ class _Block:
 
 
 def compose(shown: _Block, cited: set[int], found: Sequence[Evidence], max_quotes: int) -> _Block:
-    """The next block: the passages the draft cites (in their place, first), then the found passages best
-    first until ``max_quotes`` quotes are shown. Nothing cited is ever dropped."""
-    kept = [(n, quotes) for n, quotes in shown.passages if n in cited]
-    room = max_quotes - sum(len(quotes) for _, quotes in kept)
-    taken = {n for n, _ in kept}
+    """The next block: the passages the draft cites, then the found passages best first until ``max_quotes``
+    quotes are shown. Nothing cited is ever dropped. Passages shown before keep their order and come
+    first, so a swap leaves the block's unchanged head (and its KV cache) in place."""
+    quotes_of = {n: quotes for n, quotes in shown.passages}
+    wanted = [n for n, _ in shown.passages if n in cited]
+    room = max_quotes - sum(len(quotes_of[n]) for n in wanted)
     for item in found:
         n = item.reference.n
-        if n in taken or not item.quotes:
-            continue
         if room <= 0:
             break
-        quotes = item.quotes_by_score[:room]
-        kept.append((n, quotes))
-        taken.add(n)
-        room -= len(quotes)
-    return _Block(kept)
+        if n in wanted or not item.quotes:
+            continue
+        quotes_of.setdefault(n, item.quotes_by_score[:room])
+        wanted.append(n)
+        room -= len(quotes_of[n])
+    chosen = set(wanted)
+    kept = [n for n, _ in shown.passages if n in chosen]
+    return _Block([(n, quotes_of[n]) for n in kept + [n for n in wanted if n not in kept]])
 
 
 def draft_tail(lm: LanguageModel, draft: str, tokens: int) -> str:
