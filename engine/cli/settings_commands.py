@@ -14,7 +14,6 @@ from dataclasses import fields
 import tomli_w
 
 from engine.config import SECTIONS
-
 from engine.presets import preset, presets
 from engine.service import Engine
 

@@ -12,7 +12,8 @@ verification reads the draft as it reads a retrieve-once draft (the passages sho
 answer was given). The prompt puts the question and the task first and the evidence last: a swap changes
 the prompt from the first passage that differs, so llama.cpp's KV cache keeps the system message, the
 question, the task and the passages that stay (they keep their order, ahead of the new ones), and
-re-evaluates only from the first change: the new passages and the draft so far. A search that finds the passages already shown changes nothing and costs no re-evaluation.
+re-evaluates only from the first change: the new passages and the draft so far. A search that finds the
+passages already shown changes nothing and costs no re-evaluation.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ from engine.bibliography import Bibliography
 from engine.cite.markers import cited_numbers
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
-from engine.errors import Cancelled
 from engine.generate.base import ChatMessage, Completion, TokenCallback
 from engine.progress import CancelToken
 from engine.synthesis.evidence import Evidence, Quote
@@ -89,8 +88,8 @@ class ContinuingLM:
         self.calls.append(list(messages))
         started = messages[-1].content if messages[-1].role == "assistant" else ""
         head = messages[:-1] if started else messages
-        prompt = "".join(f"<{m.role}> {m.content} </{m.role}> " for m in head).split() + ["<assistant>",
-                                                                                         *started.split()]
+        flat = "".join(f"<{m.role}> {m.content} </{m.role}> " for m in head).split()
+        prompt = [*flat, "<assistant>", *started.split()]
         assert started.split() == self.planned[:len(started.split())], "the writer must hand back the draft as written"
         common = next((i for i, (a, b) in enumerate(zip(prompt, self.previous, strict=False)) if a != b),
                       min(len(prompt), len(self.previous)))
@@ -249,4 +248,5 @@ def test_retrieving_writer_reports_searches_and_swaps() -> None:
     outcome = writer.write(QUESTION, [q for e in chosen.evidence for q in e.quotes],
                            {e.reference.n: e.reference.bib.title for e in chosen.evidence})
     assert writer.cost.searches >= 2 and writer.cost.swaps >= 1
-    assert writer.cost.recomputed == sum(s.prompt_tokens_evaluated for s in outcome.steps if s.step.startswith("write ("))
+    resumed = [s for s in outcome.steps if s.step.startswith("write (")]
+    assert writer.cost.recomputed == sum(s.prompt_tokens_evaluated for s in resumed)
