@@ -20,8 +20,10 @@ short answer), written sentences judged supported, seconds per answer, and the p
 that resumed the draft evaluated (what the swaps recomputed), with the searches and swaps made.
 
 ``rewrite`` measures retrieval alone on LitQA2 dev: the key passage in the top 10 (as
-../shared/checks/fulltext counts it) for the plain question, the question rewritten by the bundled small
-model and by the writer (``--writer-limit`` questions: each rewrite is one call of the slow model).
+../shared/checks/fulltext counts it) for the plain question with the shipped search (whose BM25 feedback
+list is the cheap rewrite: keywords from the question's own top passages), the same without that
+expansion, and the question rewritten by the bundled small model and by the writer (``--writer-limit``
+questions: each rewrite is one call of the slow model).
 
 Libraries: LitQA2 dev from --litqa-home (what ../shared/checks/fulltext builds), COVID-QA from
 --covidqa-home (what ../shared/checks/reader builds), ScholarQA-Multi as a datastore of its snippets in
@@ -52,6 +54,7 @@ from answers import scholarqa_engine
 from engine.process import prepare_process
 from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
+from engine.service_search import build_retriever
 from engine.synthesis.ralm import SENTENCE_END
 from engine.types import Answer
 
@@ -148,6 +151,11 @@ def scholarqa_row(engine: Engine, item: dict[str, Any], setting: dict[str, Any],
             "stated_first_400": None, **common(answer, seconds)}
 
 
+def _id(name: str, item: dict[str, Any]) -> Any:
+    """The question's key in the rows of its set."""
+    return {"litqa": item.get("index"), "covidqa": item.get("question"), "scholarqa": item.get("id")}[name]
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     supported = sum(r["verdicts"].get("supported", 0) for r in rows)
     judged = sum(sum(r["verdicts"].values()) for r in rows)
@@ -169,8 +177,9 @@ def load() -> dict[str, Any]:
 
 
 def store(results: dict[str, Any]) -> None:
+    """``results``' keys written into the file as it is now, so that the two commands may run at once."""
     OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    OUTPUT.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    OUTPUT.write_text(json.dumps({**load(), **results}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def answers_command(args: argparse.Namespace) -> None:
@@ -178,32 +187,43 @@ def answers_command(args: argparse.Namespace) -> None:
     runs = results.setdefault("answers", {})
     chosen = [s.strip() for s in args.settings.split(",")]
     for name in args.sets.split(","):
+        names: dict[str, str] = {}
         if name == "litqa":
             engine = Engine(Path(args.litqa_home))
             names = {d.id: Path(d.path).name for d in engine.documents()}
-            items: list[Any] = litqa_questions("all")[: args.limit]
-            row = lambda e, item, s, names=names: litqa_row(e, names, item, s, args.model)  # noqa: E731
+            items: list[Any] = litqa_questions("all")[args.start: args.start + args.limit]
         elif name == "covidqa":
             engine = Engine(Path(args.covidqa_home))
-            items = covid_questions()[: args.limit]
-            row = lambda e, item, s: covid_row(e, item, s, args.model)  # noqa: E731
+            items = covid_questions()[args.start: args.start + args.limit]
         else:
             engine, data = scholarqa_engine(Path(args.scholarqa_home))
-            items = data[: args.limit]
-            row = lambda e, item, s: scholarqa_row(e, item, s, args.model)  # noqa: E731
+            items = data[args.start: args.start + args.limit]
         for setting in chosen:
-            rows: list[dict[str, Any]] = []
+            # --start N adds questions N.. to the rows already measured (a run in parts on a busy machine).
+            before = runs.get(name, {}).get(setting, {}).get("rows", []) if args.start else []
+            rows: list[dict[str, Any]] = [r for r in before if r["question"] not in {_id(name, i) for i in items}]
             for item in items:  # one setting over all questions, so llama.cpp's cache is not shared across settings
-                rows.append(row(engine, item, SETTINGS[setting]))
+                setting_values = SETTINGS[setting]
+                rows.append(litqa_row(engine, names, item, setting_values, args.model) if name == "litqa" else
+                            covid_row(engine, item, setting_values, args.model) if name == "covidqa" else
+                            scholarqa_row(engine, item, setting_values, args.model))
                 last = rows[-1]
                 print(f"{name} {setting:<10} {str(last['question'])[:40]:<40} cited {last['key_passage_cited']} "
                       f"first400 {last['stated_first_400']} {last['verdicts']} {last['seconds']}s "
                       f"recomputed {last['recomputed_tokens']} swaps {last['swaps']}", flush=True)
                 runs.setdefault(name, {})[setting] = {"summary": summary(rows), "rows": rows}
                 results["machine"] = {"cpus": os.cpu_count(), "load_average": os.getloadavg(), "model": args.model,
-                                      "limit": args.limit, "mode": "write"}
+                                      "questions_per_set": len(rows), "mode": "write"}
                 store(results)
         engine.close()
+
+
+def rank_summary(ranks: list[int]) -> dict[str, Any]:
+    """Key passage in the top 3 and top 10, and the mean reciprocal rank (0 beyond the top 10)."""
+    n = max(1, len(ranks))
+    return {"questions": len(ranks), "key_in_top_3": round(sum(0 < r <= 3 for r in ranks) / n, 3),
+            "key_in_top_10": round(sum(r > 0 for r in ranks) / n, 3),
+            "mrr_at_10": round(sum(1 / r for r in ranks if r) / n, 3)}
 
 
 def rewrite_command(args: argparse.Namespace) -> None:
@@ -211,28 +231,30 @@ def rewrite_command(args: argparse.Namespace) -> None:
     names = {d.id: Path(d.path).name for d in engine.documents()}
     questions = litqa_questions("all")[: args.limit]
     measured: dict[str, Any] = {}
-    for label, model, limit in (("plain question", "", len(questions)), ("small model rewrite", "", len(questions)),
+    for label, model, limit in (("no expansion", "", len(questions)), ("plain question", "", len(questions)),
+                                ("small model rewrite", "", len(questions)),
                                 ("writer rewrite", args.model, args.writer_limit)):
         settings = engine.settings
         engine.save_settings(replace(settings, generation=replace(settings.generation, model=model)))
-        found, seconds = [], []
+        retriever = build_retriever(engine.search_tools(), rewrite=label.endswith("rewrite"))
+        if label == "no expansion":  # the shipped search without its keyword expansion from the top passages
+            retriever.options = replace(retriever.options, feedback_passages=0, dense_feedback_passages=0)
+        ranks: list[int] = []  # the key passage's rank in the top 10 (0: not there)
+        seconds = []
         for item in questions[:limit]:
             started = time.perf_counter()
-            hits = engine.search(item["question"], k=10, rewrite=label != "plain question")
+            hits = retriever.search(item["question"], k=10)
             seconds.append(time.perf_counter() - started)
             key = words(item["key_passage"])
-            found.append(any(names.get(h.doc_id) == item["pdf"] and len(key & words(h.text)) >= 0.6 * len(key)
-                             for h in hits))
-        measured[label] = {"questions": len(found), "key_in_top_10": round(sum(found) / max(1, len(found)), 3),
-                           "plain_on_same_questions": None, "seconds_p50": round(float(np.median(seconds)), 2),
-                           "per_question": found}
-        print(label, measured[label]["key_in_top_10"], f"{measured[label]['seconds_p50']} s", flush=True)
-    plain = measured["plain question"]["per_question"]
+            ranks.append(next((rank for rank, h in enumerate(hits, start=1) if names.get(h.doc_id) == item["pdf"]
+                               and len(key & words(h.text)) >= 0.6 * len(key)), 0))
+        measured[label] = {**rank_summary(ranks), "seconds_p50": round(float(np.median(seconds)), 2),
+                           "ranks": ranks}
+        print(label, rank_summary(ranks), f"{measured[label]['seconds_p50']} s", flush=True)
+    plain = measured["plain question"]["ranks"]
     for row in measured.values():
-        row["plain_on_same_questions"] = round(sum(plain[: row["questions"]]) / max(1, row["questions"]), 3)
-    results = load()
-    results["rewrite"] = {"machine": {"load_average": os.getloadavg(), "model": args.model}, **measured}
-    store(results)
+        row["plain_on_same_questions"] = rank_summary(plain[: row["questions"]])
+    store({"rewrite": {"machine": {"load_average": os.getloadavg(), "model": args.model}, **measured}})
     engine.close()
 
 
@@ -244,6 +266,7 @@ def main() -> None:
         command = sub.add_parser(name)
         command.add_argument("--model", required=True, help="the writer GGUF (../shared/models/fetch-writer)")
         command.add_argument("--limit", type=int, default=5, help="questions per set")
+        command.add_argument("--start", type=int, default=0, help="the first question (added to earlier rows)")
         command.add_argument("--litqa-home", default="/tmp/quire-checks/fulltext")
         command.add_argument("--covidqa-home", default="/tmp/quire-checks/reader/q")
         command.add_argument("--scholarqa-home", default="/tmp/quire-ralm-scholarqa")

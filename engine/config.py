@@ -53,8 +53,10 @@ class RetrievalSettings:
     embedder_int8: bool = setting(
         True, "Embed with int8 weights on the CPU (ONNX Runtime where the model allows): 2.3x faster, the same "
               "hybrid nDCG@10 on the dev set (benchmarks/embed_onnx.py). Changing it re-embeds.")
-    rewrite: bool = setting(True, "Let the language model turn a question into keyword queries first (skipped "
-                                  "with a model too small to rewrite usefully).")
+    rewrite: bool = setting(False, "Let the language model turn a question into keyword queries first (skipped "
+                                   "with a model too small to rewrite usefully). Off: with the 1.5B writer it cost "
+                                   "~14 s a question and found the LitQA2 key passage in the top 10 no more often "
+                                   "(docs/answers.md).")
     reranker: str = setting("auto", "\"auto\" (what the dev-set measurement chose), \"cross-encoder\", \"lm\" or "
                                     "\"none\".")
     top_n: int = setting(12, "Passages an answer is made from (docs/answers.md: 8 -> 12 lifted how often the key "
