@@ -2,6 +2,7 @@
 
     python benchmarks/ralm.py answers --model WRITER.gguf [--limit 5] [--sets litqa,covidqa,scholarqa]
     python benchmarks/ralm.py rewrite --model WRITER.gguf [--limit 42] [--writer-limit 10]
+    python benchmarks/ralm.py table                   # the Markdown tables of benchmarks/results/ralm.json
 
 ``answers`` asks each question once per setting, with the writer in ``write`` mode (the model's own draft is
 what the settings change; ``auto`` would replace most drafts with the digest):
@@ -258,6 +259,35 @@ def rewrite_command(args: argparse.Namespace) -> None:
     engine.close()
 
 
+def table_command(_: argparse.Namespace) -> None:
+    """The Markdown tables of benchmarks/results/ralm.json (docs/answers.md shows them)."""
+    results = load()
+    print("| set | setting | questions | key passage cited | answer in first 400 | written sentences supported |"
+          " seconds per answer | prompt tokens recomputed | swaps / searches |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, settings in results.get("answers", {}).items():
+        for setting in SETTINGS:
+            if setting not in settings:
+                continue
+            row = settings[setting]["summary"]
+            first = "—" if row["stated_first_400"] is None else f"{row['stated_first_400']:.2f}"
+            print(f"| {name} | {setting} | {row['questions']} | {row['key_passage_cited']:.2f} | {first} | "
+                  f"{row['written_sentences_supported']:.2f} ({row['sentences_judged']}) | {row['seconds_p50']:,.0f} | "
+                  f"{row['recomputed_tokens_mean']:,.0f} | {row['swaps_mean']:.0f} / {row['searches_mean']:.0f} |")
+    rewrite = results.get("rewrite", {})
+    if rewrite:
+        print("\n| search (LitQA2 dev) | questions | key in top 3 | key in top 10 | MRR@10 | plain question on the "
+              "same questions (top 3 / top 10 / MRR) | seconds per search |")
+        print("|---|---|---|---|---|---|---|")
+        for label, row in rewrite.items():
+            if label == "machine":
+                continue
+            plain = row["plain_on_same_questions"]
+            print(f"| {label} | {row['questions']} | {row['key_in_top_3']:.3f} | {row['key_in_top_10']:.3f} | "
+                  f"{row['mrr_at_10']:.3f} | {plain['key_in_top_3']:.3f} / {plain['key_in_top_10']:.3f} / "
+                  f"{plain['mrr_at_10']:.3f} | {row['seconds_p50']:.2f} |")
+
+
 def main() -> None:
     prepare_process()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -273,8 +303,9 @@ def main() -> None:
     sub.choices["answers"].add_argument("--sets", default="litqa,covidqa,scholarqa")
     sub.choices["answers"].add_argument("--settings", default=",".join(SETTINGS))
     sub.choices["rewrite"].add_argument("--writer-limit", type=int, default=10)
+    sub.add_parser("table", help="print the Markdown tables of the results")
     args = parser.parse_args()
-    {"answers": answers_command, "rewrite": rewrite_command}[args.command](args)
+    {"answers": answers_command, "rewrite": rewrite_command, "table": table_command}[args.command](args)
 
 
 if __name__ == "__main__":
