@@ -8,6 +8,8 @@
 what the settings change; ``auto`` would replace most drafts with the digest):
 
 - ``once``: today's answer, one search before writing, the plain question (no rewrite);
+- ``evidence last``: the same with the prompt retrieval while writing uses (the task before the evidence)
+  and a stride longer than the answer, so no search: what the layout alone changes;
 - ``stride S``: retrieval while writing every S tokens, the question and the draft's last 32 tokens as a
   BM25 query (In-Context RALM's best BM25 setting; S = 4 is the paper's);
 - ``sentence``: the same at each sentence end;
@@ -62,6 +64,8 @@ from engine.types import Answer
 OUTPUT = RESULTS / "ralm.json"
 SETTINGS: dict[str, dict[str, Any]] = {
     "once": {"stride": 0, "rewrite": False},
+    # The prompt retrieval while writing uses (task first, evidence last) with no search: the layout's own effect.
+    "evidence last": {"stride": 1 << 16, "rewrite": False},
     "stride 4": {"stride": 4, "rewrite": False},
     "stride 16": {"stride": 16, "rewrite": False},
     "sentence": {"stride": SENTENCE_END, "rewrite": False},
