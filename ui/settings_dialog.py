@@ -120,7 +120,9 @@ class SettingsDialog(QDialog):
         self.rewrite_box = QCheckBox("Rewrite the question into search queries first", self)
         self.rewrite_box.setChecked(retrieval.rewrite)
         self.rewrite_box.setAccessibleName("Query rewriting")
-        self.rewrite_box.setToolTip("Uses the language model; skipped when the model is too small to help")
+        self.rewrite_box.setToolTip("Uses the language model; skipped when the model is too small to help. With the "
+                                    "1.5B writer it took ~14 s a question and found the key passage no more "
+                                    "often (docs/answers.md)")
         self.spelling_box = QCheckBox("Also search for the papers' spelling of a misspelled word", self)
         self.spelling_box.setChecked(retrieval.spelling)
         self.spelling_box.setAccessibleName("Spelling correction")
