@@ -85,8 +85,8 @@ class GenerationSettings:
     retrieval_stride: int = setting(
         0, "Retrieval while writing (In-Context RALM): every this many tokens of a written answer, search again "
            "with the question and the draft's last tokens and swap in the passages found; -1: at each sentence "
-           "end; 0: search once, before writing. Off: with the 1.5B writer on a 2-core CPU an answer took 1.3x "
-           "as long at sentence ends, 2.5x every 16 tokens and 6x every 4, and no better answer was measured "
+           "end; 0: search once, before writing. Off: with the 1.5B writer on a 2-core CPU the writing took "
+           "up to 1.6x as long at sentence ends and 1.8-11x every 4 tokens, and the answers stated the same "
            "(docs/answers.md).")
     retrieval_query_tokens: int = setting(
         32, "The draft's last tokens that a search while writing adds to the question (32 suits BM25, which "
