@@ -53,8 +53,10 @@ class RetrievalSettings:
     embedder_int8: bool = setting(
         True, "Embed with int8 weights on the CPU (ONNX Runtime where the model allows): 2.3x faster, the same "
               "hybrid nDCG@10 on the dev set (benchmarks/embed_onnx.py). Changing it re-embeds.")
-    rewrite: bool = setting(True, "Let the language model turn a question into keyword queries first (skipped "
-                                  "with a model too small to rewrite usefully).")
+    rewrite: bool = setting(False, "Let the language model turn a question into keyword queries first (skipped "
+                                   "with a model too small to rewrite usefully). Off: with the 1.5B writer it cost "
+                                   "~14 s a question and found the LitQA2 key passage in the top 10 no more often "
+                                   "(docs/answers.md).")
     reranker: str = setting("auto", "\"auto\" (what the dev-set measurement chose), \"cross-encoder\", \"lm\" or "
                                     "\"none\".")
     top_n: int = setting(12, "Passages an answer is made from (docs/answers.md: 8 -> 12 lifted how often the key "
@@ -80,6 +82,15 @@ class GenerationSettings:
     answer_reader: bool = setting(
         True, "Rank a passage's sentences with the trained answer reader; off, a hand-weighted score of embedding "
               "cosine and shared words does (faster, and worse: docs/answers.md).")
+    retrieval_stride: int = setting(
+        0, "Retrieval while writing (In-Context RALM): every this many tokens of a written answer, search again "
+           "with the question and the draft's last tokens and swap in the passages found; -1: at each sentence "
+           "end; 0: search once, before writing. Off: with the 1.5B writer on a 2-core CPU the writing took "
+           "up to 1.6x as long at sentence ends and 1.8-11x every 4 tokens, and the answers stated the same "
+           "(docs/answers.md).")
+    retrieval_query_tokens: int = setting(
+        32, "The draft's last tokens that a search while writing adds to the question (32 suits BM25, which "
+            "that search uses).")
     max_answer_tokens: int = setting(512, "The most tokens a written answer may take (answers are held to 60-160 "
                                           "tokens within it).")
 
@@ -135,6 +146,8 @@ _RANGE: dict[str, tuple[int, int]] = {
     "threads": (0, 1024),
     "gpu_layers": (-1, 10_000),
     "max_answer_tokens": (1, 1 << 16),
+    "retrieval_stride": (-1, 1 << 16),
+    "retrieval_query_tokens": (1, 1024),
 }
 # Keys older versions wrote that no longer set anything: a settings file that still has one loads
 # quietly. (``[retrieval] per_paper``: answers apply the measured cap in engine.tuning instead.)

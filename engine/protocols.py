@@ -52,7 +52,9 @@ class LanguageModel(Protocol):
              stop: Sequence[str] = (), on_token: TokenCallback | None = None,
              cancel: CancelToken | None = None) -> Completion:
         """Generate a reply; ``on_token`` receives text pieces as they stream; stops between tokens
-        when ``cancel`` is set (the partial text is returned with ``cancelled=True``)."""
+        when ``cancel`` is set (the partial text is returned with ``cancelled=True``). When the last
+        message is the assistant's, the reply continues it: its text is the reply's start, not a finished
+        turn, and the completion holds only what follows (retrieval while writing pauses and resumes so)."""
         ...
 
 
@@ -93,9 +95,9 @@ class Searcher(Protocol):
     """Hybrid search over the library and the datastores (engine.service_search.Search): ``source`` is
     "all", "library", "datastore" or a datastore's name; ``doc_ids`` limits it to those papers;
     ``rewrite``, ``rerank`` and ``spelling`` override the settings (None: as set); ``per_paper`` > 0 caps
-    the passages of one paper."""
+    the passages of one paper; ``lexical_only``: BM25 alone (retrieval while writing searches so)."""
 
     def __call__(self, query: str, k: int = 10, source: str = "all", doc_ids: Collection[str] | None = None,
                  rewrite: bool | None = None, rerank: str | None = None, progress: ProgressCallback = no_progress,
                  cancel: CancelToken | None = None, spelling: bool | None = None,
-                 per_paper: int = 0) -> list[SearchHit]: ...
+                 per_paper: int = 0, lexical_only: bool = False) -> list[SearchHit]: ...

@@ -181,13 +181,15 @@ class Engine(EngineSetup):
     def search(self, query: str, k: int = 10, source: str = "all", doc_ids: Collection[str] | None = None,
                rewrite: bool | None = None, rerank: str | None = None, progress: ProgressCallback = no_progress,
                cancel: CancelToken | None = None, spelling: bool | None = None,
-               per_paper: int = 0) -> list[SearchHit]:
+               per_paper: int = 0, lexical_only: bool = False) -> list[SearchHit]:
         """Hybrid search over the library and the datastores (``source``: "all", "library", "datastore"
         or one datastore's name); ``doc_ids`` limits it to those documents; ``rewrite``/``rerank``/
         ``spelling`` override the settings for this call. ``per_paper`` > 0 keeps at most that many
         passages of one paper (`quire search --per-paper`); a search list is not capped, and answers
-        apply their own measured cap (engine.tuning.SYNTHESIS.per_paper)."""
-        return self.searcher()(query, k, source, doc_ids, rewrite, rerank, progress, cancel, spelling, per_paper)
+        apply their own measured cap (engine.tuning.SYNTHESIS.per_paper). ``lexical_only``: BM25 alone
+        (retrieval while writing searches so)."""
+        return self.searcher()(query, k, source, doc_ids, rewrite, rerank, progress, cancel, spelling, per_paper,
+                                lexical_only)
 
     def searcher(self) -> Search:
         """Search as a callable of its own, under the current settings: what answers and tables are handed."""

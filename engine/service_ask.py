@@ -26,6 +26,7 @@ from engine.request import ALL, LIBRARY, MODES, AskRequest, source_problem
 from engine.store import Library
 from engine.store.answers import save_answer
 from engine.synthesis.pipeline import AskOptions, ask, normalise_question
+from engine.synthesis.ralm import RetrievalWhileWriting
 from engine.synthesis.write import StageCallback, WriterOptions
 from engine.types import Answer, AnswerMode, PageRect, SearchHit
 
@@ -128,7 +129,9 @@ def plan_answer(request: AskRequest, settings: Settings) -> AnswerPlan:
                          feedback=generation.feedback if asked.feedback is None else asked.feedback,
                          judge_answers=not model_file.small,
                          read_unsupported=generation.read_unsupported,
-                         writer=WriterOptions(answer_tokens=min(160, max(60, generation.max_answer_tokens))))
+                         writer=WriterOptions(answer_tokens=min(160, max(60, generation.max_answer_tokens))),
+                         while_writing=RetrievalWhileWriting(stride=generation.retrieval_stride,
+                                                             query_tokens=generation.retrieval_query_tokens))
     return AnswerPlan(request=request, settings=settings, mode=mode, notice=notice, model=model_file,
                       load_model=mode != "digest" or request.model is not None, options=options,
                       answer_reader=generation.answer_reader)
@@ -156,7 +159,8 @@ def answer_request(request: AskRequest, tools: AnswerTools, *, on_token: TokenCa
     scorer = SupportScorer(tools.support_embedder(), reader="shipped" if plan.answer_reader else None)
     answer = ask(plan.request.question, retrieve=library.retrieve, scorer=scorer,
                  language_model=language_model, options=plan.options, hit_text=library.hit_text,
-                 rects_for=library.rects_for, on_token=on_token, on_stage=on_stage, cancel=cancel)
+                 rects_for=library.rects_for, on_token=on_token, on_stage=on_stage, cancel=cancel,
+                 search_while_writing=library.search_while_writing)
     if plan.notice and answer.mode == AnswerMode.DIGEST:
         answer = replace(answer, notice=" ".join(p for p in (answer.notice, plan.notice) if p))
     answer = replace(answer, settings=(*answer.settings, *plan.record()))
@@ -190,6 +194,17 @@ class _LibraryPassages:
         scope = self._request.scope
         hits = self._tools.search(query, k=k, source=scope.source, doc_ids=scope.doc_ids,
                                   rewrite=self._request.options.rewrite, progress=self._progress, cancel=self._cancel)
+        self._is_library.update((h.passage_id, h.is_library) for h in hits)
+        return hits
+
+    def search_while_writing(self, query: str, k: int) -> list[SearchHit]:
+        """BM25 over the same scope, as In-Context RALM searched: no rewriting (a language model call would
+        evict the draft from llama.cpp's cache), no reranking, no spelling, no embedding of a half-written
+        sentence."""
+        scope = self._request.scope
+        hits = self._tools.search(query, k=k, source=scope.source, doc_ids=scope.doc_ids, rewrite=False,
+                                  progress=self._progress, cancel=self._cancel, rerank="none", spelling=False,
+                                  lexical_only=True)
         self._is_library.update((h.passage_id, h.is_library) for h in hits)
         return hits
 

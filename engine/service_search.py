@@ -91,15 +91,19 @@ def usable_embedder(tools: SearchTools, sources: list[PassageSource]) -> Embedde
 
 
 def build_retriever(tools: SearchTools, source: str = ALL, rewrite: bool | None = None,
-                    rerank: str | None = None, spelling: bool | None = None, per_paper: int = 0) -> Retriever:
-    """A Retriever over ``source``; ``per_paper`` > 0 caps passages a paper (answers), 0 leaves a list uncapped."""
+                    rerank: str | None = None, spelling: bool | None = None, per_paper: int = 0,
+                    lexical_only: bool = False) -> Retriever:
+    """A Retriever over ``source``; ``per_paper`` > 0 caps passages a paper (answers), 0 leaves a list uncapped;
+    ``lexical_only``: BM25 (with its feedback) alone, no embedding."""
     retrieval = tools.settings.retrieval
     sources = select_sources(tools, source)
     options = RetrievalOptions(per_paper=max(0, per_paper),
-                               spelling=retrieval.spelling if spelling is None else spelling)
+                               spelling=retrieval.spelling if spelling is None else spelling,
+                               dense=not lexical_only)
     reranker = make_reranker(rerank or retrieval.reranker, models_dir=tools.models_dir,
                              language_model=tools.language_model)
-    return Retriever(sources, usable_embedder(tools, sources), make_rewriter(tools, rewrite), reranker, options)
+    embedder = None if lexical_only else usable_embedder(tools, sources)
+    return Retriever(sources, embedder, make_rewriter(tools, rewrite), reranker, options)
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,6 @@ class Search:
     def __call__(self, query: str, k: int = 10, source: str = ALL, doc_ids: Collection[str] | None = None,
                  rewrite: bool | None = None, rerank: str | None = None, progress: ProgressCallback = no_progress,
                  cancel: CancelToken | None = None, spelling: bool | None = None,
-                 per_paper: int = 0) -> list[SearchHit]:
-        return build_retriever(self.tools, source, rewrite, rerank, spelling, per_paper).search(
+                 per_paper: int = 0, lexical_only: bool = False) -> list[SearchHit]:
+        return build_retriever(self.tools, source, rewrite, rerank, spelling, per_paper, lexical_only).search(
             query, k, doc_ids, progress, cancel)

@@ -1,5 +1,5 @@
 """Settings › the engine's Settings object: model file, embedder, threads, GPU layers, top N,
-feedback and rewriting, and the named presets that set several at once (a preset's keys the dialog
+feedback, rewriting, retrieval while writing, and the named presets that set several at once (a preset's keys the dialog
 has no field for, such as the second reading, are kept with the edited copy). The dialog edits a
 copy; the engine client saves it (TOML, atomically).
 
@@ -68,6 +68,15 @@ CheckRunner = Callable[[Callable[[], Problems], Callable[[Problems], None]], Non
 def run_here(check: Callable[[], Problems], done: Callable[[Problems], None]) -> None:
     """Run the check at once, on the caller's thread: for a dialog opened without an engine client."""
     done(check())
+# Retrieval while writing (generation.retrieval_stride): the choices offered, each with its measured cost.
+WHILE_WRITING = ((0, "Off: search once, before writing"),
+                 (-1, "At each sentence end (writing up to 1.6× as long on a CPU)"),
+                 (16, "Every 16 tokens (writing ≈4× as long on a CPU)"),
+                 (4, "Every 4 tokens (writing 1.8–11× as long on a CPU)"))
+WHILE_WRITING_TIP = ("Search again while the model writes and swap in the passages found (In-Context RALM). "
+                     "Measured with the 1.5B writer on the shared 2-core CPU (docs/answers.md): each swap reads "
+                     "the new passages and the draft again, up to 8,190 prompt tokens an answer every 4 tokens "
+                     "and 1,219 at sentence ends; the answers stated the same as searching once, so it is off.")
 
 
 class SettingsDialog(QDialog):
@@ -112,7 +121,9 @@ class SettingsDialog(QDialog):
         self.rewrite_box = QCheckBox("Rewrite the question into search queries first", self)
         self.rewrite_box.setChecked(retrieval.rewrite)
         self.rewrite_box.setAccessibleName("Query rewriting")
-        self.rewrite_box.setToolTip("Uses the language model; skipped when the model is too small to help")
+        self.rewrite_box.setToolTip("Uses the language model; skipped when the model is too small to help. With the "
+                                    "1.5B writer it took ~14 s a question and found the key passage no more "
+                                    "often (docs/answers.md)")
         self.spelling_box = QCheckBox("Also search for the papers' spelling of a misspelled word", self)
         self.spelling_box.setChecked(retrieval.spelling)
         self.spelling_box.setAccessibleName("Spelling correction")
@@ -121,6 +132,12 @@ class SettingsDialog(QDialog):
         self.reader_box.setAccessibleName("Answer reader")
         self.reader_box.setToolTip("About half a second more per answer on a laptop CPU; off, sentences are "
                                    "ranked by shared words and embedding similarity")
+        self.while_writing_box = QComboBox(self)
+        self.while_writing_box.setAccessibleName("Search while writing")
+        self.while_writing_box.setToolTip(WHILE_WRITING_TIP)
+        for stride, label in WHILE_WRITING:
+            self.while_writing_box.addItem(label, stride)
+        self._show_stride(generation.retrieval_stride)
         self.applies_label = self._note(WHEN_IT_APPLIES, "When settings apply")
         self.small_model_label = self._note(SMALL_MODEL_NOTE, "Small model note")
         self.problem_label = self._note("", "Settings problem")
@@ -138,6 +155,7 @@ class SettingsDialog(QDialog):
         form.addRow("", self.rewrite_box)
         form.addRow("", self.spelling_box)
         form.addRow("", self.reader_box)
+        form.addRow("Search while writing", self.while_writing_box)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
                                         | QDialogButtonBox.StandardButton.RestoreDefaults, self)
         self.buttons.accepted.connect(self.accept)
@@ -160,7 +178,8 @@ class SettingsDialog(QDialog):
         original = self._base
         generation = replace(original.generation, model=self.model_edit.text().strip(),
                              threads=self.threads_box.value(), gpu_layers=self.gpu_layers_box.value(),
-                             feedback=self.feedback_box.isChecked(), answer_reader=self.reader_box.isChecked())
+                             feedback=self.feedback_box.isChecked(), answer_reader=self.reader_box.isChecked(),
+                             retrieval_stride=int(self.while_writing_box.currentData()))
         retrieval = replace(original.retrieval, embedder=self.embedder_edit.text().strip(),
                             top_n=self.top_n_box.value(), rewrite=self.rewrite_box.isChecked(),
                             spelling=self.spelling_box.isChecked())
@@ -235,6 +254,15 @@ class SettingsDialog(QDialog):
         self.rewrite_box.setChecked(retrieval.rewrite)
         self.spelling_box.setChecked(retrieval.spelling)
         self.reader_box.setChecked(generation.answer_reader)
+        self._show_stride(generation.retrieval_stride)
+
+    def _show_stride(self, stride: int) -> None:
+        """Select ``stride``'s choice; a stride set in the settings file that the list lacks is added to it."""
+        index = self.while_writing_box.findData(stride)
+        if index < 0:
+            self.while_writing_box.addItem(f"Every {stride} tokens", stride)
+            index = self.while_writing_box.count() - 1
+        self.while_writing_box.setCurrentIndex(index)
 
     def _note(self, text: str, name: str) -> QLabel:
         label = QLabel(text, self)

@@ -1,6 +1,7 @@
 """`quire settings`: the settings in effect, and the named presets that set several at once.
 
-    quire settings                    where the settings file is, and every setting in effect
+    quire settings                    where the settings file is, every setting in effect, and what the
+                                      options with a measured cost cost (retrieval while writing)
     quire settings --presets          the presets, what each is for and what it would change
     quire settings --preset NAME      apply one: set its keys, keep every other setting, save
 """
@@ -8,11 +9,17 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import fields
 
 import tomli_w
 
+from engine.config import SECTIONS
 from engine.presets import preset, presets
 from engine.service import Engine
+
+# Settings whose description carries a measured cost the user weighs before turning them on; printed below
+# the settings as TOML comments.
+COSTED = (("generation", "retrieval_stride"),)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -44,4 +51,7 @@ def _settings(engine: Engine, args: argparse.Namespace) -> int:
         return 0
     print(f"# {engine.paths.config_file}")
     print(tomli_w.dumps({k: v for k, v in engine.settings.to_dict().items() if k != "version"}), end="")
+    for section, key in COSTED:
+        described = next(f for f in fields(SECTIONS[section]) if f.name == key).metadata["description"]
+        print(f"\n# [{section}] {key}: {described}")
     return 0

@@ -201,7 +201,11 @@ class LlamaModel:
         return int(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)[0])
 
     def _tokenize_chat(self, messages: Sequence[ChatMessage]) -> list[int]:
-        """Template scaffolding is tokenized with special tokens, message contents as plain text."""
+        """Template scaffolding is tokenized with special tokens, message contents as plain text. A last
+        message from the assistant is the start of the reply, continued (engine.protocols.LanguageModel)."""
+        if messages and messages[-1].role == "assistant":
+            head = self._tokenize_chat(messages[:-1])
+            return head + self._reply_start(head, messages[-1].content.encode("utf-8"))
         placeholders = [ChatMessage(m.role, _SENTINEL.format(i)) for i, m in enumerate(messages)]
         rendered = self.template.render(placeholders)
         parts: list[tuple[str, bool]] = []  # (text, may contain special tokens)
@@ -216,6 +220,17 @@ class LlamaModel:
             rest = after
         parts.append((rest, True))
         return self._tokenize(parts)
+
+    def _reply_start(self, head: list[int], started: bytes) -> list[int]:
+        """The tokens of a reply's start that a call continues: the tokens the model generated, where the
+        cache still holds them after ``head``. Tokenizing the text again may split it otherwise (":\n" as
+        ":" and "\n"), and the model would go on differently from the reply it was writing."""
+        cached = [int(t) for t in np.asarray(self._llama._input_ids)]
+        tail: list[int] = cached[len(head):] if cached[:len(head)] == head else []
+        while tail and not started.startswith(self._llama.detokenize(tail)):
+            tail.pop()  # the cache went past the text continued (or holds another reply)
+        rest = started[len(self._llama.detokenize(tail)):] if tail else started
+        return tail + (self._llama.tokenize(rest, add_bos=False, special=False) if rest else [])
 
     def _tokenize(self, parts: list[tuple[str, bool]]) -> list[int]:
         tokens: list[int] = []

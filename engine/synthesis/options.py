@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.synthesis.evidence import PER_PAPER, RELATIVE_RELEVANCE, RELEVANCE_THRESHOLD
+from engine.synthesis.ralm import RetrievalWhileWriting
 from engine.synthesis.write import WriterOptions
 
 
@@ -27,6 +28,8 @@ class AskOptions:
     # it needs judge_answers (a model able to read).
     read_unsupported: bool = True
     writer: WriterOptions = field(default_factory=WriterOptions)
+    # Search again while the draft is written and swap the passages shown (engine.synthesis.ralm); off: once.
+    while_writing: RetrievalWhileWriting = field(default_factory=RetrievalWhileWriting)
 
     def as_pairs(self) -> tuple[tuple[str, str], ...]:
         return (("top_n", str(self.top_n)), ("mode", self.mode), ("feedback", str(self.feedback)),
@@ -34,7 +37,9 @@ class AskOptions:
                 ("relevance_threshold", str(self.relevance_threshold)),
                 ("relative_relevance", str(self.relative_relevance)), ("per_paper", str(self.per_paper)),
                 ("min_supported", str(self.min_supported)), ("judge_answers", str(self.judge_answers)),
-                ("read_unsupported", str(self.read_unsupported)))
+                ("read_unsupported", str(self.read_unsupported)),
+                ("retrieval_stride", str(self.while_writing.stride)),
+                ("retrieval_query_tokens", str(self.while_writing.query_tokens)))
 
 
 __all__ = ["AskOptions"]

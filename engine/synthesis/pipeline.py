@@ -147,8 +147,11 @@ class _Answers:
 def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
         language_model: Callable[[], LanguageModel] | None = None, options: AskOptions | None = None,
         hit_text: HitText | None = None, rects_for: RectsFor = no_rects, on_token: TokenCallback | None = None,
-        on_stage: StageCallback | None = None, cancel: CancelToken | None = None) -> Answer:
-    """Answer ``question`` from retrieved passages; see the module docstring for the guarantees."""
+        on_stage: StageCallback | None = None, cancel: CancelToken | None = None,
+        search_while_writing: Retrieve | None = None) -> Answer:
+    """Answer ``question`` from retrieved passages; see the module docstring for the guarantees.
+    ``search_while_writing`` is the search retrieval while writing uses (default ``retrieve``): one that
+    calls no language model, which would evict the draft from llama.cpp's cache."""
     options = options or AskOptions()
     if options.mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
@@ -188,7 +191,8 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
                               "judged that none answers the question, so Quire writes no answer.",
                               model=lm.model_id, lead=NOT_ANSWERED)
     try:
-        outcome = write_draft(used, lm, chosen, reading.evidence, PassageTools(retrieve, scorer, hit_text), options,
+        outcome = write_draft(used, lm, chosen, reading.evidence,
+                              PassageTools(retrieve, scorer, hit_text, search_while_writing), options,
                               Callbacks(on_token, stage, cancel))
     except (ContextTooSmall, GenerationError) as exc:
         log.warning("writing failed (%s); answering with the evidence digest", exc)

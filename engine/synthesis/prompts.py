@@ -54,6 +54,16 @@ def prefix(question: str, quotes: Sequence[Quote], titles: Mapping[int, str], qu
                                             evidence=evidence_block(quotes, titles, quote_chars))
 
 
+def evidence_last(question: str, task: str, passages: Sequence[Sequence[Quote]], titles: Mapping[int, str],
+                  quote_chars: int = 320) -> str:
+    """The first user message when passages are swapped while writing: the question and the task first,
+    the evidence last, one passage's quotes after another in the order given. A swap then changes the
+    prompt only from the first passage that differs, so llama.cpp re-evaluates that and the draft,
+    never the task (engine.synthesis.ralm)."""
+    block = "\n".join(evidence_block(quotes, titles, quote_chars) for quotes in passages if quotes)
+    return f"Question: {inert(question)}\n\n{task.strip()}\n\nEvidence:\n{block}\n"
+
+
 def write_task(sections: int, sentences: int, yes_no: bool = False) -> str:
     """The writing task; a yes/no question asks for "Yes" or "No" first (a reader looks for it there)."""
     hint = "\n" + prompt("answer_yes_no").strip() if yes_no else ""  # after the line asking for the answer

@@ -26,6 +26,7 @@ from engine.synthesis.evidence import (
     to_reference,
 )
 from engine.synthesis.options import AskOptions
+from engine.synthesis.ralm import Found, RetrievingWriter
 from engine.synthesis.write import StageCallback, WriteOutcome, Writer
 from engine.types import AnswerSentence, Reference, SearchHit
 
@@ -41,6 +42,7 @@ class PassageTools:
     retrieve: Retrieve
     scorer: SupportScorer
     hit_text: HitText | None = None
+    search_while_writing: Retrieve | None = None  # retrieval while writing's search (None: ``retrieve``)
 
 
 @dataclass(frozen=True)
@@ -95,16 +97,53 @@ def read_candidates(lm: LanguageModel, question: str, evidence: list[Evidence], 
                    none_answers(judged, evidence))  # True: the library most likely does not hold the answer
 
 
+def found_while_writing(question: str, references: list[Reference], search: Retrieve, scorer: SupportScorer,
+                        options: AskOptions, hit_text: HitText | None = None) -> Found:
+    """What a search while writing finds, as evidence: a passage already numbered keeps its number, a new one
+    takes the next free number (and joins ``references``), so no written [n] ever changes meaning. Quotes are
+    chosen for the question, as for the first search, once per passage."""
+    chosen: dict[int, list[Evidence]] = {}
+
+    def find(query: str) -> list[Evidence]:
+        known = {r.passage_id: r for r in references}
+        numbered: list[Reference] = []
+        for hit in search(query, options.while_writing.passages):
+            reference = known.get(hit.passage_id)
+            if reference is None:
+                reference = to_reference(hit, max((r.n for r in references), default=0) + 1,
+                                         hit_text(hit) if hit_text else None)
+                references.append(reference)
+                known[hit.passage_id] = reference
+            numbered.append(reference)
+        unread = [r for r in numbered if r.n not in chosen]
+        for reference, item in zip(unread, extract_evidence(question, unread, scorer, options.quotes_per_passage),
+                                   strict=True):
+            chosen[reference.n] = [item]
+        return relevant([chosen[r.n][0] for r in numbered], options.relevance_threshold)
+
+    return find
+
+
 def write_draft(question: str, lm: LanguageModel, chosen: Chosen, evidence: Sequence[Evidence],
                 tools: PassageTools, options: AskOptions, callbacks: Callbacks | None = None) -> WriteOutcome:
     """The model's draft from the evidence's quotes, each paper named by its title; with feedback, the
     passages its feedback queries find are numbered after ``chosen.references`` (and appended to them).
-    Raises what the writer raises."""
+    With retrieval while writing (``options.while_writing``), ``tools.search_while_writing`` (else
+    ``tools.retrieve``) finds the passages swapped in as the draft goes, numbered the same way; feedback is
+    not run then. Raises what the writer raises."""
     retrieve, scorer, hit_text = tools.retrieve, tools.scorer, tools.hit_text
     callbacks = callbacks or Callbacks()
+    references = chosen.references
+    quotes: list[Quote] = [q for e in evidence for q in e.quotes]
+    # The papers are those of the chosen evidence; feedback's passages are numbered after them.
+    titles = {e.reference.n: e.reference.bib.title for e in chosen.evidence}
+    if options.while_writing.on:
+        find = found_while_writing(question, references, tools.search_while_writing or retrieve, scorer, options,
+                                   hit_text)
+        return RetrievingWriter(lm, options.writer, options.while_writing, find, callbacks.on_token,
+                                callbacks.on_stage, callbacks.cancel).write(question, quotes, titles)
     writer = Writer(lm, replace(options.writer, feedback=options.feedback), callbacks.on_token,
                     callbacks.on_stage or (lambda _s: None), callbacks.cancel)
-    references = chosen.references
 
     def more(query: str) -> list[Evidence]:
         known = {r.passage_id for r in references}
@@ -115,9 +154,6 @@ def write_draft(question: str, lm: LanguageModel, chosen: Chosen, evidence: Sequ
         return relevant(extract_evidence(question, new_refs, scorer, options.quotes_per_passage),
                         options.relevance_threshold)
 
-    quotes: list[Quote] = [q for e in evidence for q in e.quotes]
-    # The papers are those of the chosen evidence; feedback's passages are numbered after them.
-    titles = {e.reference.n: e.reference.bib.title for e in chosen.evidence}
     return writer.write(question, quotes, titles, more)
 
 
@@ -208,5 +244,5 @@ def written_notice(notice: str, outcome: WriteOutcome, report: VerifyReport, sco
 
 
 __all__ = ["Callbacks", "Chosen", "HitText", "PassageTools", "Reading", "Retrieve", "choose_evidence",
-           "fallback_reason", "read_candidates", "retrieve_passages", "unchecked_draft", "verify_draft", "write_draft",
-           "written_notice"]
+           "fallback_reason", "found_while_writing", "read_candidates", "retrieve_passages", "unchecked_draft",
+           "verify_draft", "write_draft", "written_notice"]

@@ -239,7 +239,7 @@ class Writer:
                               round(completion.seconds_total, 3)))
         return completion
 
-    def _streamed(self, valid: set[int]) -> tuple[TokenCallback | None, Callable[[], None]]:
+    def streamed(self, valid: set[int]) -> tuple[TokenCallback | None, Callable[[], None]]:
         """A token callback that never shows an unknown [n] (and the flush for its end)."""
         if self.on_token is None:
             return None, lambda: None
@@ -255,7 +255,7 @@ class Writer:
         head = prompts.prefix(question, kept, titles, opts.quote_chars)
         messages = [ChatMessage("system", prompts.prompt("answer_system"))]
         self.on_stage("drafting")
-        forward, flush = self._streamed({q.n for q in kept})
+        forward, flush = self.streamed({q.n for q in kept})
         steps: list[StepCost] = []
         completion = self._call("write", messages, head + prompts.write_task(opts.sections, opts.sentences_per_section,
                                                                          yes_no(question)),

@@ -114,6 +114,22 @@ def test_a_changed_instruction_after_shared_evidence_evaluates_only_the_tail(mod
     assert other.prompt_tokens > 150
 
 
+def test_a_paused_reply_continues_from_the_tokens_it_was_writing_and_costs_only_its_seam(model: LlamaModel) -> None:
+    # Retrieval while writing stops the reply every few tokens and continues it (the last message is the
+    # assistant's): the continued prompt is the prompt plus the tokens generated, read from the KV cache.
+    first = model.chat([SYSTEM, EVIDENCE], max_tokens=8)
+    assert first.finish_reason == "length"
+    started = ChatMessage("assistant", first.text)
+    prompt = model.prompt_tokens([SYSTEM, EVIDENCE, started])
+    assert prompt[:first.prompt_tokens] == model.prompt_tokens([SYSTEM, EVIDENCE])
+    assert model._llama.detokenize(prompt[first.prompt_tokens:]).decode() == first.text
+    assert len(prompt) == first.prompt_tokens + first.completion_tokens  # the generated tokens, not a re-split
+    rest = model.chat([SYSTEM, EVIDENCE, started], max_tokens=8)
+    assert rest.prompt_tokens == len(prompt)
+    assert rest.prompt_tokens_evaluated == 1  # only the last token generated, never the prompt
+    assert rest.text.strip() and not rest.text.strip().startswith(first.text.strip()[:12])  # goes on, not over
+
+
 def test_reply_probabilities_read_the_first_reply_token_and_reuse_the_prefix(model: LlamaModel) -> None:
     question = ChatMessage("user", "Is the sky blue on a clear day? Reply Yes or No.")
     yes, no = model.reply_probabilities([SYSTEM, question], ("Yes", "No"))

@@ -70,3 +70,14 @@ def test_the_settings_command_applies_a_preset_and_saves_it(tmp_path: Path, caps
 def test_a_preset_whose_section_is_not_a_table_is_refused() -> None:
     with pytest.raises(SettingsError, match=r"\[retrieval\] must be a section"):
         _read("broken", "# x\nretrieval = 3\n")
+
+
+def test_the_settings_command_says_what_retrieval_while_writing_costs(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import tomllib
+
+    assert main(["--home", str(tmp_path), "settings"]) == 0
+    out = capsys.readouterr().out
+    shown = tomllib.loads(out.split("\n", 1)[1])  # the settings stay valid TOML with the comment below them
+    assert shown["generation"]["retrieval_stride"] == 0
+    assert "# [generation] retrieval_stride: Retrieval while writing" in out and "docs/answers.md" in out

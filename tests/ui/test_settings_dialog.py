@@ -28,6 +28,7 @@ def test_edited_settings_are_saved_and_reloaded(qtbot: QtBot, client: EngineClie
     dialog.rewrite_box.setChecked(False)
     dialog.spelling_box.setChecked(False)
     dialog.reader_box.setChecked(False)
+    dialog.while_writing_box.setCurrentIndex(dialog.while_writing_box.findData(-1))
     edited = dialog.settings()
     saved: list[Settings] = []
     client.save_settings(edited, saved.append)
@@ -39,12 +40,14 @@ def test_edited_settings_are_saved_and_reloaded(qtbot: QtBot, client: EngineClie
     assert on_disk.retrieval.top_n == 12
     assert not on_disk.generation.feedback and not on_disk.retrieval.rewrite and not on_disk.retrieval.spelling
     assert not on_disk.generation.answer_reader
+    assert on_disk.generation.retrieval_stride == -1  # at each sentence end
     assert on_disk.ingest == Settings().ingest  # untouched sections stay as they were
 
     again = SettingsDialog(on_disk)
     qtbot.addWidget(again)
     assert again.threads_box.value() == 6 and not again.feedback_box.isChecked()
     assert not again.spelling_box.isChecked() and not again.reader_box.isChecked()
+    assert again.while_writing_box.currentText().startswith("At each sentence end")
     again._restore_defaults()
     assert again.settings().generation == Settings().generation
 
@@ -133,3 +136,14 @@ def test_the_preset_box_shows_the_preset_in_effect_or_custom(qtbot: QtBot) -> No
         qtbot.addWidget(dialog)
     assert quick.preset_box.currentData() == "quick"
     assert custom.preset_box.currentText() == "Custom"
+
+
+def test_a_stride_the_list_lacks_is_shown_and_kept(qtbot: QtBot) -> None:
+    from dataclasses import replace
+
+    settings = Settings()
+    dialog = SettingsDialog(replace(settings, generation=replace(settings.generation, retrieval_stride=8)))
+    qtbot.addWidget(dialog)
+    assert dialog.while_writing_box.currentText() == "Every 8 tokens"
+    assert dialog.settings().generation.retrieval_stride == 8
+    assert "docs/answers.md" in dialog.while_writing_box.toolTip()
