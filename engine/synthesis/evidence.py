@@ -42,7 +42,7 @@ from engine.synthesis.question import (
 from engine.text.addressed import addresses_the_model
 from engine.text.furniture import has_page_furniture
 from engine.tuning import SYNTHESIS
-from engine.types import Reference, SearchHit
+from engine.types import LIBRARY_SOURCE, Reference, SearchHit
 
 # The measured constants: what each does and where it was measured is in engine/tuning.py.
 RELEVANCE_THRESHOLD = SYNTHESIS.relevance_threshold
@@ -212,8 +212,9 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     ``read``: False leaves the answer reader out (when only the passages' relevance is wanted);
     ``read_limit``: the reader reads only the sentences with the best hand-weighted scores (the rest
     rank after them), where the reader's time per sentence matters more than a rare miss."""
+    # A title line run into the text is a PDF's: a datastore record's text is what its datastore chose to keep.
     found = [[(start, end) for start, end in sentence_spans(r.text)
-              if not restates_title(r.text[start:end], r.bib.title)] for r in references]
+              if r.source != LIBRARY_SOURCE or not restates_title(r.text[start:end], r.bib.title)] for r in references]
     spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end in passage]
     topics, hands = _scores(question, [r.text[start:end] for r, start, end in spans], scorer)
     reader = scorer.answer_reader() if spans and read else None
