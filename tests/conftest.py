@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fixtures.pg_server import pg_server  # noqa: F401 - a real PostgreSQL server per module that asks for one
 
 from engine.service import Engine
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from fixtures.pg_server import pg_server  # noqa: F401 - a real PostgreSQL server per module that asks for one
 from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
