@@ -225,6 +225,15 @@ def test_a_pack_file_publishes_as_its_installed_datastore(published: Engine, pg_
         manifest.passage_count)
 
 
+def test_a_bad_connection_string_is_named_in_one_line_without_its_password() -> None:
+    with pytest.raises(EngineError, match="is not a PostgreSQL connection string") as bad:
+        split_password("host=db.lab.org password=s3cret dbname")
+    assert "s3cret" not in str(bad.value) and "password=***" in str(bad.value)
+    with pytest.raises(EngineError) as huge:
+        split_password("x" * 100_000)
+    assert len(str(huge.value)) < 500
+
+
 def test_the_connection_string_keeps_sslmode_and_loses_its_password(tmp_path: Path) -> None:
     conninfo, params, password = split_password("postgresql://ann:p%3Ass@db.lab.org:5433/corpus?sslmode=verify-full")
     assert password == "p:ss" and "p:ss" not in conninfo and "password" not in conninfo

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -39,13 +40,26 @@ def driver() -> ModuleType:
     return psycopg
 
 
+# A password in a key=value or URL connection string, and how much of a bad string an error message echoes.
+_PASSWORD = re.compile(r"(password\s*=\s*)\S+|(://[^:/@\s]*:)[^@\s]*(?=@)", re.IGNORECASE)
+_ECHOED_CHARS = 120
+
+
+def _echoed(text: str) -> str:
+    """A bad connection string (or the driver's words on it) as an error message shows it: any password
+    masked, cut to a line."""
+    masked = _PASSWORD.sub(lambda m: f"{m.group(1) or m.group(2)}***", text)
+    return masked if len(masked) <= _ECHOED_CHARS else masked[:_ECHOED_CHARS] + "…"
+
+
 def split_password(conninfo: str) -> tuple[str, dict[str, str], str | None]:
     """``conninfo`` (URL or key=value) without its password, its parameters, and the password if it held one."""
     psycopg = driver()
     try:
         params = psycopg.conninfo.conninfo_to_dict(conninfo)
     except psycopg.ProgrammingError as exc:
-        raise EngineError(f"{conninfo!r} is not a PostgreSQL connection string ({exc}); write it as "
+        raise EngineError(f"{_echoed(conninfo)!r} is not a PostgreSQL connection string ({_echoed(str(exc).strip())}); "
+                          "write it as "
                           "postgresql://USER@HOST:PORT/DATABASE?sslmode=require") from None
     password = params.pop("password", None)
     clean = {key: str(value) for key, value in params.items()}
