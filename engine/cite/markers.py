@@ -89,22 +89,25 @@ class StreamFilter:
     """
 
     _HOLD_LIMIT = 24
+    _MAY_BE_MARKER = re.compile(r"\[[\d\s,;\-–—]*\]?")
 
     def __init__(self, valid: set[int]) -> None:
         self.valid = valid
         self._held = ""
+        # Held brackets a newer "[" opened inside ("[[0]0]"): each takes back what its inner one releases,
+        # since an unknown marker removed inside may leave the outer one a marker ("[" + "0]").
+        self._outer: list[str] = []
 
     def feed(self, piece: str) -> str:
         out: list[str] = []
         for char in piece:
-            if self._held and char == "[":  # "[[1]": what was held is no marker, the new bracket may open one
-                out.append(self._release())
+            if self._held and char == "[":
+                self._outer.append(self._held)
                 self._held = char
             elif self._held:
                 self._held += char
-                if char == "]" or len(self._held) > self._HOLD_LIMIT or not re.fullmatch(r"\[[\d\s,;\-–—]*\]?",
-                                                                                          self._held):
-                    out.append(self._release())
+                if char == "]" or len(self._held) > self._HOLD_LIMIT or not self._MAY_BE_MARKER.fullmatch(self._held):
+                    out.append(self._settle())
             elif char == "[":
                 self._held = char
             else:
@@ -112,7 +115,21 @@ class StreamFilter:
         return "".join(out)
 
     def flush(self) -> str:
-        return self._release()
+        text = self._release()
+        while self._outer:
+            text = self._outer.pop() + text
+        return text
+
+    def _settle(self) -> str:
+        """Release the held text into the bracket around it, which keeps holding while it may still be a marker."""
+        text = self._release()
+        while self._outer:
+            self._held = self._outer.pop() + text
+            if (len(self._held) <= self._HOLD_LIMIT and not self._held.endswith("]")
+                    and self._MAY_BE_MARKER.fullmatch(self._held)):
+                return ""
+            text = self._release()
+        return text
 
     def _release(self) -> str:
         held, self._held = self._held, ""
