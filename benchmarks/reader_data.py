@@ -12,6 +12,9 @@ BM25 against the question, the near misses the reader must learn to pass over). 
   (MIT; its 500 test questions are never used): the authors' conclusion answers the question, the
   background and method sentences of the same abstract are the non-answers (its results sentences
   are left out: they often answer too);
+- ``train``, source ``generated``: the writer's questions of benchmarks/reader_questions.py (read when
+  its file exists), each answered by the sentence it was written from, against the rest of its paper
+  (a PubMedQA abstract's every section, its conclusion left out: it restates the results asked about);
 - ``check``: COVID-QA's check file (14 other papers), never fitted on: the in-paper ranking that
   benchmarks/reader.py reports.
 
@@ -133,16 +136,41 @@ def pubmedqa(shared: Path, papers: dict[str, Any], questions: list[dict[str, Any
                           "hard": bm25_order(item["QUESTION"], [c["text"] for c in candidates[:negatives]])})
 
 
+def generated(path: Path, shared: Path, papers: dict[str, Any], questions: list[dict[str, Any]]) -> None:
+    """The writer's questions: the sentence each was written from answers it, the paper's others do not."""
+    abstracts = json.loads((shared / "eval" / "pubmedqa" / "ori_pqal.json").read_text(encoding="utf-8"))
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if not record["question"]:
+            continue
+        paper = record["paper"]
+        if paper not in papers and paper.startswith("pubmedqa-full-"):
+            item = abstracts[paper.removeprefix("pubmedqa-full-")]
+            papers[paper] = [{k: c[k] for k in ("text", "before", "after")}
+                             for text in item["CONTEXTS"] for c in paragraph_candidates(text, 0)]
+        texts = [c["text"] for c in papers[paper]]
+        if record["sentence"] not in texts:
+            continue
+        answer = texts.index(record["sentence"])
+        questions.append({"question": record["question"], "paper": paper, "split": "train", "source": "generated",
+                          "answer": record["sentence"], "positive": [answer], "also": [answer],
+                          "hard": [i for i in bm25_order(record["question"], texts) if i != answer][:HARD_POOL]})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--shared", type=Path, default=SHARED)
+    parser.add_argument("--generated", type=Path, default=DEFAULT_OUT.parent / "reader-generated.jsonl",
+                        help="the writer's questions (benchmarks/reader_questions.py); left out when absent")
     args = parser.parse_args()
     papers: dict[str, Any] = {}
     questions: list[dict[str, Any]] = []
     covidqa(args.shared / "eval" / "covidqa" / "covidqa-train.json", "train", papers, questions)
     covidqa(args.shared / "eval" / "covidqa" / "covidqa-check.json", "check", papers, questions)
     pubmedqa(args.shared, papers, questions)
+    if args.generated.is_file():
+        generated(args.generated, args.shared, papers, questions)
     random.Random(7).shuffle(questions)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(args.out, "wt", encoding="utf-8") as out:

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Collection, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +180,8 @@ def measure(size: int, texts: Sequence[tuple[str, str]], queries: Sequence[str],
         index_rss = process.memory_info().rss - rss_before
         started = time.perf_counter()
         postings_folder = Path(folder) / "bm25"
-        build_postings(db, postings_folder, PostingsStamp(size, size - 1))
+        build_postings(lambda: closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)),
+                       postings_folder, PostingsStamp(size, size - 1))
         postings_seconds = time.perf_counter() - started
         postings_mb = sum(p.stat().st_size for p in postings_folder.iterdir()) / 2**20
         fts_source = DiskSource(db, index, stored=stored)

@@ -61,7 +61,9 @@ DEFAULT_WORK = Path.home() / ".cache" / "quire-train" / "reader-judge"
 DEFAULT_DATA = Path.home() / ".cache" / "quire-train" / "reader-data.json.gz"
 DEV_PAPERS = 6
 SOURCE_NAMES = {"covidqa": "COVID-QA training file (Apache-2.0)",
-                "pubmedqa": "PubMedQA training-side questions (MIT)"}
+                "pubmedqa": "PubMedQA training-side questions (MIT)",
+                "generated": "questions the writer wrote of COVID-QA training papers and PubMedQA training-side "
+                             "abstracts (benchmarks/reader_questions.py)"}
 
 
 def read_data(path: Path) -> dict[str, Any]:
@@ -143,7 +145,9 @@ def train(args: argparse.Namespace) -> None:
     model, tokenizer = load_model(Path(base), labels=1)
     if args.plain and not any(Path(base).glob("*.safetensors")):
         raise SystemExit(f"--plain starts from all-MiniLM-L6-v2's weights, and {base} has none")
-    if not args.plain:
+    if args.init_weights:
+        load_weights(model, [args.init_weights])
+    elif not args.plain:
         load_judge_encoder(model, args.init_judge)
     model.to(device)
     sep_id = tokenizer.sep_token_id
@@ -193,6 +197,11 @@ def train(args: argparse.Namespace) -> None:
         temporary.replace(checkpoint)  # a run killed mid-write keeps the previous checkpoint
 
     log = (work / "log.jsonl").open("a", encoding="utf-8")
+    if args.init_weights and state["step"] == 0:
+        # Continuing a trained reader: its held-out ranking before this run is the figure to beat.
+        start = ranking_report(model, tokenizer, data, dev_questions, args.max_length, device)
+        state["best"] = start["first"] + start["top3"]
+        _log(log, {"epoch": 0, "step": 0, "held_out": start})
     started = last_save = window_start = time.time()
     running = None
     model.train()
@@ -281,8 +290,8 @@ def load_judge_encoder(model: Any, onnx_file: Path) -> None:
 def _config(args: argparse.Namespace) -> dict[str, Any]:
     return {"epochs": args.epochs, "lr": args.lr, "head_lr": args.head_lr, "group": args.group, "hard": args.hard,
             "questions_per_step": args.questions_per_step, "max_length": args.max_length, "warmup": args.warmup,
-            "seed": args.seed, "sources": sorted(args.sources), "init_judge": not args.plain,
-            "base": "all-MiniLM-L6-v2"}
+            "seed": args.seed, "sources": sorted(args.sources), "init_judge": not args.plain and not args.init_weights,
+            "init_weights": str(args.init_weights or ""), "base": "all-MiniLM-L6-v2"}
 
 
 def _log(log: Any, entry: dict[str, Any]) -> None:
@@ -328,6 +337,8 @@ def arguments() -> argparse.ArgumentParser:
     run.add_argument("--init-judge", type=Path, default=ROOT / "resources/models/judge/model.int8.onnx",
                      help="start from this support judge's encoder (its model.int8.onnx; the default: the shipped one)")
     run.add_argument("--plain", action="store_true", help="start from all-MiniLM-L6-v2 instead of the judge")
+    run.add_argument("--init-weights", type=Path,
+                     help="continue from a trained reader's best.safetensors instead of the judge")
     run.add_argument("--epochs", type=int, default=3)
     run.add_argument("--lr", type=float, default=4e-5)
     run.add_argument("--head-lr", type=float, default=10.0, help="the head's learning rate, times --lr")

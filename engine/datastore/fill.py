@@ -35,10 +35,9 @@ def _record_fields(source: DatastoreSource, document: Document) -> dict[str, obj
     for column, value in (("doi", doi), ("arxiv_id", arxiv_id)):
         if not value:
             continue
-        rows = source.store.query(f"SELECT title, authors, year, doi FROM records WHERE {column} = ? LIMIT 1",
-                                  (value,))  # column: one of the two fixed names above
-        if rows:
-            title, authors, year, record_doi = rows[0]
+        row = source.store.record_by_identifier(column, value)
+        if row:
+            title, authors, year, record_doi = row
             return {"title": title or None, "authors": json.loads(authors or "[]") or None, "year": year,
                     "doi": record_doi or None}
     return None

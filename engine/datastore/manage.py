@@ -112,7 +112,7 @@ def datastore_info(registry: DatastoreRegistry, name: str) -> DatastoreInfo:
     header = source.index_header()  # not the index itself: listing must not load a model
     model, embedded = (header.model_id, header.count) if header is not None else (None, 0)
     size = sum(p.stat().st_size for p in source.folder.rglob("*") if p.is_file())
-    imported = tuple(row[0] for row in source.store.query("SELECT path FROM imports ORDER BY id"))
+    imported = source.store.imported_paths()
     return DatastoreInfo(name=name, records=counts["records"], passages=counts["passages"], words=counts["words"],
                          embedded=embedded, embedding_model=model, size_bytes=size, version=meta.get("version", ""),
                          created_at=meta.get("created_at", ""), imported_from=imported)

@@ -335,7 +335,7 @@ def _check_database(staging: Path, manifest: Manifest, pack: Path) -> None:
             with store.bounded(_CHECK_SECONDS + manifest.record_count / 100_000):
                 # The checksums only prove the file is the one the manifest names; whoever made the
                 # pack may have damaged it first (and recomputed them), so SQLite checks every page.
-                problems = [str(row[0]) for row in store.query("PRAGMA integrity_check(5)")]
+                problems = store.integrity_problems()
                 records = store.counts()["records"] if problems == ["ok"] else 0
         finally:
             store.close()

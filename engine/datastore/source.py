@@ -36,7 +36,6 @@ from engine.retrieve.fts import (
     TITLE_WEIGHT,
     CommonTerms,
     FtsStemmer,
-    bm25_expression,
 )
 from engine.retrieve.postings import Bm25Postings, PostingsError, PostingsStamp, build_postings, search_fts_query
 from engine.retrieve.source import ScoredId
@@ -114,16 +113,8 @@ class DatastoreSource:
             found = self._lexical_from_postings(fts_query, k)
             if found is not None:
                 return found
-        score = bm25_expression("passages_fts")
-        sql = (f"SELECT r.id, p.ordinal, -{score} FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid "
-               "JOIN records r ON r.rowid = p.record_rowid WHERE passages_fts MATCH ?")
-        params: list[object] = [self._common_terms.prune(fts_query)]
-        if doc_ids is not None:
-            sql += " AND r.id IN (SELECT value FROM json_each(?))"
-            params.append(_json_list(doc_ids))
-        sql += f" ORDER BY {score}, p.rowid LIMIT ?"
-        params.append(int(k))
-        rows = self.store.query(sql, params)
+        rows = self.store.keyword_search(self._common_terms.prune(fts_query), k,
+                                         None if doc_ids is None else list(doc_ids))
         return [(self.public_id(local_passage_id(record_id, ordinal)), float(value))
                 for record_id, ordinal, value in rows]
 
@@ -145,10 +136,8 @@ class DatastoreSource:
             return None
         if not found:
             return []
-        rows = self.store.query("SELECT p.rowid, r.id, p.ordinal FROM passages p JOIN records r ON r.rowid = "
-                                "p.record_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))",
-                                (json.dumps([rowid for rowid, _ in found]),))
-        ids = {rowid: local_passage_id(record_id, ordinal) for rowid, record_id, ordinal in rows}
+        keys = self.store.passage_keys([rowid for rowid, _ in found])
+        ids = {rowid: local_passage_id(record_id, ordinal) for rowid, (record_id, ordinal) in keys.items()}
         return [(self.public_id(ids[rowid]), score) for rowid, score in found if rowid in ids]
 
     # --- BM25 postings -----------------------------------------------------------------------
@@ -186,15 +175,14 @@ class DatastoreSource:
             except PostingsError:
                 pass
             self._postings = None
-        postings = build_postings(self.store.path, self.folder / POSTINGS_FOLDER, stamp, progress=progress,
-                                  cancel=cancel)
+        postings = build_postings(self.store.reading_connection, self.folder / POSTINGS_FOLDER, stamp,
+                                  progress=progress, cancel=cancel)
         with self._postings_lock:
             self._postings, self._postings_loaded = postings, True
         return True
 
     def _stamp(self) -> PostingsStamp:
-        count, last = self.store.query("SELECT count(*), coalesce(max(rowid), 0) FROM passages")[0]
-        return PostingsStamp(int(count), int(last))
+        return PostingsStamp(*self.store.passage_stamp())
 
     # --- dense -----------------------------------------------------------------------------
 
@@ -249,10 +237,9 @@ class DatastoreSource:
         hashes: dict[str, str] = {}
         for passage_id in passage_ids:
             local = self._local(passage_id)
-            rows = self.store.query("SELECT p.content_hash FROM passages p JOIN records r ON r.rowid = "
-                                    "p.record_rowid WHERE r.id = ? AND p.ordinal = ?", local) if local else []
-            if rows:
-                hashes[passage_id] = rows[0][0]
+            content_hash = self.store.content_hash(*local) if local else None
+            if content_hash:
+                hashes[passage_id] = content_hash
         found = self.cache.get_many(self._embedder().model_id, hashes.values())
         return {pid: found[h] for pid, h in hashes.items() if h in found}
 
@@ -265,12 +252,10 @@ class DatastoreSource:
             local = self._local(passage_id)
             if local is None:
                 continue
-            rows = self.store.query(
-                "SELECT r.id, r.title, p.text, r.authors, r.year, r.doi, r.arxiv_id, r.url FROM records r "
-                "JOIN passages p ON p.record_rowid = r.rowid WHERE r.id = ? AND p.ordinal = ?", local)
-            if not rows:
+            row = self.store.passage_with_record(*local)
+            if row is None:
                 continue
-            record_id, title, text, authors, year, doi, arxiv_id, url = rows[0]
+            record_id, title, text, authors, year, doi, arxiv_id, url = row
             bib = Bibliography(title=title, authors=tuple(_json_loads_list(authors)), year=year, doi=doi,
                                arxiv_id=arxiv_id, url=url)
             found.append(SearchHit(passage_id=passage_id, doc_id=record_id, source=self._name, bib=bib, text=text))
@@ -332,10 +317,6 @@ def _passage(local_id: str, stored: StoredPassage) -> Passage:
     # Light Passages (text, title, hash; no pages or boxes): all embedding needs.
     return Passage(id=local_id, doc_id=stored.record_id, ordinal=stored.ordinal, text=stored.text, title=stored.title,
                    page_start=0, page_end=0, char_start=0, char_end=0, rects=(), content_hash=stored.content_hash)
-
-
-def _json_list(values: Collection[str]) -> str:
-    return json.dumps(list(values))
 
 
 def _json_loads_list(value: str) -> list[str]:

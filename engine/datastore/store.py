@@ -1,6 +1,8 @@
 """A datastore's own SQLite file: records (with their original ids), passages and an FTS5 index.
 
-The only code that touches ``datastore.db``. The FTS5 table has the library's ``(title, text)``
+The only code that touches ``datastore.db`` (a pack's file is checked before it is installed by
+``contents.py``, on its own bounded connection, and the shared FTS5 vocabulary queries are
+``engine/store/vocabulary.py``'s). The FTS5 table has the library's ``(title, text)``
 columns and tokenizer, so one query builder and one bm25 weighting serve both. It is
 contentless (``content=''``): the text already lives in ``passages``, and a datastore is only
 ever appended to, never edited, so the index need not store a second copy of every word.
@@ -25,6 +27,7 @@ from engine.datastore.reader import LineProblem, Record
 from engine.disk import OPEN_ROOM, disk_full_message, is_disk_full
 from engine.errors import StoreError
 from engine.retrieve.dedupe import normalize_title
+from engine.retrieve.fts import bm25_expression
 from engine.sqlite import connect, connect_read_only, transaction, use_wal, writable_place
 from engine.store.vocabulary import TOKENIZER
 
@@ -350,6 +353,67 @@ class DatastoreStore:
             "JOIN records r ON r.rowid = p.record_rowid WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?",
             (after_rowid, limit))
         return [(row[0], StoredPassage(row[1], row[2], row[3], row[4], row[5])) for row in rows]
+
+    def keyword_search(self, fts_query: str, k: int, record_ids: Sequence[str] | None = None
+                       ) -> list[tuple[str, int, float]]:
+        """(record id, ordinal, BM25 score) of the passages an FTS5 query matches, best first."""
+        score = bm25_expression("passages_fts")
+        sql = (f"SELECT r.id, p.ordinal, -{score} FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid "
+               "JOIN records r ON r.rowid = p.record_rowid WHERE passages_fts MATCH ?")
+        params: list[object] = [fts_query]
+        if record_ids is not None:
+            sql += " AND r.id IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(list(record_ids)))
+        sql += f" ORDER BY {score}, p.rowid LIMIT ?"
+        params.append(int(k))
+        return [(record_id, int(ordinal), float(value)) for record_id, ordinal, value in self.query(sql, params)]
+
+    def passage_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, int]]:
+        """Each passage rowid's (record id, ordinal)."""
+        rows = self.query("SELECT p.rowid, r.id, p.ordinal FROM passages p JOIN records r ON r.rowid = "
+                          "p.record_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))",
+                          (json.dumps(list(rowids)),))
+        return {rowid: (record_id, ordinal) for rowid, record_id, ordinal in rows}
+
+    def passage_stamp(self) -> tuple[int, int]:
+        """How many passages there are and the last one's rowid: what precomputed postings must match."""
+        count, last = self.query("SELECT count(*), coalesce(max(rowid), 0) FROM passages")[0]
+        return int(count), int(last)
+
+    def content_hash(self, record_id: str, ordinal: int) -> str | None:
+        rows = self.query("SELECT p.content_hash FROM passages p JOIN records r ON r.rowid = p.record_rowid "
+                          "WHERE r.id = ? AND p.ordinal = ?", (record_id, ordinal))
+        return rows[0][0] if rows else None
+
+    def passage_with_record(self, record_id: str, ordinal: int) -> tuple | None:
+        """(record id, title, passage text, authors JSON, year, doi, arXiv id, url), or None."""
+        rows = self.query("SELECT r.id, r.title, p.text, r.authors, r.year, r.doi, r.arxiv_id, r.url FROM records r "
+                          "JOIN passages p ON p.record_rowid = r.rowid WHERE r.id = ? AND p.ordinal = ?",
+                          (record_id, ordinal))
+        return rows[0] if rows else None
+
+    def record_by_identifier(self, column: str, value: str) -> tuple | None:
+        """(title, authors JSON, year, doi) of the first record whose ``doi`` or ``arxiv_id`` is ``value``."""
+        if column not in ("doi", "arxiv_id"):  # a column name cannot be a parameter
+            raise ValueError(f"not an identifier column: {column!r}")
+        rows = self.query(f"SELECT title, authors, year, doi FROM records WHERE {column} = ? LIMIT 1", (value,))
+        return rows[0] if rows else None
+
+    def imported_paths(self) -> tuple[str, ...]:
+        return tuple(row[0] for row in self.query("SELECT path FROM imports ORDER BY id"))
+
+    def integrity_problems(self, most: int = 5) -> list[str]:
+        """SQLite's check of every page: ``["ok"]`` or up to ``most`` problems."""
+        return [str(row[0]) for row in self.query(f"PRAGMA integrity_check({int(most)})")]
+
+    @contextmanager
+    def reading_connection(self) -> Iterator[sqlite3.Connection]:
+        """A read-only connection of its own, for a long read (the BM25 postings) beside searches."""
+        conn = connect_read_only(self.path)
+        try:
+            yield conn
+        finally:
+            conn.close()
 
     def snapshot(self, dest: Path) -> None:
         """A consistent, compact single-file copy of the database (no WAL beside it), for packing."""

@@ -25,7 +25,8 @@ import logging
 import os
 import shutil
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,20 +173,22 @@ class _Terms:
         return index if index < len(self) and self[index] == key else None
 
 
-def build_postings(db_path: Path, folder: Path, stamp: PostingsStamp, table: str = "passages_fts",
-                   progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> Bm25Postings:
-    """Read ``table``'s postings out of ``db_path`` and write them to ``folder`` (replacing it whole)."""
+def build_postings(reading_connection: Callable[[], AbstractContextManager[sqlite3.Connection]], folder: Path,
+                   stamp: PostingsStamp, table: str = "passages_fts", progress: ProgressCallback = no_progress,
+                   cancel: CancelToken | None = None) -> Bm25Postings:
+    """Read ``table``'s postings through the store's own read-only connection and write them to ``folder``.
+
+    ``folder`` is replaced whole. The store that owns the database opens the connection, so this
+    module never opens a database by path.
+    """
     if not table.replace("_", "").isalnum():
         raise ValueError(f"not a table name: {table!r}")
     staging = folder.with_name(folder.name + ".building")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        try:
+        with reading_connection() as conn:
             sizes = _write_postings(conn, table, staging, progress, cancel)
-        finally:
-            conn.close()
         meta = {"format": FORMAT, "passages": stamp.passages, "last_rowid": stamp.last_rowid, "sizes": sizes}
         (staging / "meta.json").write_text(json.dumps(meta))
         for path in staging.iterdir():

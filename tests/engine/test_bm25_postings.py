@@ -6,7 +6,8 @@ import gzip
 import itertools
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, closing
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,11 @@ QUESTIONS = [
     "graph neural networks for molecule property prediction",
     "attention attention transformer translation",  # a repeated word counts twice in FTS5 too
 ]
+
+
+def reading(path: Path) -> Callable[[], AbstractContextManager[sqlite3.Connection]]:
+    """What a store hands the postings builder: its own read-only connection, closed after."""
+    return lambda: closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True))
 
 
 def sample_records(count: int) -> list[dict[str, object]]:
@@ -71,7 +77,7 @@ def stamp_of(db: Path) -> PostingsStamp:
 
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_postings_rank_exactly_as_fts5_bm25(fts_db: Path, tmp_path: Path, question: str) -> None:
-    postings = build_postings(fts_db, tmp_path / "bm25", stamp_of(fts_db))
+    postings = build_postings(reading(fts_db), tmp_path / "bm25", stamp_of(fts_db))
     fts_query = build_fts_query(question)
     stems = FtsStemmer().stems(quoted_words(fts_query))
     assert stems is not None
@@ -84,7 +90,7 @@ def test_postings_rank_exactly_as_fts5_bm25(fts_db: Path, tmp_path: Path, questi
 
 
 def test_document_frequency_and_idf_follow_fts5(fts_db: Path, tmp_path: Path) -> None:
-    postings = build_postings(fts_db, tmp_path / "bm25", stamp_of(fts_db))
+    postings = build_postings(reading(fts_db), tmp_path / "bm25", stamp_of(fts_db))
     with sqlite3.connect(fts_db) as conn:
         conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, passages_fts, 'row')")
         network_docs = conn.execute("SELECT doc FROM temp.v WHERE term = 'network'").fetchone()[0]
@@ -97,7 +103,7 @@ def test_document_frequency_and_idf_follow_fts5(fts_db: Path, tmp_path: Path) ->
 
 def test_a_range_of_stems_matches_fts5vocab(fts_db: Path, tmp_path: Path) -> None:
     # What spelling correction reads: the same stems and counts from the postings as from FTS5.
-    postings = build_postings(fts_db, tmp_path / "bm25", stamp_of(fts_db))
+    postings = build_postings(reading(fts_db), tmp_path / "bm25", stamp_of(fts_db))
     with sqlite3.connect(fts_db) as conn:
         conn.execute(vocabulary_table_sql())
         for low, high in (("c", "d"), ("net", "neu"), ("network", "network\0"), ("zzz", "zzzz"), ("a", "{")):
@@ -107,7 +113,7 @@ def test_a_range_of_stems_matches_fts5vocab(fts_db: Path, tmp_path: Path) -> Non
 
 
 def test_unknown_words_and_empty_queries_find_nothing(fts_db: Path, tmp_path: Path) -> None:
-    postings = build_postings(fts_db, tmp_path / "bm25", stamp_of(fts_db))
+    postings = build_postings(reading(fts_db), tmp_path / "bm25", stamp_of(fts_db))
     assert postings.search(["zzzunseenword"], 10) == []
     assert postings.search([], 10) == []
     assert postings.search(["network"], 0) == []
@@ -118,7 +124,7 @@ def test_unknown_words_and_empty_queries_find_nothing(fts_db: Path, tmp_path: Pa
 @pytest.mark.parametrize("damage", ["truncate", "bad-meta", "other-format", "missing-file"])
 def test_damaged_postings_are_refused_with_a_reason(fts_db: Path, tmp_path: Path, damage: str) -> None:
     folder = tmp_path / "bm25"
-    build_postings(fts_db, folder, stamp_of(fts_db))
+    build_postings(reading(fts_db), folder, stamp_of(fts_db))
     if damage == "truncate":
         data = (folder / "postings_impacts.bin").read_bytes()
         (folder / "postings_impacts.bin").write_bytes(data[: len(data) // 2])
@@ -135,7 +141,7 @@ def test_damaged_postings_are_refused_with_a_reason(fts_db: Path, tmp_path: Path
 
 def test_a_cancelled_build_leaves_the_previous_postings_untouched(fts_db: Path, tmp_path: Path) -> None:
     folder = tmp_path / "bm25"
-    before = build_postings(fts_db, folder, stamp_of(fts_db)).stamp
+    before = build_postings(reading(fts_db), folder, stamp_of(fts_db)).stamp
     token = CancelToken()
 
     def cancel_midway(progress: Progress) -> None:
@@ -143,8 +149,8 @@ def test_a_cancelled_build_leaves_the_previous_postings_untouched(fts_db: Path, 
             token.cancel()
 
     with pytest.raises(Cancelled):
-        build_postings(fts_db, folder, PostingsStamp(before.passages, before.last_rowid + 1), progress=cancel_midway,
-                       cancel=token)
+        build_postings(reading(fts_db), folder, PostingsStamp(before.passages, before.last_rowid + 1),
+                       progress=cancel_midway, cancel=token)
     assert Bm25Postings(folder).stamp == before
     assert not folder.with_name("bm25.building").exists()
 
