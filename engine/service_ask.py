@@ -25,7 +25,7 @@ from engine.protocols import Searcher
 from engine.request import ALL, LIBRARY, MODES, AskRequest, source_problem
 from engine.store import Library
 from engine.store.answers import save_answer
-from engine.synthesis.pipeline import AskOptions, ask, normalise_question
+from engine.synthesis.pipeline import AskOptions, Question, ask, normalise_question
 from engine.synthesis.ralm import RetrievalWhileWriting
 from engine.synthesis.write import StageCallback, WriterOptions
 from engine.types import Answer, AnswerMode, PageRect, SearchHit
@@ -54,15 +54,16 @@ class AnswerTools:
     support_embedder: Callable[[], Embedder]
 
 
-def validated(request: AskRequest, tools: AnswerTools) -> AskRequest:
-    """``request`` with its papers' ids resolved; AskRequestError says what cannot be asked and why.
+def validated(request: AskRequest, tools: AnswerTools) -> tuple[AskRequest, Question]:
+    """``request`` with its papers' ids resolved, and its question made ready (once, here); AskRequestError
+    says what cannot be asked and why.
 
     The one place a request is checked, so the CLI, the UI and the benchmarks get the same errors
     before any model is loaded or any search is run."""
     if request.mode is not None and request.mode not in MODES:
         raise AskRequestError(f"Unknown answer mode {request.mode!r}: use one of {', '.join(MODES)}.")
     try:
-        normalise_question(request.question)
+        question = normalise_question(request.question)
     except QueryError as exc:
         raise AskRequestError(str(exc)) from None
     scope = request.scope
@@ -71,7 +72,7 @@ def validated(request: AskRequest, tools: AnswerTools) -> AskRequest:
     if problem:
         raise AskRequestError(problem)
     if scope.doc_ids is None:
-        return request
+        return request, question
     if not scope.doc_ids:
         raise AskRequestError("The question is limited to papers but names none; select one or more papers, "
                               "or ask the whole library.")
@@ -83,7 +84,7 @@ def validated(request: AskRequest, tools: AnswerTools) -> AskRequest:
             raise AskRequestError(f"The paper {doc_id!r} is not in the library (it may have been removed); "
                                   "choose papers that `quire library list` shows, or ask the whole "
                                   "library.") from None
-    return replace(request, scope=replace(scope, doc_ids=tuple(resolved)))
+    return replace(request, scope=replace(scope, doc_ids=tuple(resolved))), question
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ class AnswerPlan:
     """
 
     request: AskRequest  # validated: its papers' ids resolved
+    question: Question  # the request's question, made ready once
     settings: Settings
     mode: str  # "auto", "write" or "digest", after the model's size is taken into account
     notice: str  # why the answer is a digest although writing was not ruled out by the request
@@ -115,8 +117,9 @@ class AnswerPlan:
         return (*asked, *settings_record(self.settings), *model_record(self.model.path), *label)
 
 
-def plan_answer(request: AskRequest, settings: Settings) -> AnswerPlan:
-    """The plan for a validated ``request`` under ``settings``: mode, model file, options."""
+def plan_answer(request: AskRequest, settings: Settings, question: Question | None = None) -> AnswerPlan:
+    """The plan for a validated ``request`` (and its question as validation made it ready) under
+    ``settings``: mode, model file, options."""
     generation = settings.generation
     mode = request.mode or ("digest" if generation.digest else "auto")
     notice = ""
@@ -132,7 +135,8 @@ def plan_answer(request: AskRequest, settings: Settings) -> AnswerPlan:
                          writer=WriterOptions(answer_tokens=min(160, max(60, generation.max_answer_tokens))),
                          while_writing=RetrievalWhileWriting(stride=generation.retrieval_stride,
                                                              query_tokens=generation.retrieval_query_tokens))
-    return AnswerPlan(request=request, settings=settings, mode=mode, notice=notice, model=model_file,
+    return AnswerPlan(request=request, question=question or normalise_question(request.question),
+                      settings=settings, mode=mode, notice=notice, model=model_file,
                       load_model=mode != "digest" or request.model is not None, options=options,
                       answer_reader=generation.answer_reader)
 
@@ -141,7 +145,8 @@ def answer_request(request: AskRequest, tools: AnswerTools, *, on_token: TokenCa
                    on_stage: StageCallback | None = None, cancel: CancelToken | None = None) -> Answer:
     """Check ``request``, plan how to answer it, answer it from the library (and datastores), record the
     plan with the answer, and save it in the history unless the request says not to."""
-    plan = plan_answer(validated(request, tools), tools.settings)
+    request, question = validated(request, tools)
+    plan = plan_answer(request, tools.settings, question)
     language_model: Callable[[], LanguageModel] | None = None
     if plan.load_model:
         if plan.model.path is not None:
@@ -157,7 +162,7 @@ def answer_request(request: AskRequest, tools: AnswerTools, *, on_token: TokenCa
 
     library = _LibraryPassages(tools, plan.request, on_stage, cancel)
     scorer = SupportScorer(tools.support_embedder(), reader="shipped" if plan.answer_reader else None)
-    answer = ask(plan.request.question, retrieve=library.retrieve, scorer=scorer,
+    answer = ask(plan.question, retrieve=library.retrieve, scorer=scorer,
                  language_model=language_model, options=plan.options, hit_text=library.hit_text,
                  rects_for=library.rects_for, on_token=on_token, on_stage=on_stage, cancel=cancel,
                  search_while_writing=library.search_while_writing)

@@ -62,7 +62,8 @@ def engine_table(tools: TableTools, question: str, columns: Sequence[TableColumn
                  cancel: CancelToken | None = None) -> PaperTable:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
-    used, notice = normalise_question(question)
+    asked = normalise_question(question)
+    used, notice = asked.used, asked.notice
     papers = papers_in_scope(tools, doc_ids)
     lm, lm_notice = _writer(tools, mode, model) if papers else (None, "")
 

@@ -63,9 +63,18 @@ log = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 1000
 
 
-def normalise_question(question: str) -> tuple[str, str]:
+@dataclass(frozen=True)
+class Question:
+    """A question made ready once: as asked (kept in the history), as used, and what was changed."""
+
+    asked: str  # decodable (SQLite must be able to store it), otherwise as typed
+    used: str  # whitespace collapsed, at most MAX_QUESTION_CHARS
+    notice: str  # what was changed and why, or ""
+
+
+def normalise_question(question: str) -> Question:
     """The question as used (whitespace collapsed, at most MAX_QUESTION_CHARS, undecodable characters
-    replaced) and a notice saying what was changed, if anything."""
+    replaced) with a notice saying what was changed, if anything; QueryError when nothing is left."""
     readable = readable_text(question or "")
     cleaned = " ".join(readable.split())
     if not cleaned:
@@ -78,7 +87,7 @@ def normalise_question(question: str) -> tuple[str, str]:
         cut = cleaned.rfind(" ", 0, MAX_QUESTION_CHARS)
         cleaned = cleaned[: cut if cut > MAX_QUESTION_CHARS // 2 else MAX_QUESTION_CHARS]
         notices.append(f"Your question was {len(question):,} characters long; Quire used its first {len(cleaned):,}.")
-    return cleaned, " ".join(notices)
+    return Question(asked=readable, used=cleaned, notice=" ".join(notices))
 
 
 class _Clock:
@@ -110,11 +119,11 @@ class _Answers:
     """Builds the Answer each way a question can end, with what every one of them shares (the question
     as stored, the options, id, time, the question's notice and the stage timings)."""
 
-    def __init__(self, question: str, options: AskOptions) -> None:
+    def __init__(self, question: Question, options: AskOptions) -> None:
         self.clock = _Clock()
-        self.used, self.notice = normalise_question(question)
-        question = readable_text(question)  # stored in the history, which SQLite must be able to encode
-        self.base: dict[str, Any] = {"question": question if len(question) <= MAX_QUESTION_CHARS else self.used,
+        self.used, self.notice = question.used, question.notice
+        asked = question.asked
+        self.base: dict[str, Any] = {"question": asked if len(asked) <= MAX_QUESTION_CHARS else self.used,
                                      "settings": options.as_pairs(), "id": uuid.uuid4().hex[:16],
                                      "created_at": time.time()}
 
@@ -144,7 +153,7 @@ class _Answers:
                       **self.base)  # type: ignore[arg-type]
 
 
-def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
+def ask(question: str | Question, *, retrieve: Retrieve, scorer: SupportScorer,
         language_model: Callable[[], LanguageModel] | None = None, options: AskOptions | None = None,
         hit_text: HitText | None = None, rects_for: RectsFor = no_rects, on_token: TokenCallback | None = None,
         on_stage: StageCallback | None = None, cancel: CancelToken | None = None,
@@ -156,7 +165,7 @@ def ask(question: str, *, retrieve: Retrieve, scorer: SupportScorer,
     if options.mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     stage = on_stage or (lambda _s: None)
-    answers = _Answers(question, options)
+    answers = _Answers(normalise_question(question) if isinstance(question, str) else question, options)
     used, clock = answers.used, answers.clock
 
     stage("retrieving")
@@ -247,4 +256,4 @@ def _numbered(sentences: Sequence[AnswerSentence], given: Sequence[Reference], d
             "references": numbered.references, "contexts": numbered.contexts, "papers": numbered.papers}
 
 
-__all__ = ["NOT_ANSWERED", "AskOptions", "Theme", "ask", "normalise_question"]
+__all__ = ["NOT_ANSWERED", "AskOptions", "Question", "Theme", "ask", "normalise_question"]
