@@ -12,7 +12,6 @@ from PySide6.QtCore import QEvent, QMimeData, QObject, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -21,7 +20,6 @@ from PySide6.QtWidgets import (
     QTabWidget,
     QTextBrowser,
     QToolButton,
-    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -30,18 +28,15 @@ from engine.types import Answer
 from ui.answer_html import answer_html, parse_cite_url, streaming_html
 from ui.answer_progress import PHASES, READING, WRITING, AnswerProgress
 from ui.claim_check import parse_check_url
-from ui.collection_scope import COLLECTION, choose_collection
 from ui.elided_label import ElidedLabel
 from ui.errors import for_the_app
 from ui.history_list import ANSWER_ID_ROLE, HistoryList
+from ui.scope_box import EVERYTHING, LIBRARY, SCOPES, SELECTED, NetworkNote, ScopeBox
 
-EVERYTHING, LIBRARY, SELECTED = "everything", "library", "selected"
-SCOPES = ((EVERYTHING, "Everything"), (LIBRARY, "Library only"), (SELECTED, "Selected papers"),
-          (COLLECTION, "Collection…"))
 SMALL_MODEL_WARNING = ("The language model is too small to write answers that hold up against your papers: "
                        "a written answer takes minutes and is usually replaced by the evidence digest.")
 STAGE_NAMES = PHASES  # the stage names the view's caption shows while streaming
-__all__ = ["ANSWER_ID_ROLE", "SCOPES", "AskPane"]
+__all__ = ["ANSWER_ID_ROLE", "EVERYTHING", "LIBRARY", "SCOPES", "SELECTED", "AskPane"]
 _STREAM_REFRESH_MS = 60
 STOPPED_KEPT = "Stopped. What was written so far is kept; ask again whenever you are ready."
 STOPPED_EMPTY = "Stopped before anything was written; ask again whenever you are ready."
@@ -79,15 +74,7 @@ class AskPane(QWidget):
         self._ask_action = ask_action
         self.question_box.installEventFilter(self)  # Enter asks, Shift+Enter is a new line, as in chat apps
         self.question_box.setFixedHeight(self.question_box.fontMetrics().lineSpacing() * 3 + 16)
-        self.scope_box = QComboBox(self)
-        self.scope_box.setAccessibleName("Scope")
-        self.scope_box.setToolTip("Where to look for the answer")
-        for key, label in SCOPES:
-            self.scope_box.addItem(label, key)
-        self.collection = ""  # the collection asked within, when the scope is COLLECTION
-        self.collection_names: Callable[[], list[str]] = list  # the library's collections (set by the window)
-        self._scope_before = 0
-        self.scope_box.activated.connect(self._on_scope_activated)
+        self.scope_box = ScopeBox(self)
         self.ask_button = QPushButton("Ask", self)
         self.ask_button.setObjectName("askButton")
         self.ask_button.setAccessibleName("Ask")
@@ -159,15 +146,7 @@ class AskPane(QWidget):
         self.small_model_note.hide()
         self.write_box.toggled.connect(self._update_small_model_note)
 
-        # The offline promise as it stands: with a server datastore connected, a question asked of
-        # everything goes to that server (and nowhere else); said beside the scope, before asking.
-        self._servers: list[tuple[str, str]] = []
-        self.network_note = QLabel(self)
-        self.network_note.setTextFormat(Qt.TextFormat.PlainText)  # names and hosts come from the user's settings
-        self.network_note.setWordWrap(True)
-        self.network_note.setAccessibleName("Where the question goes")
-        self.network_note.hide()
-        self.scope_box.currentIndexChanged.connect(lambda _index: self._update_network_note())
+        self.network_note = NetworkNote(self.scope_box, self)
 
         question_row = QHBoxLayout()
         question_row.addWidget(self.scope_box, 1)
@@ -202,32 +181,30 @@ class AskPane(QWidget):
         return self.question_box.toPlainText().strip()
 
     def scope(self) -> str:
-        return str(self.scope_box.currentData())
+        return self.scope_box.scope()
 
     def set_scope(self, key: str) -> None:
-        if key == COLLECTION:  # a remembered collection scope would need its collection chosen again
-            return
-        index = self.scope_box.findData(key)
-        if index >= 0:
-            self.scope_box.setCurrentIndex(index)
+        self.scope_box.set_scope(key)
+
+    @property
+    def collection(self) -> str:
+        """The collection asked within, when the scope is a collection."""
+        return self.scope_box.collection
+
+    @property
+    def collection_names(self) -> Callable[[], list[str]]:
+        return self.scope_box.collection_names
+
+    @collection_names.setter
+    def collection_names(self, names: Callable[[], list[str]]) -> None:
+        self.scope_box.collection_names = names
 
     def scope_label(self) -> str:
         return self.scope_box.currentText()
 
     def set_server_datastores(self, servers: Sequence[tuple[str, str]]) -> None:
         """Connected server datastores as (name, user@host/database): the scope line says where a question goes."""
-        self._servers = list(servers)
-        self._update_network_note()
-
-    def _update_network_note(self) -> None:
-        if not self._servers or self.scope() != EVERYTHING:
-            self.network_note.hide()
-            return
-        where = ", ".join(f"{name} ({location})" for name, location in self._servers)
-        plural = "s" if len(self._servers) > 1 else ""
-        self.network_note.setText(f"This question is sent to the server datastore{plural} {where} and nowhere else; "
-                                  "your papers stay on this computer.")
-        self.network_note.show()
+        self.network_note.set_servers(servers)
 
     def set_small_model(self, small: bool) -> None:
         """Whether the language model in use is too small to write answers (the note says so)."""
@@ -236,24 +213,6 @@ class AskPane(QWidget):
 
     def _update_small_model_note(self) -> None:
         self.small_model_note.setVisible(self._small_model and self.write_box.isChecked())
-
-    def _on_scope_activated(self, index: int) -> None:
-        if self.scope_box.itemData(index) != COLLECTION:
-            self._scope_before = index
-            return
-        names = self.collection_names()
-        chosen = choose_collection(self, names, self.collection) if names else None
-        if chosen is None:
-            self.scope_box.setCurrentIndex(self._scope_before)
-            if not names:
-                QToolTip.showText(self.scope_box.mapToGlobal(self.scope_box.rect().bottomLeft()),
-                                  "No paper is filed in a collection; import from Zotero to ask within one.",
-                                  self.scope_box)
-            return
-        self.collection = chosen
-        self.scope_box.setItemText(index, f"Collection: {chosen}")
-        self.scope_box.setItemData(index, chosen, Qt.ItemDataRole.ToolTipRole)
-        self._scope_before = index
 
     def mode(self) -> str | None:
         """``"write"`` when a written answer was asked for, else None (Quire decides)."""
