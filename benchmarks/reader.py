@@ -165,7 +165,7 @@ def main() -> None:
         held = dev_papers(data["questions"])
         dev = [q for q in data["questions"] if q["paper"] in held]
         rows = cached(keep("dev"), lambda: score_questions(data, dev, reader, scorer, limit))
-        grid = {w: report(rows, w)["combined"] for w in (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0)}
+        grid = {w: report(rows, w)["combined"] for w in (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0)}
         weight = max(grid, key=lambda w: (grid[w]["first"] + grid[w]["top3"], -w))
         own = sorted(best_of(r, weight) for r in rows)
         threshold = own[int((1 - KEEP_ANSWERABLE) * len(own))]

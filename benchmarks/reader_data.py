@@ -47,6 +47,7 @@ from engine.text.stopwords import STOP_WORDS  # noqa: E402
 SHARED = ROOT.parent / "shared"
 DEFAULT_OUT = Path.home() / ".cache" / "quire-train" / "reader-data.json.gz"
 HARD_POOL = 30  # the near misses kept per question, best first
+GENERATED_ROUND_TRIP = 10  # a writer's question is kept when its sentence is among its paper's BM25 top 10
 
 
 def words(text: str) -> list[str]:
@@ -152,9 +153,14 @@ def generated(path: Path, shared: Path, papers: dict[str, Any], questions: list[
         if record["sentence"] not in texts:
             continue
         answer = texts.index(record["sentence"])
+        order = bm25_order(record["question"], texts)
+        # Round-trip check: a question whose own sentence is not among the paper's ten best by BM25 was
+        # usually written about something else (a neighbour, or nothing the sentence says); left out.
+        if answer not in order[:GENERATED_ROUND_TRIP]:
+            continue
         questions.append({"question": record["question"], "paper": paper, "split": "train", "source": "generated",
                           "answer": record["sentence"], "positive": [answer], "also": [answer],
-                          "hard": [i for i in bm25_order(record["question"], texts) if i != answer][:HARD_POOL]})
+                          "hard": [i for i in order if i != answer][:HARD_POOL]})
 
 
 def main() -> None:

@@ -3,6 +3,8 @@
     python benchmarks/reader_data.py                     # questions and their papers' sentences, once
     python benchmarks/train_reader.py train [--epochs 3] [--work ~/.cache/quire-train/reader-judge]
     python benchmarks/train_reader.py export [--work ...] [--out resources/models/reader]
+    python benchmarks/train_reader.py train --init-weights WORK/best.safetensors --sources covidqa generated
+                                                         # continue a trained reader on the writer's questions
     python benchmarks/reader.py                          # in-paper ranking on COVID-QA's check papers
 
 A cross-encoder that reads "question [SEP] sentence [SEP] the sentences around it" and gives one score:
