@@ -195,6 +195,18 @@ def test_the_architecture_doc_names_only_paths_and_modules_that_exist() -> None:
     assert not missing, f"docs/architecture.md names what is not there: {missing}"
 
 
+def test_only_the_datastore_store_writes_sql_for_a_datastore_database() -> None:
+    """A datastore's tables are read and written by engine/datastore/store.py alone (contents.py checks an
+    untrusted pack's file before install; the server datastore speaks PostgreSQL in its own package)."""
+    allowed = {"store.py", "contents.py"}
+    sql = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE)\b[^\n]*\b(FROM|INTO|SET)\b")
+    offenders = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "engine" / "datastore").glob("*.py"))
+                 if path.name not in allowed and sql.search(path.read_text(encoding="utf-8"))]
+    offenders += [str(path.relative_to(ROOT)) for path in [ROOT / "engine" / "retrieve" / "postings.py"]
+                  if "sqlite3.connect(" in path.read_text(encoding="utf-8")]
+    assert not offenders, f"datastore SQL outside engine/datastore/store.py: {offenders}"
+
+
 def test_the_architecture_picture_lists_the_layers_of_the_import_contract() -> None:
     """Every layer of pyproject's layer contract is a row of the picture, in the same order."""
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
