@@ -12,7 +12,8 @@ what the settings change; ``auto`` would replace most drafts with the digest):
   and a stride longer than the answer, so no search: what the layout alone changes;
 - ``stride S``: retrieval while writing every S tokens, the question and the draft's last 32 tokens as a
   BM25 query (In-Context RALM's best BM25 setting; S = 4 is the paper's);
-- ``sentence``: the same at each sentence end;
+- ``sentence``: the same at each sentence end; ``sentence l64``: with the draft's last 64 tokens (the paper's
+  best query length for dense retrievers);
 - ``rewrite``: rewrite-retrieve-read, the writer turning the question into keyword queries first.
 
 Per setting: the key passage cited (LitQA2: a cited passage of the question's paper holding >= 60 % of the
@@ -69,6 +70,8 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "stride 4": {"stride": 4, "rewrite": False},
     "stride 16": {"stride": 16, "rewrite": False},
     "sentence": {"stride": SENTENCE_END, "rewrite": False},
+    # The paper's best query length for dense retrievers (64), here with BM25 at each sentence end.
+    "sentence l64": {"stride": SENTENCE_END, "rewrite": False, "query_tokens": 64},
     "rewrite": {"stride": 0, "rewrite": True},
 }
 _STOP = set("the a an of in on and or to is are was were be by for with as at from that this which it its their"
@@ -107,16 +110,16 @@ def cost(answer: Answer) -> dict[str, Any]:
             "writing_seconds": dict(answer.timings).get("writing", 0.0)}
 
 
-def configured(engine: Engine, model: str, stride: int) -> None:
+def configured(engine: Engine, model: str, stride: int, query_tokens: int = 32) -> None:
     settings = engine.settings
     engine.save_settings(replace(settings, generation=replace(settings.generation, model=model,
                                                                  retrieval_stride=stride,
-                                                                 retrieval_query_tokens=32)))
+                                                                 retrieval_query_tokens=query_tokens)))
 
 
 def ask(engine: Engine, question: str, setting: dict[str, Any], model: str,
         scope: Scope | None = None) -> tuple[Answer, float]:
-    configured(engine, model, setting["stride"])
+    configured(engine, model, setting["stride"], setting.get("query_tokens", 32))
     engine.language_model()  # loaded before the clock starts: the first answer of a run would pay for it
     started = time.perf_counter()
     answer = engine.ask(AskRequest(question, scope=scope or Scope(), mode="write",
@@ -124,9 +127,16 @@ def ask(engine: Engine, question: str, setting: dict[str, Any], model: str,
     return answer, round(time.perf_counter() - started, 1)
 
 
+def contradicted(answer: Answer) -> list[dict[str, str]]:
+    """Each sentence marked contradicted with the passage quote shown beside it, to be read by a person."""
+    marked = [s for s in answer.sentences if s.support == "contradicted"]
+    return [{"sentence": s.text, "passage": s.contradictions[0].passage_id if s.contradictions else "",
+             "quote": s.contradictions[0].quote if s.contradictions else ""} for s in marked]
+
+
 def common(answer: Answer, seconds: float) -> dict[str, Any]:
     return {"mode": answer.mode.value, "seconds": seconds, "verdicts": verdicts(answer), **check_answer(answer),
-            **cost(answer), "answer": answer.text[:900]}
+            **cost(answer), "contradicted": contradicted(answer), "answer": answer.text[:900]}
 
 
 def litqa_row(engine: Engine, names: dict[str, str], item: dict[str, Any], setting: dict[str, Any],

@@ -232,10 +232,14 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
         prior = RANK_PENALTY * math.log(index + 1)
         scored = []
         for start, end in passage:
-            answer = _squash(float(combined[position]) - prior) if combined is not None \
-                else float(hands[position]) - prior
+            if combined is None:
+                answer = float(hands[position]) - prior
+            else:  # a sentence the reader did not read ranks after every one it read
+                answer = _squash(float(combined[position]) - prior) if np.isfinite(combined[position]) else 0.0
+            # Not rounded: a squashed score over ~10 rounds to 1.0 at 4 places, and the tie then went to
+            # whichever passage came first, not to the sentence that answers best.
             scored.append(Quote(reference.n, start, end, reference.text[start:end], round(float(topics[position]), 4),
-                                round(answer, 4)))
+                                answer))
             position += 1
         relevance = max((q.score for q in scored), default=0.0)
         is_list = reference_lists[index] if index < len(reference_lists) else False
@@ -262,7 +266,7 @@ def rescored(evidence: Sequence[Evidence], bonus: Mapping[tuple[int, int], float
         return list(evidence)
     updated = []
     for item in evidence:
-        sentences = tuple(replace(q, answer=round(q.answer + bonus.get((q.n, q.start), 0.0), 4))
+        sentences = tuple(replace(q, answer=q.answer + bonus.get((q.n, q.start), 0.0))
                           for q in item.sentences or item.quotes)
         updated.append(replace(item, quotes=choose_quotes(sentences, quotes_per_passage), sentences=sentences))
     return updated

@@ -69,7 +69,7 @@ def test_without_the_reader_the_hand_weighted_score_ranks() -> None:
     evidence = extract_evidence(QUESTION, [reference(passage)], scorer)
     texts = [q.text for q in evidence[0].sentences]
     hand = hand_scores(QUESTION, texts, scorer)
-    assert [q.answer for q in evidence[0].sentences] == pytest.approx([round(float(h), 4) for h in hand])
+    assert [q.answer for q in evidence[0].sentences] == pytest.approx([float(h) for h in hand])
 
 
 def test_reading_only_the_best_sentences_by_hand_score_leaves_the_rest_unread() -> None:
@@ -128,3 +128,21 @@ def test_the_paper_s_title_run_into_its_next_line_is_never_a_quote() -> None:
     # A sentence that names the title and says more stays a quote.
     assert not restates_title("In this study, detectable 2019-nCoV viral RNA in blood was measured in 57 patients "
                               "admitted with pneumonia, and six progressed to a severe stage within a week.", title)
+
+
+class _ConfidentReader:
+    """A reader sure of every sentence (logits over 10), surest of the one naming SciBERT."""
+
+    hand_weight = 0.0
+
+    def scores(self, _question: str, texts: list[str]) -> list[float]:
+        return [16.0 if "SciBERT" in text else 11.0 for text in texts]
+
+
+def test_the_best_answer_wins_when_every_sentence_scores_high_not_the_first_passage() -> None:
+    # Squashed to 0..1 and rounded, 11 and 16 both became 1.0 and the first passage's sentence won the tie.
+    references = [reference(f"{ABOUT} {UNRELATED}", 1), reference(ANSWERS, 2)]
+    found = extract_evidence(QUESTION, references, SupportScorer(HashingEmbedder(), judge=None,
+                                                                 reader=_ConfidentReader()))  # type: ignore[arg-type]
+    best = best_answer(found)
+    assert best is not None and best.n == 2 and best.text == ANSWERS
