@@ -264,7 +264,7 @@ def top_states(questions: list[dict[str, Any]], weights: np.ndarray | None, feat
 
 def fit_command(args: argparse.Namespace) -> None:
     train, check, litqa = ([eligible(q) for q in load(name)] for name in ("train", "check", "litqa"))
-    sets = {"train": train, "check": check, "litqa": litqa}
+    sets = {name: rows for name, rows in (("train", train), ("check", check), ("litqa", litqa)) if rows}
     report: dict[str, Any] = {"questions": {k: len(v) for k, v in sets.items()},
                               "rounded (before)": {k: top_states(v, None, ()) for k, v in sets.items()},
                               "reachable": {k: round(sum(any(c["states"] for c in q["candidates"]) for q in v)
