@@ -9,11 +9,17 @@ pairs, claim against its evidence as a whole), and how many true sentences of th
 called contradicted (target 0). The perturbed kinds (a "not" inserted, a number changed, a direction
 flipped) show what the red mark still catches. Each run is stored under ``--label`` in the results
 file beside earlier runs, so a rule change is measured before and after on the same pairs.
+
+``--held-out check-covid,vitaminc`` adds the judge's held-out training-side pairs of those sources
+(benchmarks/judge_data.py writes them; 5 % of each source, never trained on). Their contradicted marks are
+measured the same way (precision: the share labelled refutes). The judge's thresholds were fitted on these
+held-out pairs (docs/verification.md), so they are less independent than HealthVer.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import sys
@@ -50,6 +56,9 @@ def main() -> None:
     parser.add_argument("--shared", type=Path, default=SHARED)
     parser.add_argument("--limit", type=int, help="HealthVer rows to judge (default all 1,917)")
     parser.add_argument("--per-kind", type=int, default=150, help="perturbation pairs of each kind")
+    parser.add_argument("--held-out", default="", help="judge_data.py sources whose held-out pairs to add")
+    parser.add_argument("--judge-data", type=Path,
+                        default=Path.home() / ".cache" / "quire-train" / "judge-data.jsonl.gz")
     args = parser.parse_args()
     judge = default_judge()
     rows, _ = healthver(args.shared)
@@ -60,6 +69,12 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2)},
         "healthver_dev": precision_report([r["label"] for r in rows], verdicts, "Refutes")
                          | {"seconds": round(time.perf_counter() - started, 1)}}
+    for source in filter(None, args.held_out.split(",")):
+        with gzip.open(args.judge_data, "rt", encoding="utf-8") as lines:
+            pairs = [row for row in map(json.loads, lines) if row["source"] == source and row["held_out"]]
+        held = judge.judge_many([(p["claim"], p["evidence"]) for p in pairs], whole=True)
+        report[f"held_out_{source}"] = precision_report([p["label"] for p in pairs], [j.verdict for j in held],
+                                                        "refutes")
     suite = perturbation_suite(corpus_docs(args.shared), per_kind=args.per_kind)
     judged = judge.judge_many([(p.claim, p.evidence) for p in suite])
     report["perturbations"] = {

@@ -34,6 +34,7 @@ from engine.cite.readings import abbreviations, second_reading
 from engine.cite.windows import content_words, overlap, quote_windows
 from engine.errors import ModelFileError, ModelNotFoundError, TelemetryLiveError
 from engine.process import ONNX_RUNTIME_CAME_FIRST, onnx_runtime_telemetry_live
+from engine.text.sentences import split_sentences
 from engine.tuning import CITATION
 
 VERDICTS = ("supported", "partial", "unsupported", "contradicted")
@@ -309,6 +310,10 @@ class SupportJudge:
         """(verdict, support score, P(refutes), reason) of one window, the checks applied. The support
         score is P(supports), or the similarity when the gate is on."""
         p_support, p_refute = float(probs[0]), float(probs[1])
+        if states_word_for_word(claim, window):
+            # The passage's own sentence: the six-layer model has read "our results are not comparable with
+            # those in Luan et al." as refuting itself (P 0.60); what a passage says word for word it says.
+            return "supported", max(p_support, self.thresholds.supported), p_refute, ""
         problem = check(claim, window)
         if problem is not None:
             if self._says_otherwise(claim, window, problem, probs):
@@ -354,6 +359,17 @@ class SupportJudge:
         return False
 
 
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.replace("“", "").replace("”", "").replace('"', "").lower().split()).rstrip(".;:!? ")
+
+
+def states_word_for_word(claim: str, window: str) -> bool:
+    """Whether one of the window's sentences is the claim itself (case, spacing, quotes and the closing stop
+    aside): a whole sentence, so a clause the window puts under a "not" elsewhere is not taken for it."""
+    wanted = _plain(claim)
+    return len(content_words(claim)) >= MIN_WINDOW_WORDS and any(_plain(s) == wanted for s in split_sentences(window))
 
 
 # (claim, passage text) -> a capable reader's support score when it reads the passage as supporting the

@@ -94,3 +94,29 @@ def test_with_the_writer_reading_every_sentence_the_specter_sentences_are_never_
     assert paraphrase.support != "contradicted" and not paraphrase.contradictions, paraphrase
     assert stated.support == "supported" and [c.n for c in stated.citations] == [1], stated
     assert invented.support != "supported" and not invented.citations, invented
+
+
+# SciBERT (a demo paper): the judge's model read this sentence as refuting its own passage (P(refutes) 0.60).
+SCIBERT_WINDOW = ("In addition, SCIBERT achieves new SOTA results on ACL-ARC (Cohan et al., 2019), and the NER part "
+                  "of SciERC (Luan et al., 2018). For relations in Sci-ERC, our results are not comparable with those "
+                  "in Luan et al. (2018) because we are performing relation classification given gold entities, while "
+                  "they perform joint entity and relation extraction. We observe that SCIBERT outperforms BERT-Base on "
+                  "the multidomain tasks (+0.49 F1 with finetuning and +0.93 F1 without).")
+SCIBERT_SENTENCE = ("For relations in Sci-ERC, our results are not comparable with those in Luan et al. (2018) because "
+                    "we are performing relation classification given gold entities, while they perform joint entity "
+                    "and relation extraction.")
+
+
+def test_a_sentence_the_passage_states_word_for_word_is_supported_not_contradicted() -> None:
+    judged = default_judge().judge_many([(SCIBERT_SENTENCE, SCIBERT_WINDOW), (f"“{SCIBERT_SENTENCE[:-1]}” [2]",
+                                                                             SCIBERT_WINDOW)])
+    assert [j.verdict for j in judged] == ["supported", "supported"]
+
+
+def test_a_clause_the_passage_puts_under_a_negation_is_not_taken_as_stated_word_for_word() -> None:
+    from engine.cite.judge import states_word_for_word
+
+    window = "It is not true that masks reduce the spread of the virus in schools. Other measures were studied."
+    assert not states_word_for_word("Masks reduce the spread of the virus in schools.", window)
+    assert states_word_for_word("Other measures were studied in detail.", window) is False
+    assert states_word_for_word("it is NOT true that masks reduce the spread of the virus in schools", window)
