@@ -67,7 +67,9 @@ _CAPTION = re.compile(r"(^|\n)\s*\(?(fig(ure)?s?\.?|tables?|supplementary\s+(fig
                       r"fig(ure)?\.?)\s*S?\d+[A-Za-z]?\b", re.IGNORECASE)
 _PANEL = re.compile(r"^\s*\(?[A-H]\)\s")
 # A section heading the PDF text runs into the sentence: "Training Data To train our model, we ...".
-_RUN_IN_HEADING = re.compile(r"(?:[A-Z0-9][\w-]*\s){1,4}(?=(?:To|We|In|The|Our|This|These|Here|For|Since|Using|"
+# A section number may come first: "7. SGC Since our algorithm is trained on ..." (a heading run into its text).
+_RUN_IN_HEADING = re.compile(r"(?:\d+(?:\.\d+)*\.?\s)?(?:[A-Z0-9][\w-]*\s){1,4}(?=(?:To|We|In|The|Our|This|These|"
+                             r"Here|For|Since|Using|"
                              r"As|After|To)\s[a-z])")
 _NUMERIC = re.compile(r"^[\d.,%±()+\-–−]+$")
 

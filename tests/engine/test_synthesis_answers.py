@@ -89,6 +89,9 @@ def test_quotes_are_whole_sentences_and_never_captions() -> None:
     assert next(TRAINING[s:e] for s, e in sentence_spans(TRAINING)).startswith("SPECTER is trained")
     run_in = "Training Data To train our model, we use a subset of the Semantic Scholar corpus of papers."
     assert [run_in[s:e] for s, e in sentence_spans(run_in)] == [run_in[len("Training Data "):]]
+    numbered = ("7. SGC Since our algorithm is trained on data from the citation graph, we also compare to a "
+                "graph representation learning model.")
+    assert [numbered[s:e] for s, e in sentence_spans(numbered)] == [numbered[len("7. SGC "):]]
     table_row = "SPECTER 84.2 88.4 91.5 36.9 80.0 SciBERT fine-tune on co-view 83.0 84.2 84.1 36.4 76.0 and more."
     assert sentence_spans(table_row) == []
 
