@@ -29,7 +29,6 @@ import html
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -167,7 +166,8 @@ def candidates(recorder: Recorder, item: dict[str, Any]) -> list[dict[str, Any]]
         for quote in item_evidence.sentences:
             if np.isfinite(read[position]):
                 rows.append({"reader": float(read[position]), "hand": float(hand[position]),
-                             "log_rank": math.log(index + 1), "paper_share": papers.count(reference.doc_id) / len(papers),
+                             "log_rank": math.log(index + 1),
+                             "paper_share": papers.count(reference.doc_id) / len(papers),
                              "hit_score": float(recorder.hits[index].score) / top,
                              "relevant": float(reference.passage_id in kept), "answer": quote.answer,
                              "states": states(item, quote.text), "text": quote.text[:160]})

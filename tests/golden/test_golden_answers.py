@@ -82,7 +82,8 @@ def test_an_off_topic_question_gets_no_invented_citations(demo_library: tuple[En
 
 @pytest.mark.xfail(strict=True, reason="the answer reader does not yet put SPECTER's training first for this two-part "
                                        "question: it opens with \"We call our model SPECTER ...\" here and with "
-                                       "\"Since our algorithm is trained on data from the citation graph ...\" in `quire demo` "
+                                       "\"Since our algorithm is trained on data from the citation graph ...\" in "
+                                       "`quire demo` "
                                        "(docs/answers.md, The answer reader)")
 def test_the_demo_question_opens_with_how_specter_is_trained(demo_library: tuple[Engine, dict[str, str]]) -> None:
     """`quire demo`'s own question, asked as the demo asks it: the sentence that states SPECTER's training
