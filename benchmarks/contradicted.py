@@ -35,17 +35,33 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from verify import SHARED, corpus_docs, healthver, perturbation_suite  # noqa: E402
 
 from engine.cite.judge import default_judge  # noqa: E402
+from engine.cite.windows import content_words, overlap  # noqa: E402
 from engine.process import prepare_process  # noqa: E402
 
 
-def precision_report(gold: list[str], verdicts: list[str], positive: str) -> dict[str, Any]:
-    """Counts of "contradicted" verdicts per gold label, and the share of them labelled ``positive``."""
+def precision_report(gold: list[str], verdicts: list[str], positive: str,
+                     shared: list[float] | None = None) -> dict[str, Any]:
+    """Counts of "contradicted" verdicts per gold label, and the share of them labelled ``positive``.
+    ``shared``: per pair, the share of the claim's content words the judged window has; the marks are then
+    also counted as if a mark needed at least a fifth or a third of them (a rule tried, not shipped)."""
     marked = Counter(g for g, v in zip(gold, verdicts, strict=True) if v == "contradicted")
     total = sum(marked.values())
     wanted = gold.count(positive)
-    return {"pairs": len(gold), "marked_contradicted": total, "marked_by_label": dict(marked),
-            "precision": round(marked[positive] / total, 3) if total else None,
-            "recall": round(marked[positive] / wanted, 3) if wanted else None}
+    report = {"pairs": len(gold), "marked_contradicted": total, "marked_by_label": dict(marked),
+              "precision": round(marked[positive] / total, 3) if total else None,
+              "recall": round(marked[positive] / wanted, 3) if wanted else None}
+    for floor in (0.2, 0.34) if shared is not None else ():
+        kept = [g for g, v, o in zip(gold, verdicts, shared or [], strict=True) if v == "contradicted" and o >= floor]
+        right = sum(g == positive for g in kept)
+        report[f"if_window_shares_{floor}"] = {
+            "marked": len(kept), "precision": round(right / len(kept), 3) if kept else None,
+            "recall": round(right / wanted, 3) if wanted else None}
+    return report
+
+
+def shares(items: list[tuple[str, str]], judged: list[Any]) -> list[float]:
+    """The share of each claim's content words that its judged window has."""
+    return [overlap(content_words(claim), content_words(j.quote)) for (claim, _), j in zip(items, judged, strict=True)]
 
 
 def main() -> None:
@@ -64,17 +80,20 @@ def main() -> None:
     rows, _ = healthver(args.shared)
     rows = rows[: args.limit] if args.limit else rows
     started = time.perf_counter()
-    verdicts = [j.verdict for j in judge.judge_many([(r["claim"], r["evidence"]) for r in rows], whole=True)]
+    items = [(r["claim"], r["evidence"]) for r in rows]
+    judged_rows = judge.judge_many(items, whole=True)
     report: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2)},
-        "healthver_dev": precision_report([r["label"] for r in rows], verdicts, "Refutes")
+        "healthver_dev": precision_report([r["label"] for r in rows], [j.verdict for j in judged_rows], "Refutes",
+                                          shares(items, judged_rows))
                          | {"seconds": round(time.perf_counter() - started, 1)}}
     for source in filter(None, args.held_out.split(",")):
         with gzip.open(args.judge_data, "rt", encoding="utf-8") as lines:
             pairs = [row for row in map(json.loads, lines) if row["source"] == source and row["held_out"]]
-        held = judge.judge_many([(p["claim"], p["evidence"]) for p in pairs], whole=True)
+        held_items = [(p["claim"], p["evidence"]) for p in pairs]
+        held = judge.judge_many(held_items, whole=True)
         report[f"held_out_{source}"] = precision_report([p["label"] for p in pairs], [j.verdict for j in held],
-                                                        "refutes")
+                                                        "refutes", shares(held_items, held))
     suite = perturbation_suite(corpus_docs(args.shared), per_kind=args.per_kind)
     judged = judge.judge_many([(p.claim, p.evidence) for p in suite])
     report["perturbations"] = {
