@@ -201,6 +201,13 @@ def _directions(text: str) -> set[str]:
     return signed
 
 
+def both_directions(claim: str) -> bool:
+    """Whether the claim says "higher" and "lower" of something ("fatality was higher ..., and the later
+    lineages had lower rates"): a window's "lower" may then be about either clause."""
+    signs = _directions(strip_markers(claim))
+    return any(("-" if signed[0] == "+" else "+") + signed[1:] in signs for signed in signs)
+
+
 def direction_clash(claim: str, window: str) -> bool:
     """The claim says "higher" where the window only says "lower" (about the same things)."""
     claim_dirs, window_dirs = _directions(strip_markers(claim)), _directions(window)

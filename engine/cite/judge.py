@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.cite.checks import CheckResult, check, main_clause, misplaced_numbers
+from engine.cite.checks import CheckResult, both_directions, check, main_clause, misplaced_numbers
 from engine.cite.markers import strip_markers
 from engine.cite.readings import abbreviations, second_reading
 from engine.cite.windows import content_words, overlap, quote_windows
@@ -351,6 +351,8 @@ class SupportJudge:
         reaches its cut-off too; a number only where the window gives another value to the same thing and
         the model reads it as refuting; an added clause or a list item the window lacks is not stated, never
         contradicted (benchmarks/contradicted.py)."""
+        if problem.kind == "direction" and both_directions(claim):
+            return False  # the clash may be with the claim's other clause: not supported, not contradicted
         if problem.kind in ("negation", "direction"):
             same_topic = overlap(content_words(claim), content_words(window)) >= 0.5
             return same_topic and float(probs[1]) >= self.thresholds.contradicted

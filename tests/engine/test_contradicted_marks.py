@@ -120,3 +120,20 @@ def test_a_clause_the_passage_puts_under_a_negation_is_not_taken_as_stated_word_
     assert not states_word_for_word("Masks reduce the spread of the virus in schools.", window)
     assert states_word_for_word("Other measures were studied in detail.", window) is False
     assert states_word_for_word("it is NOT true that masks reduce the spread of the virus in schools", window)
+
+
+# A written answer on the 1918 pandemic (COVID-QA check paper 2684): its "higher" is about case-fatality
+# rates, the passage's "lower" about the later lineages, which the sentence's second clause states too.
+PANDEMIC_WINDOW = ("None of these viral descendants, however, approaches the pathogenicity of the 1918 parent virus. "
+                   "Apparently, the porcine H1N1 and H3N2 lineages uncommonly infect humans, and the human H1N1 and "
+                   "H3N2 lineages have both been associated with substantially lower rates of illness and death than "
+                   "the virus of 1918.")
+PANDEMIC_SENTENCE = ("The case-fatality rates were higher than in other influenza pandemics, and the human H1N1 and "
+                     "H3N2 lineages had lower rates of illness and death compared to the virus of 1918.")
+
+
+def test_a_sentence_saying_both_higher_and_lower_is_not_struck_through_for_one_of_them() -> None:
+    judged = default_judge().judge_many([(PANDEMIC_SENTENCE, PANDEMIC_WINDOW)])[0]
+    assert judged.verdict != "contradicted", judged
+    flipped = PANDEMIC_SENTENCE.replace("had lower rates", "had higher rates")  # one direction, the opposite
+    assert default_judge().judge_many([(flipped, PANDEMIC_WINDOW)])[0].verdict != "supported"
