@@ -201,21 +201,22 @@ def _directions(text: str) -> set[str]:
     return signed
 
 
+def _opposite(signed: str) -> str:
+    """"+rate" <-> "-rate": the same quantity, the other direction."""
+    return ("-" if signed[0] == "+" else "+") + signed[1:]
+
+
 def both_directions(claim: str) -> bool:
     """Whether the claim says "higher" and "lower" of something ("fatality was higher ..., and the later
     lineages had lower rates"): a window's "lower" may then be about either clause."""
     signs = _directions(strip_markers(claim))
-    return any(("-" if signed[0] == "+" else "+") + signed[1:] in signs for signed in signs)
+    return any(_opposite(signed) in signs for signed in signs)
 
 
 def direction_clash(claim: str, window: str) -> bool:
     """The claim says "higher" where the window only says "lower" (about the same things)."""
     claim_dirs, window_dirs = _directions(strip_markers(claim)), _directions(window)
-    for signed in claim_dirs:
-        opposite = ("-" if signed[0] == "+" else "+") + signed[1:]
-        if opposite in window_dirs and signed not in window_dirs:
-            return True
-    return False
+    return any(_opposite(signed) in window_dirs and signed not in window_dirs for signed in claim_dirs)
 
 
 def _split_clause(claim: str) -> tuple[str, str] | None:
