@@ -5,6 +5,9 @@ beside the reader, fitted on training papers and measured on the check papers an
     python benchmarks/opening_fit.py capture --set train   # every candidate sentence's features, per question
     python benchmarks/opening_fit.py capture --set check   # (and --set litqa)
     python benchmarks/opening_fit.py fit                   # fit on train, report on check and litqa
+    python benchmarks/opening_fit.py capture --set check --read-all   # every sentence read (any read limit replays)
+    python benchmarks/opening_fit.py rescore --weights WORK/best.safetensors --key NAME   # another reader's scores
+    python benchmarks/opening_fit.py replay --keys reader NAME [--save]   # openings each reader would give
 
 The answer reader was trained to rank the sentences of *one* paper. A digest chooses its opening among the
 sentences of 12 passages from several papers, and there the search's own order and how many of the passages
@@ -46,6 +49,7 @@ from reader_cost import stated as covid_stated  # noqa: E402
 
 import engine.synthesis.evidence as evidence_module  # noqa: E402
 import engine.synthesis.pipeline as pipeline_module  # noqa: E402
+from engine.cite.reader import neighbours, reader_text  # noqa: E402
 from engine.request import AskRequest, RequestOptions, Scope  # noqa: E402
 from engine.service import Engine  # noqa: E402
 
@@ -166,11 +170,14 @@ def candidates(recorder: Recorder, item: dict[str, Any]) -> list[dict[str, Any]]
         for quote in item_evidence.sentences:
             if np.isfinite(read[position]):
                 rows.append({"reader": float(read[position]), "hand": float(hand[position]),
+                             "hand_rank": int((hand > hand[position]).sum()),
                              "log_rank": math.log(index + 1),
                              "paper_share": papers.count(reference.doc_id) / len(papers),
                              "hit_score": float(recorder.hits[index].score) / top,
                              "relevant": float(reference.passage_id in kept), "answer": quote.answer,
-                             "states": states(item, quote.text), "text": quote.text[:160]})
+                             "states": states(item, quote.text), "text": quote.text[:160],
+                             # what the reader read, so that another reader can be scored on the capture
+                             "read_text": reader_text(quote.text, *neighbours(reference.text, quote.start))})
             position += 1
     return rows
 
@@ -178,7 +185,11 @@ def candidates(recorder: Recorder, item: dict[str, Any]) -> list[dict[str, Any]]
 def capture_command(args: argparse.Namespace) -> None:
     items = {"train": train_items, "check": check_items, "litqa": litqa_items}[args.set]()[:args.limit]
     home = {"train": TRAIN_HOME / "q", "check": CHECK_HOME / "reader" / "q", "litqa": CHECK_HOME / "fulltext"}[args.set]
-    out = CACHE / f"opening-{args.set}.jsonl"
+    out = CACHE / f"opening-{args.set}{'-all' if args.read_all else ''}.jsonl"
+    if args.read_all:  # every sentence read, so that any read limit can be replayed from the capture
+        defaults = list(evidence_module.extract_evidence.__defaults__ or ())
+        defaults[-1] = None
+        evidence_module.extract_evidence.__defaults__ = tuple(defaults)
     done = {json.loads(line)["question"] for line in out.read_text(encoding="utf-8").splitlines()} \
         if out.exists() else set()
     recorder = Recorder()
@@ -283,6 +294,62 @@ def fit_command(args: argparse.Namespace) -> None:
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
 
+def rescore_command(args: argparse.Namespace) -> None:
+    """Score every candidate of the ``--read-all`` captures with other reader weights (train_reader.py's
+    best.safetensors), under ``--key``, so that readers can be compared on the same digests."""
+    import torch
+    from train_judge import _base, load_model, load_weights
+    from train_reader import encode, scores
+    torch.set_num_threads(2)
+    model, tokenizer = load_model(Path(_base(argparse.Namespace(base=None))), labels=1)
+    load_weights(model, [args.weights])
+    for name in args.sets:
+        path = CACHE / f"opening-{name}-all.jsonl"
+        rows = load(f"{name}-all")
+        for question in rows:
+            texts = [c["read_text"] for c in question["candidates"]]
+            if texts:
+                got = scores(model, encode(tokenizer, question["question"], texts, 160), tokenizer.sep_token_id,
+                             torch.device("cpu"))
+                for candidate, score in zip(question["candidates"], got, strict=True):
+                    candidate[args.key] = score
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        print(name, len(rows), "questions scored as", args.key, flush=True)
+
+
+def replay_top(question: dict[str, Any], key: str, weight: float, read_limit: int | None) -> bool:
+    """Does the opening state the answer when ``key`` is the reader, at this hand weight and read limit?"""
+    rows = [c for c in question["candidates"] if c["relevant"]]
+    if not rows:
+        return False
+
+    def score(c: dict[str, Any]) -> float:
+        unread = read_limit is not None and c["hand_rank"] >= read_limit
+        return -1e9 + c["hand"] if unread else c[key] + weight * c["hand"]
+    return bool(max(rows, key=score)["states"])
+
+
+def replay_command(args: argparse.Namespace) -> None:
+    """Openings replayed from the ``--read-all`` captures: each reader key, hand weight and read limit."""
+    report: dict[str, Any] = {}
+    for name in args.sets:
+        rows = load(f"{name}-all")
+        entry: dict[str, Any] = {"questions": len(rows),
+                                 "reachable": round(sum(any(c["states"] and c["relevant"] for c in q["candidates"])
+                                                        for q in rows) / max(1, len(rows)), 3)}
+        for key in args.keys:
+            if not all(key in c for q in rows for c in q["candidates"]):
+                continue  # this reader was not scored on this set (rescore --sets)
+            for weight in args.weights:
+                for limit in args.read_limits:
+                    hits = sum(replay_top(q, key, weight, limit or None) for q in rows)
+                    entry[f"{key} + {weight:g} x hand, read {limit or 'all'}"] = round(hits / max(1, len(rows)), 3)
+        report[name] = entry
+    print(json.dumps(report, indent=1))
+    if args.save:
+        RESULTS.with_name("opening_replay.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -290,9 +357,22 @@ def main() -> None:
     capture = sub.add_parser("capture")
     capture.add_argument("--set", choices=("train", "check", "litqa"), required=True)
     capture.add_argument("--limit", type=int, default=100000)
+    capture.add_argument("--read-all", action="store_true",
+                         help="the reader reads every sentence (hand_rank says which a read limit would keep)")
     sub.add_parser("fit")
+    rescore = sub.add_parser("rescore")
+    rescore.add_argument("--weights", type=Path, required=True, help="a trained reader's best.safetensors")
+    rescore.add_argument("--key", required=True, help="the name its scores are kept under")
+    rescore.add_argument("--sets", nargs="+", default=["train", "check", "litqa"])
+    replay = sub.add_parser("replay")
+    replay.add_argument("--sets", nargs="+", default=["train", "check", "litqa"])
+    replay.add_argument("--keys", nargs="+", default=["reader"])
+    replay.add_argument("--weights", nargs="+", type=float, default=[12.0])
+    replay.add_argument("--read-limits", nargs="+", type=int, default=[32], help="0: every sentence")
+    replay.add_argument("--save", action="store_true", help="write benchmarks/results/opening_replay.json")
     args = parser.parse_args()
-    {"library": library_command, "capture": capture_command, "fit": fit_command}[args.command](args)
+    {"library": library_command, "capture": capture_command, "fit": fit_command, "rescore": rescore_command,
+     "replay": replay_command}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@
     python benchmarks/train_reader.py export [--work ...] [--out resources/models/reader]
     python benchmarks/train_reader.py train --init-weights WORK/best.safetensors --sources covidqa generated
                                                          # continue a trained reader on the writer's questions
+    python benchmarks/train_reader.py train --init-weights ... --group 16 --foreign 4
+                                                         # other papers' near misses too (measured: no gain)
     python benchmarks/reader.py                          # in-paper ranking on COVID-QA's check papers
 
 A cross-encoder that reads "question [SEP] sentence [SEP] the sentences around it" and gives one score:
@@ -85,13 +87,56 @@ def candidate_texts(data: dict[str, Any], paper: str) -> list[str]:
     return [reader_text(c["text"], c["before"], c["after"]) for c in data["papers"][paper]]
 
 
-def group(question: dict[str, Any], size: int, hard: int, rng: random.Random) -> list[int]:
-    """The answering sentence first, then ``hard`` near misses and random sentences up to ``size``."""
+def group(question: dict[str, Any], size: int, hard: int, rng: random.Random,
+          foreign: int = 0) -> list[tuple[str, int]]:
+    """The answering sentence first, then ``hard`` near misses, ``foreign`` near misses from other papers
+    and random sentences of its paper up to ``size``, each as (paper, sentence index)."""
+    paper = question["paper"]
     pool = question["hard"][:20]
     chosen = rng.sample(pool, min(hard, len(pool)))
     others = [i for i in range(question["count"]) if i not in question["also"] and i not in chosen]
-    chosen += rng.sample(others, min(size - 1 - len(chosen), len(others)))
-    return [question["positive"][0], *chosen]
+    away = rng.sample(question.get("foreign", []), min(foreign, len(question.get("foreign", []))))
+    chosen += rng.sample(others, min(size - 1 - len(chosen) - len(away), len(others)))
+    return [(paper, question["positive"][0]), *((paper, i) for i in chosen), *((p, i) for p, i in away)]
+
+
+def foreign_near_misses(questions: list[dict[str, Any]], data: dict[str, Any], papers: set[str],
+                        pool: int = 20) -> None:
+    """Each question's best BM25 sentences from the *other* training papers, as ``question["foreign"]``.
+
+    A digest chooses its opening among the passages of several papers, so the reader also meets sentences
+    of other papers on the same topic; trained only against its own paper's sentences it never learned to
+    pass them over. A sentence holding the expert's answer text is never a near miss."""
+    from reader_data import words
+
+    documents = [(paper, i, words(c["text"]))
+                 for paper in sorted(papers) for i, c in enumerate(data["papers"][paper])]
+    postings: dict[str, list[int]] = {}
+    for d, (_, _, tokens) in enumerate(documents):
+        for word in set(tokens):
+            postings.setdefault(word, []).append(d)
+    lengths = [len(tokens) for _, _, tokens in documents]
+    average = sum(lengths) / max(1, len(lengths))
+    for question in questions:
+        scores: dict[int, float] = {}
+        for word in set(words(question["question"])):
+            docs = postings.get(word, [])
+            idf = math.log(1 + (len(documents) - len(docs) + 0.5) / (len(docs) + 0.5))
+            for d in docs:
+                count = documents[d][2].count(word)
+                norm = 1.2 * (0.25 + 0.75 * lengths[d] / average)  # BM25, k1 1.2 and b 0.75
+                scores[d] = scores.get(d, 0.0) + idf * count * 2.2 / (count + norm)
+        answer = " ".join(str(question.get("answer", "")).lower().split())
+        best = []
+        for d in sorted(scores, key=lambda d: -scores[d]):
+            paper, index, _ = documents[d]
+            text = " ".join(data["papers"][paper][index]["text"].lower().split())
+            if paper == question["paper"] or (answer and answer in text):
+                continue
+            best.append((paper, index))
+            if len(best) == pool:
+                break
+        question["foreign"] = best
 
 
 def encode(tokenizer: Any, question: str, texts: list[str], max_length: int) -> list[list[int]]:
@@ -162,6 +207,8 @@ def train(args: argparse.Namespace) -> None:
                        and q["paper"] not in held and q["source"] in args.sources and q["count"] >= 4]
     dev_questions = [q for q in data["questions"] if q["paper"] in held][:args.dev_questions]
     texts_of = {paper: candidate_texts(data, paper) for paper in {q["paper"] for q in train_questions}}
+    if args.foreign:
+        foreign_near_misses(train_questions, data, {q["paper"] for q in train_questions if q["source"] == "covidqa"})
     print(f"{len(train_questions)} training questions, {len(dev_questions)} held-out questions "
           f"from {len(held)} papers", flush=True)
 
@@ -212,14 +259,13 @@ def train(args: argparse.Namespace) -> None:
         rng = random.Random(args.seed * 1000 + epoch)
         order = list(range(len(train_questions)))
         rng.shuffle(order)
-        groups = [group(train_questions[i], args.group, args.hard, rng) for i in order]
+        groups = [group(train_questions[i], args.group, args.hard, rng, args.foreign) for i in order]
         for step_in_epoch in range(position, steps_per_epoch):
             chosen = order[step_in_epoch * per_step:(step_in_epoch + 1) * per_step]
             ids: list[list[int]] = []
             for i, members in zip(chosen, groups[step_in_epoch * per_step:], strict=False):
                 question = train_questions[i]
-                texts = texts_of[question["paper"]]
-                ids += encode(tokenizer, question["question"], [texts[m] for m in members], args.max_length)
+                ids += encode(tokenizer, question["question"], [texts_of[p][m] for p, m in members], args.max_length)
             sizes = [len(g) for g in groups[step_in_epoch * per_step:step_in_epoch * per_step + len(chosen)]]
             with _autocast(device):
                 logits = model(*collate(ids, sep_id, device))[:, 0].float()
@@ -293,7 +339,8 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
     return {"epochs": args.epochs, "lr": args.lr, "head_lr": args.head_lr, "group": args.group, "hard": args.hard,
             "questions_per_step": args.questions_per_step, "max_length": args.max_length, "warmup": args.warmup,
             "seed": args.seed, "sources": sorted(args.sources), "init_judge": not args.plain and not args.init_weights,
-            "init_weights": str(args.init_weights or ""), "base": "all-MiniLM-L6-v2"}
+            "init_weights": str(args.init_weights or ""), "base": "all-MiniLM-L6-v2",
+            **({"foreign": args.foreign} if args.foreign else {})}
 
 
 def _log(log: Any, entry: dict[str, Any]) -> None:
@@ -347,6 +394,8 @@ def arguments() -> argparse.ArgumentParser:
     run.add_argument("--group", type=int, default=12,
                      help="sentences a question's answer competes with, itself included")
     run.add_argument("--hard", type=int, default=7, help="near misses among them (the rest random)")
+    run.add_argument("--foreign", type=int, default=0,
+                     help="near misses from the other training papers among them (a digest reads several papers)")
     run.add_argument("--questions-per-step", type=int, default=4)
     run.add_argument("--max-length", type=int, default=160)
     run.add_argument("--warmup", type=float, default=0.06)
