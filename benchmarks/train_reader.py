@@ -139,6 +139,22 @@ def foreign_near_misses(questions: list[dict[str, Any]], data: dict[str, Any], p
         question["foreign"] = best
 
 
+def drop_shared_words(question: str, answer: str, share: float, rng: random.Random) -> str:
+    """``question`` with each content word it shares with its answering sentence dropped at rate ``share``.
+
+    COVID-QA's experts wrote each question while reading its answer, so the answer holds the question's rarest
+    words and a reader can learn to follow them; a user's question seldom does. Dropping some of them in training
+    makes the reader use what is left: what is asked for, and the meaning of the rest."""
+    from reader_data import words
+
+    if share <= 0:
+        return question
+    shared = set(words(answer))
+    tokens = question.split()
+    kept = [t for t in tokens if not (set(words(t)) & shared and rng.random() < share)]
+    return " ".join(kept) if len(kept) >= 3 else question
+
+
 def encode(tokenizer: Any, question: str, texts: list[str], max_length: int) -> list[list[int]]:
     encoded = tokenizer([question] * len(texts), texts, truncation="only_second", max_length=max_length)
     return [list(ids) for ids in encoded["input_ids"]]
@@ -265,7 +281,9 @@ def train(args: argparse.Namespace) -> None:
             ids: list[list[int]] = []
             for i, members in zip(chosen, groups[step_in_epoch * per_step:], strict=False):
                 question = train_questions[i]
-                ids += encode(tokenizer, question["question"], [texts_of[p][m] for p, m in members], args.max_length)
+                asked = drop_shared_words(question["question"], texts_of[question["paper"]][members[0][1]],
+                                          args.drop_shared, rng)
+                ids += encode(tokenizer, asked, [texts_of[p][m] for p, m in members], args.max_length)
             sizes = [len(g) for g in groups[step_in_epoch * per_step:step_in_epoch * per_step + len(chosen)]]
             with _autocast(device):
                 logits = model(*collate(ids, sep_id, device))[:, 0].float()
@@ -340,7 +358,8 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
             "questions_per_step": args.questions_per_step, "max_length": args.max_length, "warmup": args.warmup,
             "seed": args.seed, "sources": sorted(args.sources), "init_judge": not args.plain and not args.init_weights,
             "init_weights": str(args.init_weights or ""), "base": "all-MiniLM-L6-v2",
-            **({"foreign": args.foreign} if args.foreign else {})}
+            **({"foreign": args.foreign} if args.foreign else {}),
+            **({"drop_shared": args.drop_shared} if args.drop_shared else {})}
 
 
 def _log(log: Any, entry: dict[str, Any]) -> None:
@@ -396,6 +415,8 @@ def arguments() -> argparse.ArgumentParser:
     run.add_argument("--hard", type=int, default=7, help="near misses among them (the rest random)")
     run.add_argument("--foreign", type=int, default=0,
                      help="near misses from the other training papers among them (a digest reads several papers)")
+    run.add_argument("--drop-shared", type=float, default=0.0,
+                     help="rate at which a question word its answer shares is dropped in training (0: none)")
     run.add_argument("--questions-per-step", type=int, default=4)
     run.add_argument("--max-length", type=int, default=160)
     run.add_argument("--warmup", type=float, default=0.06)
