@@ -187,9 +187,7 @@ def capture_command(args: argparse.Namespace) -> None:
     home = {"train": TRAIN_HOME / "q", "check": CHECK_HOME / "reader" / "q", "litqa": CHECK_HOME / "fulltext"}[args.set]
     out = CACHE / f"opening-{args.set}{'-all' if args.read_all else ''}.jsonl"
     if args.read_all:  # every sentence read, so that any read limit can be replayed from the capture
-        defaults = list(evidence_module.extract_evidence.__defaults__ or ())
-        defaults[-1] = None
-        evidence_module.extract_evidence.__defaults__ = tuple(defaults)
+        evidence_module.ANSWER_READ_LIMIT = sys.maxsize
     done = {json.loads(line)["question"] for line in out.read_text(encoding="utf-8").splitlines()} \
         if out.exists() else set()
     recorder = Recorder()

@@ -209,11 +209,12 @@ def _squash(score: float) -> float:
 
 def extract_evidence(question: str, references: Sequence[Reference], scorer: SupportScorer,
                      quotes_per_passage: int = 2, reference_lists: Sequence[bool] = (), read: bool = True,
-                     read_limit: int | None = ANSWER_READ_LIMIT) -> list[Evidence]:
+                     read_limit: int | None = None) -> list[Evidence]:
     """Each passage's best ``quotes_per_passage`` sentences for answering ``question``, passages in input order.
     ``read``: False leaves the answer reader out (when only the passages' relevance is wanted);
     ``read_limit``: the reader reads only the sentences with the best hand-weighted scores (the rest
-    rank after them), where the reader's time per sentence matters more than a rare miss."""
+    rank after them), where the reader's time per sentence matters more than a rare miss. None: an answer's
+    limit, ``ANSWER_READ_LIMIT``, looked up at each call so that a benchmark can set it."""
     # A title line run into the text is a PDF's: a datastore record's text is what its datastore chose to keep.
     found = [[(start, end) for start, end in sentence_spans(r.text)
               if r.source != LIBRARY_SOURCE or not restates_title(r.text[start:end], r.bib.title)] for r in references]
@@ -222,8 +223,8 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     reader = scorer.answer_reader() if spans and read else None
     combined = None
     if reader is not None:
-        chosen = sorted(np.argsort(-hands, kind="stable")[:read_limit].tolist()) if read_limit is not None \
-            else list(range(len(spans)))
+        limit = ANSWER_READ_LIMIT if read_limit is None else read_limit
+        chosen = sorted(np.argsort(-hands, kind="stable")[:limit].tolist())
         read_all = np.full(len(spans), -np.inf, dtype=np.float32)
         read_all[chosen] = reader.scores(question, [reader_text(r.text[start:end], *neighbours(r.text, start))
                                                     for r, start, end in (spans[i] for i in chosen)])
