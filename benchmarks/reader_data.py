@@ -60,21 +60,36 @@ def bm25_order(question: str, texts: list[str]) -> list[int]:
     return sorted(range(len(texts)), key=lambda i: -scores[i])
 
 
-def bm25_scores(question: str, texts: list[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
+def bm25_scores(question: str, texts: list[str]) -> list[float]:
     """BM25 of each of ``texts`` against ``question``, the texts being the collection."""
-    docs = [Counter(words(t)) for t in texts]
-    average = sum(sum(d.values()) for d in docs) / max(1, len(docs))
-    frequency = Counter(w for d in docs for w in d)
-    scores = []
-    for doc in docs:
-        length = sum(doc.values())
-        score = 0.0
+    scores = Bm25(texts).scores(question)
+    return [scores.get(i, 0.0) for i in range(len(texts))]
+
+
+class Bm25:
+    """A collection of texts, tokenized once, that scores questions by BM25 (k1 1.2, b 0.75)."""
+
+    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self.docs = [Counter(words(t)) for t in texts]
+        self.lengths = [sum(d.values()) for d in self.docs]
+        self.average = sum(self.lengths) / max(1, len(self.docs))
+        self.postings: dict[str, list[int]] = {}
+        for i, doc in enumerate(self.docs):
+            for word in doc:
+                self.postings.setdefault(word, []).append(i)
+        self.k1, self.b = k1, b
+
+    def scores(self, question: str) -> dict[int, float]:
+        """The score of every text sharing a word with ``question`` (the others score 0)."""
+        result: dict[int, float] = {}
         for w in set(words(question)):
-            if w in doc:
-                idf = math.log(1 + (len(docs) - frequency[w] + 0.5) / (frequency[w] + 0.5))
-                score += idf * doc[w] * (k1 + 1) / (doc[w] + k1 * (1 - b + b * length / average))
-        scores.append(score)
-    return scores
+            holding = self.postings.get(w, [])
+            idf = math.log(1 + (len(self.docs) - len(holding) + 0.5) / (len(holding) + 0.5))
+            for i in holding:
+                count = self.docs[i][w]
+                norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / self.average)
+                result[i] = result.get(i, 0.0) + idf * count * (self.k1 + 1) / (count + norm)
+        return result
 
 
 def paragraph_candidates(paragraph: str, offset: int) -> list[dict[str, Any]]:

@@ -107,33 +107,20 @@ def foreign_near_misses(questions: list[dict[str, Any]], data: dict[str, Any], p
     A digest chooses its opening among the passages of several papers, so the reader also meets sentences
     of other papers on the same topic; trained only against its own paper's sentences it never learned to
     pass them over. A sentence holding the expert's answer text is never a near miss."""
-    from reader_data import words
+    from reader_data import Bm25
 
-    documents = [(paper, i, words(c["text"]))
-                 for paper in sorted(papers) for i, c in enumerate(data["papers"][paper])]
-    postings: dict[str, list[int]] = {}
-    for d, (_, _, tokens) in enumerate(documents):
-        for word in set(tokens):
-            postings.setdefault(word, []).append(d)
-    lengths = [len(tokens) for _, _, tokens in documents]
-    average = sum(lengths) / max(1, len(lengths))
+    documents = [(paper, i) for paper in sorted(papers) for i in range(len(data["papers"][paper]))]
+    index = Bm25([data["papers"][paper][i]["text"] for paper, i in documents])
     for question in questions:
-        scores: dict[int, float] = {}
-        for word in set(words(question["question"])):
-            docs = postings.get(word, [])
-            idf = math.log(1 + (len(documents) - len(docs) + 0.5) / (len(docs) + 0.5))
-            for d in docs:
-                count = documents[d][2].count(word)
-                norm = 1.2 * (0.25 + 0.75 * lengths[d] / average)  # BM25, k1 1.2 and b 0.75
-                scores[d] = scores.get(d, 0.0) + idf * count * 2.2 / (count + norm)
+        scores = index.scores(question["question"])
         answer = " ".join(str(question.get("answer", "")).lower().split())
         best = []
         for d in sorted(scores, key=lambda d: -scores[d]):
-            paper, index, _ = documents[d]
-            text = " ".join(data["papers"][paper][index]["text"].lower().split())
+            paper, sentence = documents[d]
+            text = " ".join(data["papers"][paper][sentence]["text"].lower().split())
             if paper == question["paper"] or (answer and answer in text):
                 continue
-            best.append((paper, index))
+            best.append((paper, sentence))
             if len(best) == pool:
                 break
         question["foreign"] = best
