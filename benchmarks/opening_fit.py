@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy as np  # noqa: E402
 from answers import litqa_questions  # noqa: E402
 from answers import stated as litqa_stated  # noqa: E402
+from opening_rows import replay_top, write_packed  # noqa: E402
 from reader_cost import stated as covid_stated  # noqa: E402
 
 import engine.synthesis.evidence as evidence_module  # noqa: E402
@@ -315,18 +316,6 @@ def rescore_command(args: argparse.Namespace) -> None:
         print(name, len(rows), "questions scored as", args.key, flush=True)
 
 
-def replay_top(question: dict[str, Any], key: str, weight: float, read_limit: int | None) -> bool:
-    """Does the opening state the answer when ``key`` is the reader, at this hand weight and read limit?"""
-    rows = [c for c in question["candidates"] if c["relevant"]]
-    if not rows:
-        return False
-
-    def score(c: dict[str, Any]) -> float:
-        unread = read_limit is not None and c["hand_rank"] >= read_limit
-        return -1e9 + c["hand"] if unread else c[key] + weight * c["hand"]
-    return bool(max(rows, key=score)["states"])
-
-
 def replay_command(args: argparse.Namespace) -> None:
     """Openings replayed from the ``--read-all`` captures: each reader key, hand weight and read limit."""
     report: dict[str, Any] = {}
@@ -346,6 +335,12 @@ def replay_command(args: argparse.Namespace) -> None:
     print(json.dumps(report, indent=1))
     if args.save:
         RESULTS.with_name("opening_replay.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
+def pack_command(args: argparse.Namespace) -> None:
+    """The ``--read-all`` captures, cut to what reader_sweep.py needs to judge new readers by their openings."""
+    write_packed({name: load(f"{name}-all") for name in args.sets}, args.out)
+    print(f"packed {', '.join(args.sets)} into {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
 
 
 def main() -> None:
@@ -368,9 +363,12 @@ def main() -> None:
     replay.add_argument("--weights", nargs="+", type=float, default=[12.0])
     replay.add_argument("--read-limits", nargs="+", type=int, default=[32], help="0: every sentence")
     replay.add_argument("--save", action="store_true", help="write benchmarks/results/opening_replay.json")
+    pack = sub.add_parser("pack")
+    pack.add_argument("--sets", nargs="+", default=["train", "check", "litqa"])
+    pack.add_argument("--out", type=Path, required=True, help="a .json.gz for reader_sweep.py --openings")
     args = parser.parse_args()
-    {"library": library_command, "capture": capture_command, "fit": fit_command, "rescore": rescore_command,
-     "replay": replay_command}[args.command](args)
+    {"pack": pack_command, "library": library_command, "capture": capture_command, "fit": fit_command,
+     "rescore": rescore_command, "replay": replay_command}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import math
 import random
 import re
 import sys
@@ -39,57 +38,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sentence_bm25 import Bm25, bm25_order, words  # noqa: E402,F401 (bm25_order: reader.py imports it from here)
+
 from engine.cite.reader import neighbours  # noqa: E402
 from engine.synthesis.evidence import sentence_spans  # noqa: E402
-from engine.text.stem import stem  # noqa: E402
-from engine.text.stopwords import STOP_WORDS  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 DEFAULT_OUT = Path.home() / ".cache" / "quire-train" / "reader-data.json.gz"
 HARD_POOL = 30  # the near misses kept per question, best first
 GENERATED_ROUND_TRIP = 10  # a writer's question is kept when its sentence is among its paper's BM25 top 10
-
-
-def words(text: str) -> list[str]:
-    return [stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP_WORDS]
-
-
-def bm25_order(question: str, texts: list[str]) -> list[int]:
-    """Indexes of ``texts`` by BM25 against ``question``, the texts being the collection."""
-    scores = bm25_scores(question, texts)
-    return sorted(range(len(texts)), key=lambda i: -scores[i])
-
-
-def bm25_scores(question: str, texts: list[str]) -> list[float]:
-    """BM25 of each of ``texts`` against ``question``, the texts being the collection."""
-    scores = Bm25(texts).scores(question)
-    return [scores.get(i, 0.0) for i in range(len(texts))]
-
-
-class Bm25:
-    """A collection of texts, tokenized once, that scores questions by BM25 (k1 1.2, b 0.75)."""
-
-    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
-        self.docs = [Counter(words(t)) for t in texts]
-        self.lengths = [sum(d.values()) for d in self.docs]
-        self.average = sum(self.lengths) / max(1, len(self.docs))
-        self.postings: dict[str, list[int]] = {}
-        for i, doc in enumerate(self.docs):
-            for word in doc:
-                self.postings.setdefault(word, []).append(i)
-        self.k1, self.b = k1, b
-
-    def scores(self, question: str) -> dict[int, float]:
-        """The score of every text sharing a word with ``question`` (the others score 0)."""
-        result: dict[int, float] = {}
-        for w in set(words(question)):
-            holding = self.postings.get(w, [])
-            idf = math.log(1 + (len(self.docs) - len(holding) + 0.5) / (len(holding) + 0.5))
-            for i in holding:
-                count = self.docs[i][w]
-                norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / self.average)
-                result[i] = result.get(i, 0.0) + idf * count * (self.k1 + 1) / (count + norm)
-        return result
 
 
 def paragraph_candidates(paragraph: str, offset: int) -> list[dict[str, Any]]:

@@ -3,6 +3,11 @@
     python benchmarks/reader.py --fit --cache ROWS        # once, here: the hand scores of every sentence
     python benchmarks/reader_sweep.py --rows ROWS --work DIR --out DIR [--base FOLDER] [--minutes 7]
     python benchmarks/reader_sweep.py --join DIR           # the chosen weights back in one file
+    python benchmarks/opening_fit.py pack --out FILE       # optional: judge by the digests' openings too
+
+With ``--openings FILE`` each setting is also judged by the openings its reader would give the digests that
+opening_fit.py captured (every candidate sentence of the passages chosen, replayed at the product's read limit):
+the training library chooses the setting and its hand weight, the check library and LitQA2 dev only report.
 
 Each setting is trained by train_reader.py (its six held-out training papers choose the epoch); then
 every quotable sentence of those held-out papers' questions, and of COVID-QA's check questions, is read.
@@ -30,10 +35,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
+from opening_rows import opening_rate, read_packed  # noqa: E402
 from train_reader import arguments, candidate_texts, dev_papers, encode, read_data, scores, train  # noqa: E402
 
 READ_LIMIT = 32  # engine.synthesis.evidence.ANSWER_READ_LIMIT (the engine is not imported on a GPU machine)
 WEIGHTS = (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0)
+OPENING_WEIGHTS = (0.0, 4.0, 8.0, 12.0, 16.0, 24.0)
 PIECE_BYTES = 15 * 1024 * 1024
 
 # Each setting: train_reader.py train's options beyond --work, --data and --base.
@@ -50,6 +57,9 @@ SETTINGS: dict[str, list[str]] = {
     # continuation of the shipped reader (docs/answers.md): other papers' near misses, question words dropped.
     "foreign_near_misses": ["--epochs", "6", "--lr", "2e-5", "--group", "16", "--foreign", "4"],
     "drop_shared_words": ["--epochs", "6", "--lr", "2e-5", "--drop-shared", "0.5"],
+    "drop_shared_strong": ["--epochs", "6", "--lr", "2e-5", "--drop-shared", "0.8"],
+    "foreign_and_drop": ["--epochs", "6", "--lr", "2e-5", "--group", "16", "--foreign", "4", "--drop-shared", "0.5"],
+    "six_epochs_low_lr_seed_14": ["--epochs", "6", "--lr", "2e-5", "--seed", "14"],
 }
 
 
@@ -86,8 +96,25 @@ def read_rows(model: Any, tokenizer: Any, data: dict[str, Any], rows: list[dict[
     return reads
 
 
+def judge_openings(model: Any, tokenizer: Any, openings: dict[str, list[dict[str, Any]]], max_length: int,
+                   device: Any) -> dict[str, Any]:
+    """The digests' openings this reader gives (opening_fit.py's captures, replayed at the product's read
+    limit): the hand weight is chosen on the training library ("train"); the other sets only report."""
+    for questions in openings.values():
+        for question in questions:
+            texts = [c["read_text"] for c in question["candidates"]]
+            got = scores(model, encode(tokenizer, question["question"], texts, max_length), tokenizer.sep_token_id,
+                         device) if texts else []
+            for candidate, value in zip(question["candidates"], got, strict=True):
+                candidate["new"] = value
+    grid = {w: opening_rate(openings["train"], "new", w, READ_LIMIT) for w in OPENING_WEIGHTS}
+    weight = max(grid, key=lambda w: (grid[w], -w))
+    return {"hand_weight": weight, "train_grid": grid,
+            **{name: opening_rate(questions, "new", weight, READ_LIMIT) for name, questions in openings.items()}}
+
+
 def judge_setting(name: str, options: argparse.Namespace, data: dict[str, Any], dev: list[dict[str, Any]],
-                  check: list[dict[str, Any]]) -> dict[str, Any]:
+                  check: list[dict[str, Any]], openings: dict[str, list[dict[str, Any]]] | None) -> dict[str, Any]:
     import torch
     from train_judge import load_model, load_weights
 
@@ -100,11 +127,14 @@ def judge_setting(name: str, options: argparse.Namespace, data: dict[str, Any], 
     grid = {w: rank_stats(dev, dev_reads, w) for w in WEIGHTS}
     weight = max(grid, key=lambda w: (grid[w]["first"] + grid[w]["top3"], -w))
     log = [json.loads(line) for line in (options.work / "log.jsonl").read_text().splitlines()]
-    return {"name": name, "options": SETTINGS[name], "hand_weight": weight,
-            "held_out": {"combined": grid[weight], "reader_alone": rank_stats(dev, dev_reads, None)},
-            "check": {"combined": rank_stats(check, check_reads, weight),
-                      "reader_alone": rank_stats(check, check_reads, None)},
-            "epochs": [e for e in log if "held_out" in e]}
+    result = {"name": name, "options": SETTINGS[name], "hand_weight": weight,
+              "held_out": {"combined": grid[weight], "reader_alone": rank_stats(dev, dev_reads, None)},
+              "check": {"combined": rank_stats(check, check_reads, weight),
+                        "reader_alone": rank_stats(check, check_reads, None)},
+              "epochs": [e for e in log if "held_out" in e]}
+    if openings:
+        result["openings"] = judge_openings(model, tokenizer, openings, options.max_length, device)
+    return result
 
 
 def write_pieces(weights: Path, out: Path) -> list[str]:
@@ -142,6 +172,8 @@ def main() -> None:
     parser.add_argument("--base", type=Path, help="all-MiniLM-L6-v2's folder (config and tokenizer suffice)")
     parser.add_argument("--only", nargs="*", help="these settings (default: all)")
     parser.add_argument("--minutes", type=float, default=7.0, help="start no new setting after this long")
+    parser.add_argument("--openings", type=Path,
+                        help="opening_fit.py pack's file: judge and choose settings by the digests' openings")
     parser.add_argument("--join", type=Path, help="join a folder's best-N pieces into best.safetensors, and stop")
     args = parser.parse_args()
     if args.join:
@@ -164,6 +196,7 @@ def main() -> None:
     if {r["question"]["paper"] for r in dev} - held or {r["question"]["paper"] for r in check} & held:
         raise SystemExit("the cached rows' papers are not train_reader.py's held-out papers; rebuild them")
 
+    openings = read_packed(args.openings) if args.openings else None
     started = time.time()
     results: list[dict[str, Any]] = []
     for name in args.only or list(SETTINGS):
@@ -174,20 +207,25 @@ def main() -> None:
                                           *common, *SETTINGS[name]])
         begun = time.time()
         train(options)
-        result = judge_setting(name, options, data, dev, check)
+        result = judge_setting(name, options, data, dev, check, openings)
         result["minutes"] = round((time.time() - begun) / 60, 2)
         results.append(result)
-        print(json.dumps({k: result[k] for k in ("name", "hand_weight", "held_out", "check", "minutes")}), flush=True)
+        (args.out / "sweep-partial.json").write_text(json.dumps(results, indent=1) + "\n")
+        print(json.dumps({k: result.get(k) for k in ("name", "hand_weight", "held_out", "check", "openings",
+                                                     "minutes")}), flush=True)
 
-    def held_out_score(result: dict[str, Any]) -> float:
+    def held_out_score(result: dict[str, Any]) -> tuple[float, ...]:
         combined = result["held_out"]["combined"]
-        return float(combined["first"] + combined["top3"])
+        in_paper = float(combined["first"] + combined["top3"])
+        return (result["openings"]["train"], in_paper) if openings else (in_paper,)
 
     chosen = max(results, key=held_out_score)
     pieces = write_pieces(args.work / chosen["name"] / "best.safetensors", args.out)
     (args.out / "config.json").write_text((args.work / chosen["name"] / "config.json").read_text())
     (args.out / "log.jsonl").write_text((args.work / chosen["name"] / "log.jsonl").read_text())
-    summary = {"chosen": chosen["name"], "chosen_by": "held-out training papers, combined first + top3",
+    summary = {"chosen": chosen["name"],
+               "chosen_by": ("the training library's openings, then " if openings else "")
+               + "held-out training papers, combined first + top3",
                "read_limit": READ_LIMIT, "pieces": pieces, "settings": results,
                "held_out_questions": len(dev), "check_questions": len(check)}
     (args.out / "sweep.json").write_text(json.dumps(summary, indent=1) + "\n")

@@ -107,7 +107,7 @@ def foreign_near_misses(questions: list[dict[str, Any]], data: dict[str, Any], p
     A digest chooses its opening among the passages of several papers, so the reader also meets sentences
     of other papers on the same topic; trained only against its own paper's sentences it never learned to
     pass them over. A sentence holding the expert's answer text is never a near miss."""
-    from reader_data import Bm25
+    from sentence_bm25 import Bm25
 
     documents = [(paper, i) for paper in sorted(papers) for i in range(len(data["papers"][paper]))]
     index = Bm25([data["papers"][paper][i]["text"] for paper, i in documents])
@@ -132,7 +132,7 @@ def drop_shared_words(question: str, answer: str, share: float, rng: random.Rand
     COVID-QA's experts wrote each question while reading its answer, so the answer holds the question's rarest
     words and a reader can learn to follow them; a user's question seldom does. Dropping some of them in training
     makes the reader use what is left: what is asked for, and the meaning of the rest."""
-    from reader_data import words
+    from sentence_bm25 import words
 
     if share <= 0:
         return question
