@@ -60,6 +60,9 @@ SETTINGS: dict[str, list[str]] = {
     "drop_shared_strong": ["--epochs", "6", "--lr", "2e-5", "--drop-shared", "0.8"],
     "foreign_and_drop": ["--epochs", "6", "--lr", "2e-5", "--group", "16", "--foreign", "4", "--drop-shared", "0.5"],
     "six_epochs_low_lr_seed_14": ["--epochs", "6", "--lr", "2e-5", "--seed", "14"],
+    # The experts' questions and the writer's rewordings of them (reader_paraphrase.py data's file as --data).
+    "paraphrased": ["--epochs", "6", "--lr", "2e-5", "--sources", "covidqa", "paraphrased"],
+    "paraphrased_seed_14": ["--epochs", "6", "--lr", "2e-5", "--sources", "covidqa", "paraphrased", "--seed", "14"],
 }
 
 

@@ -67,7 +67,9 @@ DEV_PAPERS = 6
 SOURCE_NAMES = {"covidqa": "COVID-QA training file (Apache-2.0)",
                 "pubmedqa": "PubMedQA training-side questions (MIT)",
                 "generated": "questions the writer wrote of COVID-QA training papers and PubMedQA training-side "
-                             "abstracts (benchmarks/reader_questions.py)"}
+                             "abstracts (benchmarks/reader_questions.py)",
+                "paraphrased": "COVID-QA training questions reworded by the writer, which never saw the paper "
+                               "(benchmarks/reader_paraphrase.py)"}
 
 
 def read_data(path: Path) -> dict[str, Any]:
@@ -388,7 +390,7 @@ def arguments() -> argparse.ArgumentParser:
     run.add_argument("--data", type=Path, default=DEFAULT_DATA, help="from benchmarks/reader_data.py")
     # PubMedQA's conclusions as answers teach "a conclusion answers" (an earlier trained scorer learned to prefer
     # "These findings suggest ..." to the result asked for: docs/answers.md), so COVID-QA alone by default.
-    run.add_argument("--sources", nargs="*", default=["covidqa"], help="covidqa, pubmedqa")
+    run.add_argument("--sources", nargs="*", default=["covidqa"], help="covidqa, pubmedqa, generated, paraphrased")
     run.add_argument("--init-judge", type=Path, default=ROOT / "resources/models/judge/model.int8.onnx",
                      help="start from this support judge's encoder (its model.int8.onnx; the default: the shipped one)")
     run.add_argument("--plain", action="store_true", help="start from all-MiniLM-L6-v2 instead of the judge")
