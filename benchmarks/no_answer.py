@@ -41,6 +41,7 @@ from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
 from engine.synthesis import answer_judge
 from engine.synthesis.evidence import diverse, extract_evidence, relevant, to_reference
+from engine.synthesis.mentions import NOT_MENTIONED
 from engine.synthesis.pipeline import NOT_ANSWERED
 from engine.types import AnswerMode, SearchHit
 
@@ -116,21 +117,25 @@ def judge_command(args: argparse.Namespace) -> None:
 
 
 def says_nothing_answers(mode: AnswerMode, text: str) -> bool:
-    return mode == AnswerMode.NO_EVIDENCE or text.startswith(NOT_ANSWERED)
+    return mode == AnswerMode.NO_EVIDENCE or text.startswith((NOT_ANSWERED, NOT_MENTIONED))
 
 
 def answers_command(args: argparse.Namespace) -> None:
+    """Each mode asked of the library without the question's paper (``--with-paper``: as it is, where
+    saying nothing answers is a loss)."""
     engine = prepare_home(Path(args.home), False, litqa=True)
     result = load()
     files = file_names(engine)
-    part: dict[str, Any] = {"model": Path(args.model).name}
-    for mode, model in (("digest", None), ("auto", args.model)):
+    key = "answers_with_their_paper" if args.with_paper else "answers_without_their_paper"
+    part: dict[str, Any] = {**result.get(key, {}), "model": Path(args.model).name}
+    for mode in args.modes:
         rows = []
         for question in litqa_questions("all"):
             started = time.perf_counter()
-            answer = engine.ask(AskRequest(
-                question["question"], scope=Scope(doc_ids=tuple(without_paper(files, question["pdf"]))),
-                mode=mode, model=model, options=RequestOptions(save=False)))
+            scope = Scope() if args.with_paper else Scope(doc_ids=tuple(without_paper(files, question["pdf"])))
+            answer = engine.ask(AskRequest(question["question"], scope=scope, mode=mode,
+                                           model=None if mode == "digest" else args.model,
+                                           options=RequestOptions(save=False)))
             rows.append({"index": question["index"], "mode": answer.mode.value,
                          "says_nothing_answers": says_nothing_answers(answer.mode, answer.text),
                          "states_the_ideal_answer": stated(question["ideal"], answer.text),
@@ -140,7 +145,7 @@ def answers_command(args: argparse.Namespace) -> None:
         said = {half: sum(r["says_nothing_answers"] for r in rows if r["index"] % 2 == (half == "odd"))
                 for half in ("odd", "even")}
         part[mode] = {"says_nothing_answers": said, "questions_per_half": 21, "questions": rows}
-    result["answers_without_their_paper"] = part
+    result[key] = part
     save(result)
     print(json.dumps({m: v["says_nothing_answers"] for m, v in part.items() if isinstance(v, dict)}, indent=1))
 
@@ -164,6 +169,9 @@ def main() -> None:
         one.add_argument("--home", required=True, help="the LitQA2 library (built if empty)")
         one.add_argument("--model", required=True, help="a GGUF model that can write, e.g. the fetch-writer model")
         one.set_defaults(run=command)
+        if name == "answers":
+            one.add_argument("--modes", nargs="+", default=["digest", "auto"], choices=("digest", "auto"))
+            one.add_argument("--with-paper", action="store_true", help="ask the library as it is instead")
     args = parser.parse_args()
     args.run(args)
 

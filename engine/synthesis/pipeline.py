@@ -12,7 +12,8 @@ question are dropped before anything is written. When the model's draft does not
 verification (``mode="auto"``), or the user asks for it, the answer is the evidence digest. When a
 model that can read judges that none of the sentences closest to answering does (``mode="auto"``),
 nothing is written: the answer says plainly that no passage states an answer and shows the closest
-evidence.
+evidence. The same holds, with any model and in the digest, when no passage found mentions any of the
+names the question gives ("ReVerb", "Csx23": engine.synthesis.mentions), unless the user asked for prose.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from engine.retrieve.fts import readable_text
 from engine.synthesis.answer_judge import can_judge
 from engine.synthesis.digest import digest_sentences, with_evidence
 from engine.synthesis.evidence import Evidence, Quote, best_answer, closest
+from engine.synthesis.mentions import PROBE_PASSAGES, not_mentioned_lead, unmentioned_names
 from engine.synthesis.numbering import number_by_paper
 from engine.synthesis.options import AskOptions
 from engine.synthesis.plan import Theme, plan_themes
@@ -56,7 +58,7 @@ from engine.synthesis.steps import (
 from engine.synthesis.support_reader import SupportReader, measured_read_seconds, reads_every_sentence
 from engine.synthesis.textjoin import answer_text
 from engine.synthesis.write import ContextTooSmall, StageCallback
-from engine.types import Answer, AnswerMode, AnswerSentence, Reference, StepCost
+from engine.types import Answer, AnswerMode, AnswerSentence, Reference, SearchHit, StepCost
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +183,16 @@ def ask(question: str | Question, *, retrieve: Retrieve, scorer: SupportScorer,
     if not chosen.evidence:
         return answers.nothing(chosen.found, any(not h.is_library for h in hits))
     given = {e.reference.n: e.reference for e in chosen.evidence}
+    try:
+        missing = [] if options.mode == "write" else unmentioned_names(
+            used, [_text(h, hit_text) for h in hits],
+            lambda name: [_text(h, hit_text) for h in retrieve(name, PROBE_PASSAGES)])
+    except Cancelled:
+        return answers.cancelled()
+    if missing:  # nothing found names what the question asks about: no quote is put forward as its answer
+        plan = _Plan(best_answer(chosen.evidence), plan_themes(used, chosen.evidence, scorer, options.max_themes),
+                     given, rects_for)
+        return answers.digest(plan, "", lead=not_mentioned_lead(missing))
     lm = language_model() if language_model is not None and options.mode != "digest" else None
     reading = Reading(chosen.evidence, {}, unanswered=False)
     if lm is not None and options.judge_answers and can_judge(lm):
@@ -234,6 +246,10 @@ def ask(question: str | Question, *, retrieve: Retrieve, scorer: SupportScorer,
         return answers.digest(plan, reason, outcome.steps, lm.model_id)
     return answers.written(sentences, headings, plan, written_notice(answers.notice, outcome, report, scorer),
                            outcome.steps, lm.model_id)
+
+
+def _text(hit: SearchHit, hit_text: HitText | None) -> str:
+    return hit_text(hit) if hit_text else hit.text
 
 
 NOT_ANSWERED = ("No passage found states an answer to this question. The passages closest to it follow; "

@@ -15,6 +15,7 @@ from engine.models import default_embedder_path, default_lm_path
 from engine.progress import CancelToken
 from engine.request import AskRequest, RequestOptions
 from engine.service import Engine
+from engine.synthesis.mentions import NOT_MENTIONED
 from engine.types import Answer, AnswerMode
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(default_lm_path() is None or default_embedder_path() is None,
@@ -81,3 +82,14 @@ def test_off_topic_question_is_answered_plainly(library: Engine) -> None:
     answer = library.ask(AskRequest("What is the best recipe for banana bread?",
                                     options=RequestOptions(rewrite=False, save=False)))
     assert answer.mode == AnswerMode.NO_EVIDENCE and not answer.references
+
+
+def test_a_name_no_paper_mentions_is_said_before_any_quote(library: Engine) -> None:
+    """Neither SPECTER's nor S2ORC's paper mentions ReVerb: the digest says so instead of opening with a quote
+    on another paper's constraints; a question naming SPECTER keeps its answer."""
+    options = RequestOptions(rewrite=False, save=False)
+    missing = library.ask(AskRequest("What is the ReVerb syntactic constraint?", mode="digest", options=options))
+    assert missing.text.startswith(f"{NOT_MENTIONED} “ReVerb”"), missing.text[:200]
+    assert not missing.sentences[0].citations and missing.references  # the closest passages still follow
+    held = library.ask(AskRequest("What data is SPECTER trained on?", mode="digest", options=options))
+    assert not held.text.startswith(NOT_MENTIONED) and held.sentences[0].citations

@@ -1,0 +1,77 @@
+"""Whether the passages found mention what the question names.
+
+A question about "ReVerb", "Csx23" or "HEK293T" names something authors spell one way. When no passage
+found mentions any of the names a question gives, no passage can state its answer: quoting the closest
+passage first would put a sentence about something else where the researcher reads the answer. Ordinary
+words never count (every library mentions "virus"); only names: a word with two capitals or more in one of its
+hyphen-joined parts (SPECTER, ReVerb, DNA-PKcs, but not a title's "Cavity-Based"), a capital after a small
+letter (katE) or letters and digits together (S2ORC, E251Q).
+
+The rule fires only when *every* name is missing, each missing one probed with a search for the name alone
+(the question's own search may rank a passage that mentions it below the ones it reads), so a question that
+names one thing the library holds is never silenced. Matching ignores case, spaces and hyphens ("HEK 293T",
+"SciB-ERT" split by a line break) and a plural "s" (LLMs).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+PROBE_PASSAGES = 10  # passages read when a name is searched for alone
+_WORD = re.compile(r"[A-Za-z0-9]+(?:[-‐/][A-Za-z0-9]+)*")
+_ROMAN = re.compile(r"^[IVXLC]+$")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_TWO_CAPITALS = re.compile(r"[A-Z][^-‐/]*[A-Z]")
+_SPACING = re.compile(r"[\s\-‐‑–/]+")
+
+
+def names(question: str) -> list[str]:
+    """The question's names, in order, each once (see the module docstring)."""
+    found: list[str] = []
+    for word in _WORD.findall(question):
+        if _ROMAN.match(word) or word in found:
+            continue
+        letters, digits = re.search(r"[A-Za-z]", word), re.search(r"\d", word)
+        if _CAMEL.search(word) or (letters and digits) or _TWO_CAPITALS.search(word):
+            found.append(word)
+    return found
+
+
+def _squeezed(text: str) -> str:
+    return _SPACING.sub("", text.lower())
+
+
+def _forms(name: str) -> set[str]:
+    """The name as matched, and without a plural "s" after a capital or digit (LLMs -> LLM)."""
+    forms = {_squeezed(name)}
+    if len(name) > 2 and name.endswith("s") and (name[-2].isupper() or name[-2].isdigit()):
+        forms.add(_squeezed(name[:-1]))
+    return forms
+
+
+def mentioned(name: str, texts: Iterable[str]) -> bool:
+    forms = _forms(name)
+    return any(form in squeezed for squeezed in map(_squeezed, texts) for form in forms)
+
+
+def unmentioned_names(question: str, texts: Sequence[str], probe: Callable[[str], Sequence[str]]) -> list[str]:
+    """Every name of ``question`` when none is mentioned in ``texts`` (the passages found) nor in what
+    ``probe(name)`` returns (the texts of a search for the name alone); else, or with no names, []."""
+    asked = names(question)
+    if not asked or any(mentioned(name, texts) for name in asked):
+        return []
+    if any(mentioned(name, probe(name)) for name in asked):
+        return []
+    return asked
+
+
+def not_mentioned_lead(missing: Sequence[str]) -> str:
+    """The plain statement a digest opens with when no passage found mentions what the question names."""
+    quoted = [f"“{name}”" for name in missing]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return (f"{NOT_MENTIONED} {listed}, which the question asks about, so none can state the answer. "
+            "The passages closest to it follow; check the spelling, or add papers that study it.")
+
+
+NOT_MENTIONED = "No passage found mentions"
