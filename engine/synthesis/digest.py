@@ -16,6 +16,8 @@ from engine.text.artefacts import without_footnote_marks
 from engine.types import AnswerSentence, Reference
 
 ANSWER_HEADING = "Answer"
+# Section 0's heading when its lead says that no passage answers: its quote is the closest, not an answer.
+NO_ANSWER_HEADING = "No answer found"
 MORE_HEADING = "More from the sources"
 
 
@@ -33,11 +35,11 @@ def quote_sentence(quote: Quote, references: Mapping[int, Reference], section: i
 def digest_sentences(direct: Quote | None, themes: Sequence[Theme], references: Mapping[int, Reference],
                      rects_for: RectsFor = no_rects, lead: str = "") -> tuple[list[AnswerSentence], tuple[str, ...]]:
     """The direct answer (section 0, when there is one), then one section per theme; and the headings.
-    ``lead``: a plain statement that opens section 0, before the quote (e.g. that no passage answers)."""
+    ``lead``: a plain statement that no passage answers; it opens section 0, before the closest quote."""
     sentences = []
     headings: list[str] = []
     if lead or direct is not None:
-        headings.append(ANSWER_HEADING)
+        headings.append(NO_ANSWER_HEADING if lead else ANSWER_HEADING)
     if lead:
         sentences.append(AnswerSentence(lead, section=0, needs_citation=False, supported=True))
     if direct is not None:

@@ -16,6 +16,7 @@ from engine.errors import GenerationError
 from engine.generate.base import ChatMessage
 from engine.progress import CancelToken
 from engine.synthesis.answer_judge import NO_ANSWER, bonuses, candidates, judge_candidates, none_answers
+from engine.synthesis.digest import NO_ANSWER_HEADING
 from engine.synthesis.evidence import Evidence, Quote, extract_evidence, rescored
 from engine.synthesis.pipeline import NOT_ANSWERED, AskOptions, ask
 from engine.types import Answer, AnswerMode, Reference, SearchHit
@@ -137,7 +138,8 @@ def test_when_the_model_judges_that_no_sentence_answers_the_answer_says_so_and_w
     # The closest evidence is still shown, quoted verbatim and cited.
     quoted = [s for s in answer.sentences if s.citations]
     assert quoted and all(c.quote in answer.passage(c.passage_id).text for s in quoted for c in s.citations)
-    assert answer.sections[0] == "Answer" and max(s.section for s in answer.sentences) < len(answer.sections)
+    # Its quote is the closest passage, not an answer, and its heading says so.
+    assert answer.sections[0] == NO_ANSWER_HEADING and max(s.section for s in answer.sentences) < len(answer.sections)
 
 
 def test_one_sentence_judged_to_answer_is_enough_and_the_answer_is_written() -> None:

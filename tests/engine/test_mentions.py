@@ -7,6 +7,7 @@ from __future__ import annotations
 from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
+from engine.synthesis.digest import NO_ANSWER_HEADING
 from engine.synthesis.mentions import NOT_MENTIONED, mentioned, names, not_mentioned_lead, unmentioned_names
 from engine.synthesis.pipeline import AskOptions, ask
 from engine.types import AnswerMode, SearchHit
@@ -71,6 +72,7 @@ def test_a_digest_on_a_name_nobody_mentions_says_so_first() -> None:
     assert answer.sentences[0].section == 0 and not answer.sentences[0].citations
     assert calls == ["What is the ReVerb syntactic constraint?", "ReVerb"]
     assert answer.references  # the closest passages are still shown, numbered
+    assert answer.sections[0] == NO_ANSWER_HEADING  # the quote under the lead is the closest, not an answer
 
 
 def test_a_name_found_only_by_searching_for_it_alone_keeps_the_answer() -> None:
