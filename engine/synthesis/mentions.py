@@ -51,17 +51,22 @@ def _forms(name: str) -> set[str]:
 
 
 def mentioned(name: str, texts: Iterable[str]) -> bool:
+    return _in(name, [_squeezed(text) for text in texts])
+
+
+def _in(name: str, squeezed_texts: Sequence[str]) -> bool:
     forms = _forms(name)
-    return any(form in squeezed for squeezed in map(_squeezed, texts) for form in forms)
+    return any(form in squeezed for squeezed in squeezed_texts for form in forms)
 
 
 def unmentioned_names(question: str, texts: Sequence[str], probe: Callable[[str], Sequence[str]]) -> list[str]:
     """Every name of ``question`` when none is mentioned in ``texts`` (the passages found) nor in what
     ``probe(name)`` returns (the texts of a search for the name alone); else, or with no names, []."""
     asked = names(question)
-    if not asked or any(mentioned(name, texts) for name in asked):
+    if not asked:
         return []
-    if any(mentioned(name, probe(name)) for name in asked):
+    found = [_squeezed(text) for text in texts]  # once, not once a name
+    if any(_in(name, found) for name in asked) or any(mentioned(name, probe(name)) for name in asked):
         return []
     return asked
 

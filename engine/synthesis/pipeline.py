@@ -185,7 +185,7 @@ def ask(question: str | Question, *, retrieve: Retrieve, scorer: SupportScorer,
     given = {e.reference.n: e.reference for e in chosen.evidence}
     try:
         missing = [] if options.mode == "write" else unmentioned_names(
-            used, [_text(h, hit_text) for h in hits],
+            used, [r.text for r in chosen.references],  # every hit, its text already read by choose_evidence
             lambda name: [_text(h, hit_text) for h in retrieve(name, PROBE_PASSAGES)])
     except Cancelled:
         return answers.cancelled()
