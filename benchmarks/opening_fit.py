@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy as np  # noqa: E402
 from answers import litqa_questions  # noqa: E402
 from answers import stated as litqa_stated  # noqa: E402
-from opening_rows import replay_top, write_packed  # noqa: E402
+from opening_rows import opening_rate, write_packed  # noqa: E402
 from reader_cost import stated as covid_stated  # noqa: E402
 
 import engine.synthesis.evidence as evidence_module  # noqa: E402
@@ -329,8 +329,8 @@ def replay_command(args: argparse.Namespace) -> None:
                 continue  # this reader was not scored on this set (rescore --sets)
             for weight in args.weights:
                 for limit in args.read_limits:
-                    hits = sum(replay_top(q, key, weight, limit or None) for q in rows)
-                    entry[f"{key} + {weight:g} x hand, read {limit or 'all'}"] = round(hits / max(1, len(rows)), 3)
+                    entry[f"{key} + {weight:g} x hand, read {limit or 'all'}"] = opening_rate(rows, key, weight,
+                                                                                              limit or None)
         report[name] = entry
     print(json.dumps(report, indent=1))
     if args.save:

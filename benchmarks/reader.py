@@ -43,7 +43,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
-from reader_data import DEFAULT_OUT, bm25_order  # noqa: E402
+from reader_data import DEFAULT_OUT  # noqa: E402
+from sentence_bm25 import bm25_order  # noqa: E402
 from train_reader import dev_papers, read_data  # noqa: E402
 
 from engine.cite.reader import AnswerReader, default_reader_folder, reader_text  # noqa: E402

@@ -38,7 +38,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sentence_bm25 import Bm25, bm25_order, words  # noqa: E402,F401 (bm25_order: reader.py imports it from here)
+from sentence_bm25 import bm25_order  # noqa: E402
 
 from engine.cite.reader import neighbours  # noqa: E402
 from engine.synthesis.evidence import sentence_spans  # noqa: E402

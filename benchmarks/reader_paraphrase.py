@@ -61,12 +61,11 @@ def training_questions(data: dict) -> list[dict]:
 
 def ask_command(args: argparse.Namespace) -> None:
     from llama_cpp import Llama
+    from reader_questions import recorded
     from train_reader import read_data
 
     questions = training_questions(read_data(args.data))
-    done = set()
-    if args.out.exists():
-        done = {(r["paper"], r["question"]) for r in map(json.loads, args.out.read_text(encoding="utf-8").splitlines())}
+    done = recorded(args.out, "paper", "question")
     todo = [q for q in questions if (q["paper"], q["question"]) not in done]
     print(f"{len(questions)} questions, {len(done)} done, {len(todo)} to reword", flush=True)
     model = Llama(str(args.model), n_ctx=512, n_threads=args.threads, verbose=False, seed=7)

@@ -90,6 +90,13 @@ def pubmedqa_sentences(shared: Path, rng: random.Random) -> list[dict[str, Any]]
     return chosen
 
 
+def recorded(path: Path, *fields: str) -> set[tuple[Any, ...]]:
+    """The keys (``fields`` of each line) of what an earlier run wrote to ``path``, so that a run resumes."""
+    if not path.exists():
+        return set()
+    return {tuple(row[f] for f in fields) for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+
+
 def clean(reply: str) -> str | None:
     """The question in the model's reply, or None when it is not one question of a usable kind."""
     line = reply.strip().strip('"').split("\n")[0].strip()
@@ -118,9 +125,7 @@ def main() -> None:
         (args.shared / "eval" / "covidqa" / "covidqa-train.json").read_text(encoding="utf-8"))["data"]])
     sentences = covidqa_sentences(args.shared, held_out, args.per_paper, rng) + pubmedqa_sentences(args.shared, rng)
     rng.shuffle(sentences)
-    done = set()
-    if args.out.exists():
-        done = {(r["paper"], r["sentence"]) for r in map(json.loads, args.out.read_text(encoding="utf-8").splitlines())}
+    done = recorded(args.out, "paper", "sentence")
     todo = [s for s in sentences if (s["paper"], s["sentence"]) not in done]
     print(f"{len(sentences)} sentences, {len(done)} done, {len(todo)} to ask about", flush=True)
     model = Llama(str(args.model), n_ctx=1024, n_threads=args.threads, verbose=False, seed=7)
