@@ -47,6 +47,9 @@ def test_every_name_missing_is_reported_after_probing_each() -> None:
     assert unmentioned_names("What is the ReVerb constraint?", [CONSTRAINTS], lambda _: [REVERB]) == []
     assert unmentioned_names("Is Pkdh1 expressed in HEK293T cells?", ["HEK293T cells were used"], probe) == []
     assert unmentioned_names("What constraint excludes benchmarks?", [CONSTRAINTS], probe) == []
+    many = " ".join(f"Gene{n}" for n in range(40)) + "?"  # a hostile list of names costs no 40 searches
+    probed.clear()
+    assert unmentioned_names(many, [CONSTRAINTS], probe) == [] and probed == []
     assert not_mentioned_lead(["Pkdh1", "Ift122"]).startswith(f"{NOT_MENTIONED} “Pkdh1” or “Ift122”, which")
 
 
