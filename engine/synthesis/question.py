@@ -27,10 +27,12 @@ _YES_NO = re.compile(r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|w
                      re.IGNORECASE)
 _YES_NO_INSIDE = re.compile(r",\s*(is|are|do|does|did|can|has|have)\s+(it|they|there|this|these)\b", re.IGNORECASE)
 _CHOICE = re.compile(r"\b(which|what|who|where)\b", re.IGNORECASE)
-# A number that states a quantity: not a figure, table, panel or reference number, nor a year.
+# A number that states a quantity: not a figure, table, panel or reference number, nor a year, nor the digits
+# that end a name after a hyphen ("COVID-19", "SARS-CoV-2", "IL-6": every sentence on the pandemic is not a count).
 _FIGURE_NUMBER = re.compile(r"\b(fig(ure)?s?|tables?|supplementary|panels?|refs?|eq(uation)?s?|sections?)\.?\s*"
                             r"S?\d+[A-Za-z]?", re.IGNORECASE)
-_NUMBER = re.compile(r"(?<![\w.])[-−~≈]?\d[\d,]*(\.\d+)?\s*(%|-?fold|×|x\b|kcal|nm|µm|μm|mm|Å|kda|bp|kb|mb)?",
+_NUMBER = re.compile(r"(?<![\w.])(?<![^\W\d_]-)(?<![^\W\d_])[-−~≈]?\d[\d,]*(\.\d+)?"
+                     r"\s*(%|-?fold|×|x\b|kcal|nm|µm|μm|mm|Å|kda|bp|kb|mb)?",
                      re.IGNORECASE)
 _YEAR = re.compile(r"^(19|20)\d\d$")
 # "how many genes show ...": the counted thing is the last word before the verb or preposition.

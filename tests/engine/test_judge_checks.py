@@ -13,6 +13,7 @@ from engine.cite.checks import (
     missing_numbers,
     negation_clash,
     numbers,
+    other_numbered_names,
     unstated_addition,
 )
 from engine.cite.claims import MAX_CLAIM_CHARS, looks_english, prepare_claim, prepare_evidence
@@ -33,6 +34,32 @@ def test_every_number_of_the_claim_must_be_in_the_window() -> None:
     result = check("It improves accuracy by 5.3 points.", WINDOW)
     assert result is not None and result.kind == "number" and "5.3" in result.reason and not result.contradicts
     assert check("It improves accuracy by 3.5 points.", WINDOW) is None
+
+
+def test_the_digits_of_a_name_are_not_a_count() -> None:
+    # HealthVer's claims say "COVID-19" where the abstract says "the virus": the 19 is part of a name.
+    assert numbers("COVID-19 and SARS-CoV-2 reached 19 countries; IL-6 rose 3-fold") == ["19", "3"]
+    assert check("COVID-19 spreads through respiratory droplets.",
+                 "The virus spreads through respiratory droplets between people in close contact.") is None
+    # A number after a hyphen that follows a number or a space is still a number (a range, a minus).
+    assert numbers("models 1-4 scored -2") == ["1", "4", "2"]
+
+
+def test_a_name_with_other_digits_is_another_thing() -> None:
+    assert other_numbered_names("IL-6 levels rose in severe cases.", "IL-8 levels rose in severe cases.") \
+        == [("IL-6", "IL-8")]
+    assert other_numbered_names("H1N1 caused the 2009 pandemic.", "H3N2 caused the 2009 pandemic.") \
+        == [("H1N1", "H3N2")]
+    result = check("IL-6 levels rose in severe cases.", "IL-8 levels rose in severe cases.")
+    assert result is not None and result.kind == "number" and result.reason == "the passage names IL-8, not IL-6"
+    assert not result.contradicts
+    # The same name written another way, the name among others, or no such name at all: no clash.
+    assert other_numbered_names("Covid19 began in Wuhan.", "COVID-19 began in Wuhan.") == []
+    assert other_numbered_names("IL-6 rose.", "IL-6 and IL-8 rose.") == []
+    assert other_numbered_names("IL-6 rose.", "Interleukin levels rose.") == []
+    # Unless the window writes the same letters the claim's way with other digits: there the hyphen is a minus.
+    assert other_numbered_names("PL from the lateral wells QW-2, QW2", "PL from the lateral wells QW-1, QW2") \
+        == [("QW-2", "QW-1")]
 
 
 def test_a_number_the_window_gives_for_something_else_is_not_support() -> None:

@@ -134,6 +134,9 @@ def test_question_kinds_and_quantities() -> None:
     assert analyse("Which gene is stabilized upon DDX3X depletion?").kind == QuestionKind.CHOICE
     assert quantities("as shown in Figure 3 and Table S2 in 2021") == []
     assert quantities("a 5-fold drop and 73% of genes") == ["5-fold", "73%"]
+    # The digits that end a name count nothing: a sentence on COVID-19 states no quantity by naming it.
+    assert quantities("COVID-19 and SARS-CoV-2 raised IL-6 in patients") == []
+    assert quantities("COVID-19 killed 3,000 people, a -2 change") == ["3,000", "-2"]
 
 
 def test_a_quantity_of_what_was_asked_beats_any_other_number() -> None:
