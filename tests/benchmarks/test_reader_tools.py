@@ -1,5 +1,6 @@
-"""The measuring tools that choose a reader: the opening replay, its packed captures, the sentence BM25 and
-the rewording filter. A wrong replay would choose a reader on figures that are not the product's."""
+"""The measuring tools that choose a reader: the opening replay, its packed captures, the sentence BM25, the
+rewording filter, and what the reader check's typeset PDFs show. A wrong replay would choose a reader on figures
+that are not the product's."""
 
 from __future__ import annotations
 
@@ -70,3 +71,42 @@ def test_a_rewording_must_change_the_question() -> None:
     assert clean(original, original) is None  # every word kept
     assert clean("What was it?\nWhy?", original) is None
     assert clean("Tell me about the first test", original) is None
+
+
+def test_coverage_finds_text_a_typeset_pdf_does_not_show(tmp_path: Path) -> None:
+    """The COVID-QA check typesets its papers with PyMuPDF's Story a page at a time; where the Story lays the rest
+    of a paper out past the page's foot, the answers there are in no text a reader of the PDF can see."""
+    import html
+
+    import pymupdf
+    from reader_check_coverage import answer_shown, shown_share
+
+    paragraphs = [f"Paragraph {i} reports that strain {i} grew in {i + 3} days at 37 degrees." for i in range(120)]
+    story = pymupdf.Story(html="".join(f"<p>{html.escape(p)}</p>" for p in paragraphs),
+                          user_css="p{font-size:10pt;margin:0 0 6pt 0}")
+    path = tmp_path / "typeset.pdf"
+    writer = pymupdf.DocumentWriter(str(path))
+    more = True
+    while more:  # the check's loop
+        device = writer.begin_page(pymupdf.paper_rect("letter"))
+        more, _ = story.place(pymupdf.Rect(54, 54, 558, 738))
+        story.draw(device)
+        writer.end_page()
+    writer.close()
+    with pymupdf.open(path) as pdf:
+        page_text = " ".join(page.get_text() for page in pdf)
+    paper = "\n".join(paragraphs)
+    first = paper.index("strain 2 grew")
+    assert answer_shown(paper, first, "strain 2 grew in 5 days", page_text)
+    assert shown_share(paper[:paper.index("Paragraph 6")], page_text) == 1.0
+    shown = shown_share(paper, page_text)
+    if shown < 1.0:  # this PyMuPDF drops the tail: the last answer is then not in the PDF
+        last = paper.index("strain 119 grew")
+        assert not answer_shown(paper, last, "strain 119 grew in 122 days", page_text)
+
+
+def test_coverage_reads_ligatures_as_letters() -> None:
+    from reader_check_coverage import shown_share
+
+    shown = "the criteria were fulﬁlled for review by two"
+    assert shown_share("criteria were fulfilled for review by two", shown) == 1.0
