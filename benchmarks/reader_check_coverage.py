@@ -1,6 +1,7 @@
 """How much of each COVID-QA check paper its typeset PDF shows, and what the digest states of what it shows.
 
     python benchmarks/reader_check_coverage.py --pdfs DIR [--home HOME]
+    python benchmarks/reader_check_coverage.py --retypeset DIR
 
 ../shared/checks/reader typesets each of its 14 papers with PyMuPDF's Story, a page at a time, ingests the PDFs and
 asks 100 seeded questions. With the PyMuPDF installed here (1.28.5) the Story does not always split the text
@@ -13,7 +14,11 @@ shows (six-word runs of the expert's text found in the page text), and for each 
 the expert's answer is in the PDF at all. ``--home`` (the check's library, ``$CHECK_HOME/reader/q``) also asks
 the 100 questions through the ``quire`` CLI as the check does, and splits "stated in the first 400 characters"
 and "anywhere" between the questions the PDFs can answer and the others.
-Writes benchmarks/results/reader_check_coverage.json.
+
+The cause is the check's paragraph style, ``margin:0 0 6pt 0``: with ``margin-bottom:6pt`` (the same spacing)
+the Story splits every page. ``--retypeset DIR`` typesets the papers that way into DIR, ingests them into DIR/q
+and measures the same, to show what the check would read with PDFs that hold the whole papers.
+Writes benchmarks/results/reader_check_coverage.json (``--retypeset``: reader_check_coverage_retypeset.json).
 """
 
 from __future__ import annotations
@@ -73,6 +78,30 @@ def check_questions() -> tuple[list[dict[str, Any]], dict[int, str]]:
     return questions[:100], papers
 
 
+CHECK_CSS = "p{font-size:10pt;margin:0 0 6pt 0} h2{font-size:15pt}"  # ../shared/checks/reader's style
+SPLITTING_CSS = "p{font-size:10pt;margin-bottom:6pt} h2{font-size:15pt}"  # the same spacing, split on every page
+
+
+def typeset(context: str, path: Path, css: str) -> None:
+    """A COVID-QA paper as a letter-size PDF, by the check's recipe (title, then a paragraph a line)."""
+    import html
+
+    import pymupdf
+
+    parts = context.split("\n\n")
+    title, rest = parts[0].strip(), "\n\n".join(parts[2:])
+    paragraphs = "".join(f"<p>{html.escape(line.strip())}</p>" for line in rest.split("\n") if line.strip())
+    story = pymupdf.Story(html=f"<h2>{html.escape(title)}</h2>{paragraphs}", user_css=css)
+    writer = pymupdf.DocumentWriter(str(path))
+    more = True
+    while more:
+        device = writer.begin_page(pymupdf.paper_rect("letter"))
+        more, _ = story.place(pymupdf.Rect(54, 54, 558, 738))
+        story.draw(device)
+        writer.end_page()
+    writer.close()
+
+
 def page_texts(pdfs: Path, papers: dict[int, str]) -> dict[int, str]:
     import pymupdf
 
@@ -83,10 +112,26 @@ def page_texts(pdfs: Path, papers: dict[int, str]) -> dict[int, str]:
     return texts
 
 
+def quire() -> str:
+    return shutil.which("quire") or str(Path(sys.executable).with_name("quire"))
+
+
+def retypeset(folder: Path, papers: dict[int, str]) -> tuple[Path, Path]:
+    """The check's papers typeset with the splitting style into ``folder``/pdfs and ingested into ``folder``/q."""
+    pdfs, home = folder / "pdfs", folder / "q"
+    pdfs.mkdir(parents=True, exist_ok=True)
+    for paper, context in papers.items():
+        if not (pdfs / f"covidqa-{paper}.pdf").exists():
+            typeset(context, pdfs / f"covidqa-{paper}.pdf", SPLITTING_CSS)
+    if not (folder / ".ingested").exists():
+        subprocess.run([quire(), "--home", str(home), "ingest", str(pdfs)], check=True, capture_output=True)
+        (folder / ".ingested").touch()
+    return pdfs, home
+
+
 def ask(home: Path, question: str) -> str:
     """The digest's answer through the CLI, as the check asks it."""
-    quire = shutil.which("quire") or str(Path(sys.executable).with_name("quire"))
-    done = subprocess.run([quire, "--home", str(home), "ask", question, "--json"], capture_output=True, text=True)
+    done = subprocess.run([quire(), "--home", str(home), "ask", question, "--json"], capture_output=True, text=True)
     try:
         return json.loads(done.stdout).get("answer") or ""
     except ValueError:
@@ -95,15 +140,23 @@ def ask(home: Path, question: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pdfs", type=Path, required=True, help="the check's typeset PDFs (covidqa-ID.pdf)")
+    parser.add_argument("--pdfs", type=Path, help="the check's typeset PDFs (covidqa-ID.pdf)")
     parser.add_argument("--home", type=Path, help="the check's library: ask the 100 questions through the CLI")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--retypeset", type=Path, metavar="DIR",
+                        help="typeset the papers with the splitting style into DIR, ingest and ask there")
+    parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     questions, papers = check_questions()
+    if args.retypeset:
+        args.pdfs, args.home = retypeset(args.retypeset, papers)
+    elif not args.pdfs:
+        parser.error("give --pdfs (the check's PDFs) or --retypeset DIR")
+    out = args.out or (RESULTS.with_name("reader_check_coverage_retypeset.json") if args.retypeset else RESULTS)
     texts = page_texts(args.pdfs, papers)
     report: dict[str, Any] = {
-        "command": "python benchmarks/reader_check_coverage.py --pdfs $CHECK_HOME/reader/pdfs --home "
-                   "$CHECK_HOME/reader/q",
+        "command": ("python benchmarks/reader_check_coverage.py --retypeset DIR" if args.retypeset else
+                    "python benchmarks/reader_check_coverage.py --pdfs $CHECK_HOME/reader/pdfs --home "
+                    "$CHECK_HOME/reader/q"),
         "paper_text_shown": {str(p): round(shown_share(papers[p], texts[p]), 2) for p in papers},
     }
     for q in questions:
@@ -120,7 +173,7 @@ def main() -> None:
                             "stated_anywhere": sum(q["stated_anywhere"] for q in group)}
     report["questions"] = questions
     print(json.dumps({k: v for k, v in report.items() if k != "questions"}, indent=2))
-    args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
