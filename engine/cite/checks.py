@@ -40,6 +40,7 @@ from engine.tuning import CITATION
 _NUMBER = re.compile(r"(?<![\w.])(?<![^\W\d_]-)(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+)(?![\d,.]\d|\d)")
 # A name with digits in it ("COVID-19", "Covid19", "H1N1", "IL-6"): it starts with a letter ("3-fold" is a count).
 _NUMBERED_NAME = re.compile(r"(?<![\w-])(?=[^\W\d_])(?=[\w-]*\d)[\w-]*\w")
+_WORD_THEN_NUMBER = re.compile(r"\b([^\W\d_]+) (\d+)\b")  # "Covid 19": a name written with a space
 _NEGATION = re.compile(r"\b(not|no|never|without|cannot|none|neither|nor|fails?\s+to|failed\s+to|lacks?|"
                        r"unable\s+to)\b|n't\b", re.IGNORECASE)
 _NUMBER_WORDS = {word: str(value) for value, word in enumerate(
@@ -112,9 +113,13 @@ def _normalise_number(raw: str) -> str:
 
 
 def missing_numbers(claim: str, window: str) -> list[str]:
-    """Numbers of the claim the window does not contain."""
+    """Numbers of the claim the window does not contain. A number that the window writes as part of a name
+    with the word before it ("Covid 19" against "COVID-19") is that name, not a missing count."""
     have = set(numbers(window))
-    return [n for n in dict.fromkeys(numbers(claim)) if n not in have]
+    names = {name.lower().replace("-", "") for name in _NUMBERED_NAME.findall(_blank_markers(window))}
+    named = {match.group(2) for match in _WORD_THEN_NUMBER.finditer(_blank_markers(claim))
+             if (match.group(1) + match.group(2)).lower() in names}
+    return [n for n in dict.fromkeys(numbers(claim)) if n not in have and n not in named]
 
 
 _TOKEN = re.compile(r"(?P<number>" + _NUMBER.pattern + r")|(?P<word>" + LETTERS.pattern + ")")

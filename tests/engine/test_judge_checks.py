@@ -43,6 +43,9 @@ def test_the_digits_of_a_name_are_not_a_count() -> None:
                  "The virus spreads through respiratory droplets between people in close contact.") is None
     # A number after a hyphen that follows a number or a space is still a number (a range, a minus).
     assert numbers("models 1-4 scored -2") == ["1", "4", "2"]
+    # The name written with a space is the window's name, not a count it leaves out; a count still is one.
+    assert missing_numbers("Covid 19 is different from the flu.", "COVID-19 differs from influenza.") == []
+    assert missing_numbers("There were 19 cases.", "COVID-19 cases were counted.") == ["19"]
 
 
 def test_a_name_with_other_digits_is_another_thing() -> None:
