@@ -112,14 +112,22 @@ def _normalise_number(raw: str) -> str:
     return value.lstrip("0") or "0" if "." not in value else value
 
 
+def numbered_names(text: str) -> list[str]:
+    """The names with digits in ``text`` ("COVID-19", "H1N1"), as written, citation markers aside."""
+    return _NUMBERED_NAME.findall(_blank_markers(text))
+
+
 def missing_numbers(claim: str, window: str) -> list[str]:
     """Numbers of the claim the window does not contain. A number that the window writes as part of a name
     with the word before it ("Covid 19" against "COVID-19") is that name, not a missing count."""
     have = set(numbers(window))
-    names = {name.lower().replace("-", "") for name in _NUMBERED_NAME.findall(_blank_markers(window))}
+    missing = [n for n in dict.fromkeys(numbers(claim)) if n not in have]
+    if not missing:
+        return missing
+    names = {name.lower().replace("-", "") for name in numbered_names(window)}
     named = {match.group(2) for match in _WORD_THEN_NUMBER.finditer(_blank_markers(claim))
              if (match.group(1) + match.group(2)).lower() in names}
-    return [n for n in dict.fromkeys(numbers(claim)) if n not in have and n not in named]
+    return [n for n in missing if n not in named]
 
 
 _TOKEN = re.compile(r"(?P<number>" + _NUMBER.pattern + r")|(?P<word>" + LETTERS.pattern + ")")
@@ -170,10 +178,10 @@ def other_numbered_names(claim: str, window: str) -> list[tuple[str, str]]:
     claim's way with other digits ("QW-2" against "QW-1, QW2": there the hyphen is a minus). A window that
     names no such thing (it says "the virus") leaves the claim to the model."""
     written: dict[str, str] = {}  # lower-cased -> as written
-    for name in _NUMBERED_NAME.findall(_blank_markers(window)):
+    for name in numbered_names(window):
         written.setdefault(name.lower(), name)
     found = []
-    for name in dict.fromkeys(_NUMBERED_NAME.findall(_blank_markers(claim))):
+    for name in dict.fromkeys(numbered_names(claim)):
         lowered = name.lower()
         if lowered in written:
             continue
