@@ -63,14 +63,17 @@ ASKED = RequestOptions(rewrite=False, feedback=False, save=False)
 DEV_PAPERS = 6  # as benchmarks/train_reader.py: the training papers held out from the reader's training
 
 
-def typeset(context: str, path: Path) -> None:
-    """A COVID-QA paper as a PDF, exactly as ../shared/checks/reader typesets its check papers."""
+CHECK_CSS = "p{font-size:10pt;margin:0 0 6pt 0} h2{font-size:15pt}"  # ../shared/checks/reader's paragraph style
+
+
+def typeset(context: str, path: Path, css: str = CHECK_CSS) -> None:
+    """A COVID-QA paper as a letter-size PDF, as ../shared/checks/reader typesets its check papers (title, then a
+    paragraph a line). With the check's style PyMuPDF may cut a paper's tail (benchmarks/reader_check_coverage.py)."""
     import pymupdf
     parts = context.split("\n\n")
     title, rest = parts[0].strip(), "\n\n".join(parts[2:])
     paragraphs = "".join(f"<p>{html.escape(p.strip())}</p>" for p in rest.split("\n") if p.strip())
-    story = pymupdf.Story(html=f"<h2>{html.escape(title)}</h2>{paragraphs}",
-                          user_css="p{font-size:10pt;margin:0 0 6pt 0} h2{font-size:15pt}")
+    story = pymupdf.Story(html=f"<h2>{html.escape(title)}</h2>{paragraphs}", user_css=css)
     writer = pymupdf.DocumentWriter(str(path))
     more = True
     while more:

@@ -39,6 +39,7 @@ SHARED = ROOT.parent / "shared"
 RESULTS = ROOT / "benchmarks" / "results" / "reader_check_coverage.json"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from opening_fit import typeset  # noqa: E402  (the check's own typesetting)
 from reader_cost import stated  # noqa: E402  (counted as ../shared/checks/reader counts it)
 
 RUN_WORDS = 6  # a paper's text counts as shown where this many of its words run on in the page text
@@ -78,28 +79,7 @@ def check_questions() -> tuple[list[dict[str, Any]], dict[int, str]]:
     return questions[:100], papers
 
 
-CHECK_CSS = "p{font-size:10pt;margin:0 0 6pt 0} h2{font-size:15pt}"  # ../shared/checks/reader's style
-SPLITTING_CSS = "p{font-size:10pt;margin-bottom:6pt} h2{font-size:15pt}"  # the same spacing, split on every page
-
-
-def typeset(context: str, path: Path, css: str) -> None:
-    """A COVID-QA paper as a letter-size PDF, by the check's recipe (title, then a paragraph a line)."""
-    import html
-
-    import pymupdf
-
-    parts = context.split("\n\n")
-    title, rest = parts[0].strip(), "\n\n".join(parts[2:])
-    paragraphs = "".join(f"<p>{html.escape(line.strip())}</p>" for line in rest.split("\n") if line.strip())
-    story = pymupdf.Story(html=f"<h2>{html.escape(title)}</h2>{paragraphs}", user_css=css)
-    writer = pymupdf.DocumentWriter(str(path))
-    more = True
-    while more:
-        device = writer.begin_page(pymupdf.paper_rect("letter"))
-        more, _ = story.place(pymupdf.Rect(54, 54, 558, 738))
-        story.draw(device)
-        writer.end_page()
-    writer.close()
+SPLITTING_CSS = "p{font-size:10pt;margin-bottom:6pt} h2{font-size:15pt}"  # the check's spacing, split on every page
 
 
 def page_texts(pdfs: Path, papers: dict[int, str]) -> dict[int, str]:

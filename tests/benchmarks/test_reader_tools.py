@@ -78,7 +78,8 @@ def test_coverage_finds_text_a_typeset_pdf_does_not_show(tmp_path: Path) -> None
     Story may lay the rest of a paper out past the page's foot, and answers there are in no text a reader of the
     PDF can see. The same spacing written as margin-bottom splits every page."""
     import pymupdf
-    from reader_check_coverage import CHECK_CSS, SPLITTING_CSS, answer_shown, shown_share, typeset
+    from opening_fit import CHECK_CSS, typeset
+    from reader_check_coverage import SPLITTING_CSS, answer_shown, shown_share
 
     lines = [f"Paragraph {i} reports that strain {i} grew in {i + 3} days at 37 degrees." for i in range(160)]
     paper = "A title\n\nmetadata\n\n" + "\n".join(lines)
