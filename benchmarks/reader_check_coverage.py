@@ -131,6 +131,10 @@ def main() -> None:
         args.pdfs, args.home = retypeset(args.retypeset, papers)
     elif not args.pdfs:
         parser.error("give --pdfs (the check's PDFs) or --retypeset DIR")
+    missing = [paper for paper in papers if not (args.pdfs / f"covidqa-{paper}.pdf").is_file()]
+    if missing:
+        parser.error(f"{args.pdfs} lacks covidqa-{missing[0]}.pdf (and {len(missing) - 1} more): give the folder "
+                     f"../shared/checks/reader typesets into ($CHECK_HOME/reader/pdfs), or run that check first")
     out = args.out or (RESULTS.with_name("reader_check_coverage_retypeset.json") if args.retypeset else RESULTS)
     texts = page_texts(args.pdfs, papers)
     report: dict[str, Any] = {
