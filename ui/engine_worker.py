@@ -19,7 +19,7 @@ from engine.types import IngestResult, Outcome
 from ui.engine_tasks import ProgressThrottle, describe_failures
 
 log = logging.getLogger(__name__)
-_WORKER_NICENESS = 10
+_WORKER_NICENESS = 10  # added to the niceness the app runs at (19 at most): lower than the UI however started
 
 # The kinds of job the worker runs (signals report which one finished).
 INGEST = "ingest"
@@ -101,7 +101,9 @@ class EngineWorker(QObject):
         """
         if sys.platform.startswith("linux"):
             try:
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _WORKER_NICENESS)
+                thread = threading.get_native_id()
+                started = os.getpriority(os.PRIO_PROCESS, thread)  # inherited from the UI thread
+                os.setpriority(os.PRIO_PROCESS, thread, min(19, started + _WORKER_NICENESS))
             except OSError as exc:
                 log.info("Could not lower the engine thread's priority: %s", exc)
 
