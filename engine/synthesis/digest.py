@@ -32,20 +32,21 @@ def quote_sentence(quote: Quote, references: Mapping[int, Reference], section: i
                           needs_citation=True)
 
 
-def digest_sentences(direct: Quote | None, themes: Sequence[Theme], references: Mapping[int, Reference],
+def digest_sentences(direct: Sequence[Quote], themes: Sequence[Theme], references: Mapping[int, Reference],
                      rects_for: RectsFor = no_rects, lead: str = "") -> tuple[list[AnswerSentence], tuple[str, ...]]:
-    """The direct answer (section 0, when there is one), then one section per theme; and the headings.
+    """The direct answer (section 0, when there is one: a quote for each thing the question asks, in the
+    order asked), then one section per theme; and the headings.
     ``lead``: a plain statement that no passage answers; it opens section 0, before the closest quote."""
     sentences = []
     headings: list[str] = []
-    if lead or direct is not None:
+    if lead or direct:
         headings.append(NO_ANSWER_HEADING if lead else ANSWER_HEADING)
     if lead:
         sentences.append(AnswerSentence(lead, section=0, needs_citation=False, supported=True))
-    if direct is not None:
-        sentences.append(quote_sentence(direct, references, 0, rects_for))
+    sentences.extend(quote_sentence(quote, references, 0, rects_for) for quote in direct)
+    shown = {(q.n, q.start) for q in direct}
     for theme in themes:
-        quotes = [q for q in theme.quotes if direct is None or (q.n, q.start) != (direct.n, direct.start)]
+        quotes = [q for q in theme.quotes if (q.n, q.start) not in shown]
         if not quotes:
             continue
         section = len(headings)

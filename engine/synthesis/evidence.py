@@ -34,6 +34,7 @@ from engine.synthesis.question import (
     Question,
     QuestionKind,
     analyse,
+    asks,
     new_names,
     quantities,
     states_counted,
@@ -84,6 +85,7 @@ class Quote:
     text: str
     score: float  # topic
     answer: float = 0.0
+    ask: int = 0  # which of the question's asks (engine/synthesis/question.py ``asks``) it answers best
 
 
 @dataclass(frozen=True)
@@ -221,14 +223,26 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end in passage]
     topics, hands = _scores(question, [r.text[start:end] for r, start, end in spans], scorer)
     reader = scorer.answer_reader() if spans and read else None
-    combined = None
+    combined, ask_of = None, np.zeros(len(spans), dtype=int)
     if reader is not None:
         limit = ANSWER_READ_LIMIT if read_limit is None else read_limit
-        chosen = sorted(np.argsort(-hands, kind="stable")[:limit].tolist())
-        read_all = np.full(len(spans), -np.inf, dtype=np.float32)
-        read_all[chosen] = reader.scores(question, [reader_text(r.text[start:end], *neighbours(r.text, start))
-                                                    for r, start, end in (spans[i] for i in chosen)])
-        combined = answer_scores(read_all, hands, reader.hand_weight)
+        # A question that asks two things is read as two questions: read against the whole, the sentence that
+        # half-answers the second part ("Since our algorithm is trained on data from the citation graph, we
+        # compare to ...") outscored the one that answers the first. Each ask has its own hand score (the topic
+        # of "How is SPECTER trained?" is not the whole's) and reads its share of the limit, its best by that
+        # score, so that a question costs the same time however many things it asks. A sentence's score is
+        # that of the ask it answers best.
+        asked = asks(question)
+        texts = [r.text[start:end] for r, start, end in spans]
+        by_ask = np.full((len(asked), len(spans)), -np.inf, dtype=np.float32)
+        for index, ask in enumerate(asked):
+            ask_hands = hands if len(asked) == 1 else _scores(ask, texts, scorer)[1]
+            chosen = sorted(np.argsort(-ask_hands, kind="stable")[:max(1, limit // len(asked))].tolist())
+            logits = np.full(len(spans), -np.inf, dtype=np.float32)
+            logits[chosen] = reader.scores(ask, [reader_text(texts[i], *neighbours(spans[i][0].text, spans[i][1]))
+                                               for i in chosen])
+            by_ask[index] = answer_scores(logits, ask_hands, reader.hand_weight)
+        combined, ask_of = by_ask.max(axis=0), by_ask.argmax(axis=0)
     evidence = []
     position = 0
     for index, (reference, passage) in enumerate(zip(references, found, strict=True)):
@@ -242,7 +256,7 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
             # Not rounded: a squashed score over ~10 rounds to 1.0 at 4 places, and the tie then went to
             # whichever passage came first, not to the sentence that answers best.
             scored.append(Quote(reference.n, start, end, reference.text[start:end], round(float(topics[position]), 4),
-                                answer))
+                                answer, int(ask_of[position])))
             position += 1
         relevance = max((q.score for q in scored), default=0.0)
         is_list = reference_lists[index] if index < len(reference_lists) else False
@@ -297,5 +311,17 @@ def closest(evidence: Sequence[Evidence], count: int = 3) -> list[Evidence]:
 
 
 def best_answer(evidence: Sequence[Evidence]) -> Quote | None:
-    """The single sentence that best answers the question, over all relevant passages."""
-    return max((q for e in evidence for q in e.quotes), key=lambda q: q.answer, default=None)
+    """The single sentence that best answers the question, over all relevant passages: for a question that
+    asks several things, the one that best answers the first (``direct_answers`` gives one for each)."""
+    answers = direct_answers(evidence)
+    return answers[0] if answers else None
+
+
+def direct_answers(evidence: Sequence[Evidence]) -> tuple[Quote, ...]:
+    """The sentence that best answers each of the question's asks, in the order asked (one for a question
+    that asks one thing). An ask that no shown quote answers best gets none."""
+    quotes = [q for e in evidence for q in e.quotes]
+    best: dict[int, Quote] = {}
+    for quote in sorted(quotes, key=lambda q: -q.answer):
+        best.setdefault(quote.ask, quote)
+    return tuple(best[k] for k in sorted(best))

@@ -35,7 +35,7 @@ from engine.request import MODES
 from engine.retrieve.fts import readable_text
 from engine.synthesis.answer_judge import can_judge
 from engine.synthesis.digest import digest_sentences, with_evidence
-from engine.synthesis.evidence import Evidence, Quote, best_answer, closest
+from engine.synthesis.evidence import Evidence, Quote, closest, direct_answers
 from engine.synthesis.mentions import PROBE_PASSAGES, not_mentioned_lead, unmentioned_names
 from engine.synthesis.numbering import number_by_paper
 from engine.synthesis.options import AskOptions
@@ -109,12 +109,18 @@ class _Clock:
 
 @dataclass(frozen=True)
 class _Plan:
-    """What a digest is made of: the best quote, the themes, the numbered passages and their rectangles."""
+    """What a digest is made of: the best quote for each thing the question asks, the themes, the numbered
+    passages and their rectangles."""
 
-    direct: Quote | None
+    direct: tuple[Quote, ...]
     themes: Sequence[Theme]
     given: dict[int, Reference]
     rects_for: RectsFor
+
+    @property
+    def first(self) -> Quote | None:
+        """The quote that answers what the question asks first: the one a written answer shows beside its own."""
+        return self.direct[0] if self.direct else None
 
 
 class _Answers:
@@ -148,7 +154,7 @@ class _Answers:
 
     def written(self, sentences: Sequence[AnswerSentence], headings: tuple[str, ...], plan: _Plan, notice: str,
                 steps: Sequence[StepCost], model: str) -> Answer:
-        sentences, headings = with_evidence(sentences, headings, plan.direct, plan.themes, plan.given,
+        sentences, headings = with_evidence(sentences, headings, plan.first, plan.themes, plan.given,
                                             plan.rects_for)
         return Answer(**_numbered(sentences, list(plan.given.values())), mode=AnswerMode.WRITTEN,
                       sections=headings, notice=notice, timings=self.clock.done(), steps=tuple(steps), model=model,
@@ -190,7 +196,7 @@ def ask(question: str | Question, *, retrieve: Retrieve, scorer: SupportScorer,
     except Cancelled:
         return answers.cancelled()
     if missing:  # nothing found names what the question asks about: no quote is put forward as its answer
-        plan = _Plan(best_answer(chosen.evidence), plan_themes(used, chosen.evidence, scorer, options.max_themes),
+        plan = _Plan(direct_answers(chosen.evidence), plan_themes(used, chosen.evidence, scorer, options.max_themes),
                      given, rects_for)
         return answers.digest(plan, "", lead=not_mentioned_lead(missing))
     lm = language_model() if language_model is not None and options.mode != "digest" else None
@@ -199,7 +205,7 @@ def ask(question: str | Question, *, retrieve: Retrieve, scorer: SupportScorer,
         stage("judging")
         reading = read_candidates(lm, used, chosen.evidence, options, cancel)
         clock.lap("judging")
-    plan = _Plan(best_answer(reading.evidence), plan_themes(used, reading.evidence, scorer, options.max_themes),
+    plan = _Plan(direct_answers(reading.evidence), plan_themes(used, reading.evidence, scorer, options.max_themes),
                  given, rects_for)
     clock.lap("planning")
 
@@ -241,7 +247,7 @@ def ask(question: str | Question, *, retrieve: Retrieve, scorer: SupportScorer,
     if outcome.cancelled:
         return answers.cancelled(sentences, list(given.values()), model=lm.model_id, steps=tuple(outcome.steps),
                                  sections=headings)
-    reason = fallback_reason(sentences, used, plan.direct, reading, lm, scorer, options)
+    reason = fallback_reason(sentences, used, plan.first, reading, lm, scorer, options)
     if reason:
         return answers.digest(plan, reason, outcome.steps, lm.model_id)
     return answers.written(sentences, headings, plan, written_notice(answers.notice, outcome, report, scorer),

@@ -70,6 +70,65 @@ class Question:
     units: frozenset[str] = field(default_factory=frozenset)
 
 
+# Where one question asks a second thing: ", and what ...", "; how ...", "? Which ...", " and how is ..."
+# (a question word after "and" only in lower case: "the ECDC and WHO" names two bodies).
+_WH = r"(?:how|what|which|why|when|where|who|whom|whose)"
+_AUX = r"(?:is|are|was|were|do|does|did|can|could|has|have|will|would|should)"
+# Without a comma, "and how they drive evolution" is part of the first question; "and how is it related"
+# (the question word soon followed by an auxiliary) is a second one.
+# A comma alone is not enough: "SARS-CoV-2, which causes COVID-19, was ..." is one question.
+_SECOND_ASK = re.compile(rf"(?:(?:,\s*and|;\s*(?:and)?)\s*(?=(?-i:{_WH}|{_AUX})\s)|\?\s+(?=(?i:{_WH}|{_AUX})\s)"
+                         rf"|\s+and\s+(?=(?-i:{_WH})(?:\s+[\w'-]+){{0,2}}\s+(?-i:{_AUX})\s))")
+_ASKS_LIKE_A_QUESTION = re.compile(rf"^\s*(?:{_WH}|{_AUX}|in what|for what|to what|on what|by what|from what|"
+                                   rf"describe|explain|name|list)\b", re.IGNORECASE)
+MIN_ASK_WORDS = 3
+
+
+def asks(question: str) -> tuple[str, ...]:
+    """The questions ``question`` asks, in order: "How is X trained, and what data does it learn from?" asks
+    two. A researcher expects the answer to open with the first and then state the second; one sentence
+    scored against the whole question is often one that half-answers the second part. Split only where each
+    part reads as a question of its own ("the lag between when A changes and when B shows" stays one)."""
+    text = " ".join(question.split())
+    parts: list[str] = []
+    rest = text
+    while True:
+        match = next((m for m in _SECOND_ASK.finditer(rest)
+                      if _is_ask(rest[:m.start()]) and _is_ask(rest[m.end():])
+                      and not re.search(r"\bbetween\b(?!.*\band\b)", rest[:m.start()], re.IGNORECASE)), None)
+        if match is None:
+            break
+        parts.append(_as_question(rest[:match.start()]))
+        rest = rest[match.end():]
+    parts.append(_as_question(rest))
+    return _named(tuple(parts)) if len(parts) > 1 else (text,)
+
+
+_PRONOUN = re.compile(r"\b(it|its)\b")  # "they" is as often the things the first ask is about as its name
+
+
+def _named(parts: tuple[str, ...]) -> tuple[str, ...]:
+    """Later asks with "it" given the name the first ask is about, when it names exactly one
+    ("What is S2ORC, and how many papers does it contain?": the second ask is about S2ORC, and read alone
+    "how many papers does it contain?" was best answered by a sentence on PubMed's size)."""
+    names = list(dict.fromkeys(m.group() for m in _NAME.finditer(parts[0])))
+    if len(names) != 1:
+        return parts
+    name = names[0]
+    return (parts[0], *(_PRONOUN.sub(lambda m: f"{name}'s" if m.group(1) == "its" else name, part)
+                        for part in parts[1:]))
+
+
+def _is_ask(part: str) -> bool:
+    return len(part.split()) >= MIN_ASK_WORDS and bool(_ASKS_LIKE_A_QUESTION.match(part))
+
+
+def _as_question(part: str) -> str:
+    part = part.strip(" ,;")
+    part = part[0].upper() + part[1:]
+    return part if part.endswith("?") else part.rstrip(".") + "?"
+
+
 def analyse(question: str) -> Question:
     """Kind, key terms and names of ``question``."""
     if _QUANTITY.search(question):
