@@ -77,11 +77,15 @@ _AUX = r"(?:is|are|was|were|do|does|did|can|could|has|have|will|would|should)"
 # Without a comma, "and how they drive evolution" is part of the first question; "and how is it related"
 # (the question word soon followed by an auxiliary) is a second one.
 # A comma alone is not enough: "SARS-CoV-2, which causes COVID-19, was ..." is one question.
-_SECOND_ASK = re.compile(rf"(?:(?:,\s*and|;\s*(?:and)?)\s*(?=(?-i:{_WH}|{_AUX})\s)|\?\s+(?=(?i:{_WH}|{_AUX})\s)"
+_PREPOSITION_WH = r"(?:in|on|from|for|by|with|to|at|under|over)\s+(?:what|which|whom)"  # ", and on what data?"
+_SECOND_ASK = re.compile(rf"(?:(?:,\s*and|;\s*(?:and)?)\s*(?=(?-i:{_WH}|{_AUX}|{_PREPOSITION_WH})\s)"
+                         rf"|\?\s+(?=(?i:{_WH}|{_AUX}|{_PREPOSITION_WH})\s)"
                          rf"|\s+and\s+(?=(?-i:{_WH})(?:\s+[\w'-]+){{0,2}}\s+(?-i:{_AUX})\s))")
-_ASKS_LIKE_A_QUESTION = re.compile(rf"^\s*(?:{_WH}|{_AUX}|in what|for what|to what|on what|by what|from what|"
-                                   rf"describe|explain|name|list)\b", re.IGNORECASE)
+_ASKS_LIKE_A_QUESTION = re.compile(rf"^\s*(?:{_WH}|{_AUX}|{_PREPOSITION_WH}|describe|explain|name|list)\b",
+                                   re.IGNORECASE)
+# "On what data?" alone does not say what it asks about, and stays in the first ask; "What is S2ORC?" does.
 MIN_ASK_WORDS = 3
+MIN_ASK_WORDS_WITHOUT_AUXILIARY = 4
 
 
 def asks(question: str) -> tuple[str, ...]:
@@ -120,7 +124,10 @@ def _named(parts: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _is_ask(part: str) -> bool:
-    return len(part.split()) >= MIN_ASK_WORDS and bool(_ASKS_LIKE_A_QUESTION.match(part))
+    words = part.split()
+    enough = len(words) >= MIN_ASK_WORDS_WITHOUT_AUXILIARY or (
+        len(words) >= MIN_ASK_WORDS and any(re.fullmatch(_AUX, w, re.IGNORECASE) for w in words))
+    return enough and bool(_ASKS_LIKE_A_QUESTION.match(part))
 
 
 def _as_question(part: str) -> str:

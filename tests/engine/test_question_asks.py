@@ -23,6 +23,8 @@ from engine.types import Reference
     ("What is the effect of X on Y? What is its mechanism; and how was it measured?",
      ("What is the effect of X on Y?", "What is its mechanism?", "How was it measured?")),
     # "they" is as often the things asked about as the name: left as it is.
+    ("How is the model trained, and on what data was it collected?",
+     ("How is the model trained?", "On what data was it collected?")),
     ("Which cells express IL-6, and what do they secrete?", ("Which cells express IL-6?", "What do they secrete?")),
 ])
 def test_a_question_that_asks_several_things_is_split_into_its_asks(question: str, expected: tuple[str, ...]) -> None:
@@ -38,6 +40,7 @@ def test_a_question_that_asks_several_things_is_split_into_its_asks(question: st
     "Is A larger than B, or is it smaller?",  # one choice between two answers
     "When did we discover that SARS-CoV-2, which causes COVID-19, was a novel coronavirus?",  # a relative clause
     "How and why?",  # too short to be two questions
+    "How is the model trained, and on what data?",  # "On what data?" alone does not say what it asks about
 ])
 def test_a_question_that_asks_one_thing_stays_whole(question: str) -> None:
     assert asks(question) == (" ".join(question.split()),)
