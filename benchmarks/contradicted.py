@@ -10,7 +10,7 @@ called contradicted (target 0). The perturbed kinds (a "not" inserted, a number 
 flipped) show what the red mark still catches. Each run is stored under ``--label`` in the results
 file beside earlier runs, so a rule change is measured before and after on the same pairs.
 
-``--held-out check-covid,vitaminc`` adds the judge's held-out training-side pairs of those sources
+``--held-out checkcovid,vitaminc`` adds the judge's held-out training-side pairs of those sources
 (benchmarks/judge_data.py writes them; 5 % of each source, never trained on). Their contradicted marks are
 measured the same way (precision: the share labelled refutes). The judge's thresholds were fitted on these
 held-out pairs (docs/verification.md), so they are less independent than HealthVer.
@@ -90,6 +90,9 @@ def main() -> None:
     for source in filter(None, args.held_out.split(",")):
         with gzip.open(args.judge_data, "rt", encoding="utf-8") as lines:
             pairs = [row for row in map(json.loads, lines) if row["source"] == source and row["held_out"]]
+        if not pairs:
+            parser.error(f"--held-out: no held-out pairs of source {source!r} in {args.judge_data} "
+                         "(the sources are named as benchmarks/judge_data.py names them: checkcovid, vitaminc, ...)")
         held_items = [(p["claim"], p["evidence"]) for p in pairs]
         held = judge.judge_many(held_items, whole=True)
         report[f"held_out_{source}"] = precision_report([p["label"] for p in pairs], [j.verdict for j in held],

@@ -8,11 +8,13 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fixtures.models import minilm
 
 from engine.bibliography import Bibliography
 from engine.cite.judge import VERDICTS, PairModel, SupportJudge, default_judge, default_judge_folder
+from engine.cite.reader import default_reader
 from engine.cite.support import SupportScorer
 from engine.cite.verify import Verifier, VerifyReport, verify_sentence, verify_text
 from engine.errors import ModelFileError, ModelNotFoundError
@@ -81,6 +83,26 @@ def test_batch_and_single_verdicts_agree() -> None:
     single = [default_judge().gated(ranked, 0.67).judge(c, p) for c in claims for p in (SPECTER, S2ORC)]
     assert [b.verdict for b in batch] == [s.verdict for s in single]
     assert all(b.verdict in VERDICTS for b in batch)
+
+
+def test_a_pairs_probabilities_do_not_depend_on_what_is_judged_beside_it() -> None:
+    """The shipped judge quantizes its activations at run time, with one scale for a whole batch: run in
+    batches, a pair's probabilities moved with the other pairs and their padding (a verdict in 64 changed)."""
+    model = default_judge().model
+    assert model.batch_size == 1
+    pairs = [(TRUE, SPECTER), ("S2ORC covers 81.1M papers.", S2ORC), ("SPECTER does not use citations.", SPECTER),
+             ("The corpus has full text for 8.1M open access papers.", S2ORC + " " + SPECTER)]
+    together = model.probabilities(pairs)
+    alone = np.stack([model.probabilities([pair])[0] for pair in pairs])
+    np.testing.assert_allclose(together, alone, atol=1e-6)
+
+
+def test_the_answer_reader_runs_pairs_together_without_changing_their_scores() -> None:
+    """Its int8 weights with float activations give each pair the same outputs in any batch, so it batches."""
+    model = default_reader().model
+    assert model.batch_size > 1
+    pairs = [("How is SPECTER trained?", text) for text in (SPECTER, S2ORC, TRUE, SPECTER + " " + S2ORC)]
+    np.testing.assert_allclose(model.logits(pairs), np.stack([model.logits([p])[0] for p in pairs]), atol=1e-4)
 
 
 def test_a_missing_model_folder_says_how_to_get_it_back(tmp_path: Path) -> None:
