@@ -70,13 +70,12 @@ class Question:
     units: frozenset[str] = field(default_factory=frozenset)
 
 
-# Where one question asks a second thing: ", and what ...", "; how ...", "? Which ...", " and how is ..."
-# (a question word after "and" only in lower case: "the ECDC and WHO" names two bodies).
+# Where one question asks a second thing: ", and what ...", "; how ...", "? Which ...", " and how is ...". A comma
+# alone is not enough ("SARS-CoV-2, which causes COVID-19, was ..." is one question); after a bare "and" the
+# question word is in lower case ("the ECDC and WHO" names two bodies) and soon followed by an auxiliary ("and how
+# they drive evolution" is part of the first question, "and how is it related" a second one).
 _WH = r"(?:how|what|which|why|when|where|who|whom|whose)"
 _AUX = r"(?:is|are|was|were|do|does|did|can|could|has|have|will|would|should)"
-# Without a comma, "and how they drive evolution" is part of the first question; "and how is it related"
-# (the question word soon followed by an auxiliary) is a second one.
-# A comma alone is not enough: "SARS-CoV-2, which causes COVID-19, was ..." is one question.
 _PREPOSITION_WH = r"(?:in|on|from|for|by|with|to|at|under|over)\s+(?:what|which|whom)"  # ", and on what data?"
 _SECOND_ASK = re.compile(rf"(?:(?:,\s*and|;\s*(?:and)?)\s*(?=(?-i:{_WH}|{_AUX}|{_PREPOSITION_WH})\s)"
                          rf"|\?\s+(?=(?i:{_WH}|{_AUX}|{_PREPOSITION_WH})\s)"
@@ -104,8 +103,9 @@ def asks(question: str) -> tuple[str, ...]:
             break
         parts.append(_as_question(rest[:match.start()]))
         rest = rest[match.end():]
-    parts.append(_as_question(rest))
-    return _named(tuple(parts)) if len(parts) > 1 else (text,)
+    if not parts:
+        return (text,)
+    return _named((*parts, _as_question(rest)))
 
 
 _PRONOUN = re.compile(r"\b(it|its)\b")  # "they" is as often the things the first ask is about as its name
