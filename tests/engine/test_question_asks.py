@@ -4,14 +4,16 @@ question, and the evidence's direct answers read by the shipped answer reader.""
 from __future__ import annotations
 
 import pytest
+from fixtures.models import minilm
 
 from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
 from engine.synthesis.digest import ANSWER_HEADING, digest_sentences
 from engine.synthesis.evidence import best_answer, direct_answers, extract_evidence
+from engine.synthesis.pipeline import AskOptions, ask
 from engine.synthesis.question import asks
-from engine.types import Reference
+from engine.types import AnswerMode, Reference, SearchHit
 
 
 @pytest.mark.parametrize(("question", "expected"), [
@@ -48,8 +50,8 @@ def test_a_question_that_asks_one_thing_stays_whole(question: str) -> None:
 
 HOW = ("Starting from the trained SciBERT model, we pretrain the Transformer parameters on the citation "
        "objective to learn paper representations that capture document-level relatedness.")
-DATA = ("Our training data consists of about 146K query papers and their citations, drawn from the Semantic "
-        "Scholar corpus.")
+DATA = ("SPECTER learns from citation data: 146K query papers and the papers they cite, from the Semantic Scholar "
+        "corpus.")
 ABOUT = ("Recent representation learning methods in NLP rely on training large neural language models on "
          "unsupervised data.")
 
@@ -80,3 +82,21 @@ def test_a_question_that_asks_one_thing_has_one_direct_answer() -> None:
     evidence = extract_evidence("How is SPECTER trained?", references, SupportScorer(HashingEmbedder(), judge=None))
     direct = direct_answers(evidence)
     assert [q.text for q in direct] == [HOW]
+
+
+def test_the_digest_of_a_two_part_question_answers_both_parts_under_its_answer_heading() -> None:
+    """Through the whole digest path (search, evidence, plan, numbering): the Answer section quotes the
+    sentence on training, then the one on data, each cited; the themes do not repeat them."""
+    passages = [f"We propose SPECTER, a model of scientific documents. {ABOUT} {DATA}", HOW]
+    # The bundled embedder, as in use: the hand score weighs in beside the reader, and the hashing embedder's
+    # cosine is no semantic similarity.
+    found = [SearchHit(f"p{i}", "d1", "library", Bibliography("SPECTER"), text, score=1.0 / (i + 1), page=i + 1)
+             for i, text in enumerate(passages)]
+    answer = ask("How is SPECTER trained, and what data does it learn from?", retrieve=lambda _q, k: found[:k],
+                 scorer=SupportScorer(minilm()), options=AskOptions(relevance_threshold=0.1, mode="digest"))
+    assert answer.mode == AnswerMode.DIGEST and answer.sections[0] == ANSWER_HEADING
+    opening = [s.text for s in answer.sentences if s.section == 0]
+    assert len(opening) == 2 and HOW[:40] in opening[0] and DATA[:40] in opening[1], opening
+    assert all(s.citations for s in answer.sentences if s.section == 0)
+    later = [s.text for s in answer.sentences if s.section > 0]
+    assert not any(HOW[:40] in text or DATA[:40] in text for text in later)
