@@ -385,7 +385,10 @@ def export(args: argparse.Namespace) -> None:
                "held_out": kept[-1]["held_out"] if kept else None, "epoch_kept": kept[-1]["epoch"] if kept else None}
     meta_file = out / "judge.json"
     previous = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
-    meta = {"labels": list(LABELS), "max_length": max_length, "lowercase": True, "training": summary,
+    # quantized_activations: write_int8_onnx's dynamic graph scales activations per batch, so PairModel runs
+    # it one pair at a time.
+    meta = {"labels": list(LABELS), "max_length": max_length, "lowercase": True, "quantized_activations": True,
+            "training": summary,
             "data": "VitaminC, FEVER and CLIMATE-FEVER (CC BY-SA 3.0), SNLI (CC BY-SA 4.0), Check-COVID (MIT), "
                     "FactCC-style pairs from SciREX/SciTLDR (Apache-2.0) and PubMedQA (MIT) text; see NOTICE"}
     if "thresholds" in previous and not args.reset_thresholds:

@@ -370,6 +370,7 @@ def export(args: argparse.Namespace) -> None:
     meta_file = out / "reader.json"
     previous = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
     meta = {"labels": ["answers"], "max_length": int(config.get("max_length", 160)), "lowercase": True,
+            "quantized_activations": False,  # int8 weights, float activations: PairModel batches it
             "training": {**config, "held_out": kept[-1]["held_out"] if kept else None,
                          "epoch_kept": kept[-1]["epoch"] if kept else None},
             "data": " and ".join(SOURCE_NAMES[name] for name in config.get("sources", ["covidqa"])) + "; see NOTICE"}

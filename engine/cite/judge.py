@@ -135,7 +135,13 @@ class PairModel:
             raise ModelFileError(str(model_file), f"the {what}'s model is damaged and cannot be loaded; {rebuild}") \
                 from exc
         self._lock = threading.Lock()  # one run at a time: the session is shared by every caller
-        self.batch_size = 1 if quantizes_activations(model_file) else WEIGHT_ONLY_BATCH
+        # A graph that quantizes its activations at run time (ONNX Runtime's dynamic int8, as the support judge
+        # ships; its settings say so, as the export wrote them) computes one int8 scale over the whole batch,
+        # padding included, so a pair's outputs would depend on what else is in its batch (measured on 64
+        # HealthVer pairs: logits 0.13 from the pair's own on average, at most 0.39, one verdict in 64 changed).
+        # It runs one pair at a time, which on two cores is no slower (200 pairs: 1.50 s against 1.65-1.74 s at
+        # 32). Settings that do not say are read as such a graph.
+        self.batch_size = 1 if self.meta.get("quantized_activations", True) else WEIGHT_ONLY_BATCH
         fitted = self.meta.get("thresholds") or {}
         self.thresholds = Thresholds(**{k: float(v) for k, v in fitted.items() if k in Thresholds.__dataclass_fields__})
 
@@ -168,18 +174,6 @@ class PairModel:
 # outputs do not depend on the others (measured: identical), and 8 at a time ran 32 sentences in 2.1 s
 # against 2.5 s at 32 (less padding) and 2.8 s one at a time.
 WEIGHT_ONLY_BATCH = 8
-
-
-def quantizes_activations(model_file: Path) -> bool:
-    """Whether the graph quantizes its activations at run time (ONNX Runtime's dynamic quantization, as the
-    support judge ships). Such a graph computes one int8 scale over the whole batch, padding included, so a
-    pair's outputs depend on what else is in its batch (measured on 64 HealthVer pairs: logits 0.13 away from
-    the pair's own on average, at most 0.39, one verdict in 64 changed): it runs one pair at a time, which
-    on two cores is no slower (200 pairs: 1.50 s against 1.65-1.74 s at 32)."""
-    import onnx
-
-    graph = onnx.load(str(model_file), load_external_data=False).graph
-    return any(node.op_type == "DynamicQuantizeLinear" for node in graph.node)
 
 
 class SupportJudge:

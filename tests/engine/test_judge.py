@@ -5,6 +5,7 @@ The judge as Quire runs it: the trained entailment model and the number / negati
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from fixtures.models import minilm
 
 from engine.bibliography import Bibliography
 from engine.cite.judge import VERDICTS, PairModel, SupportJudge, default_judge, default_judge_folder
-from engine.cite.reader import default_reader
+from engine.cite.reader import default_reader, default_reader_folder
 from engine.cite.support import SupportScorer
 from engine.cite.verify import Verifier, VerifyReport, verify_sentence, verify_text
 from engine.errors import ModelFileError, ModelNotFoundError
@@ -95,6 +96,17 @@ def test_a_pairs_probabilities_do_not_depend_on_what_is_judged_beside_it() -> No
     together = model.probabilities(pairs)
     alone = np.stack([model.probabilities([pair])[0] for pair in pairs])
     np.testing.assert_allclose(together, alone, atol=1e-6)
+
+
+@pytest.mark.parametrize(("folder", "meta"), [(default_judge_folder(), "judge.json"),
+                                               (default_reader_folder(), "reader.json")])
+def test_each_shipped_graph_says_whether_it_quantizes_its_activations(folder: Path, meta: str) -> None:
+    """The settings decide how pairs are batched (the packaged app has no onnx to read the graph with)."""
+    import onnx
+
+    said = json.loads((folder / meta).read_text(encoding="utf-8"))["quantized_activations"]
+    graph = onnx.load(str(folder / "model.int8.onnx"), load_external_data=False).graph
+    assert said == any(node.op_type == "DynamicQuantizeLinear" for node in graph.node)
 
 
 def test_the_answer_reader_runs_pairs_together_without_changing_their_scores() -> None:

@@ -29,7 +29,7 @@ S2ORC = ("We introduce S2ORC, a large corpus of 81.1M English-language academic 
          "disciplines. The corpus consists of rich metadata, paper abstracts, resolved bibliographic references, "
          "as well as structured full text for 8.1M open access papers.")
 # True to a passage in other words, yet the six-layer judge's model finds it not stated, or even contradicted.
-LOOSE = "S2ORC contains full text for millions of open access papers."
+LOOSE = "S2ORC gives structured full text for millions of papers that are open access."
 MISREAD = "Vitamin D deficiency is linked to more inflammation."
 
 

@@ -43,17 +43,8 @@ CASES = [
 ]
 
 
-# On a fresh install of this project's dependencies today (the previous release's code included), the judge
-# moves the sodium sentence's citation to a neighbouring passage of the same paper that also names the sodium
-# ion; it passed before. Kept visible as an expected failure, not strict, until the judge is looked at again.
-_MOVED = {0}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(("paper", "sentence", "phrase"),
-                         [pytest.param(*case, marks=pytest.mark.xfail(reason="the judge cites another passage here "
-                                                                       "on a fresh install", strict=False))
-                          if index in _MOVED else case for index, case in enumerate(CASES)],
+@pytest.mark.parametrize(("paper", "sentence", "phrase"), CASES,
                          ids=[f"{case[0][0][:14]}-{index}" for index, case in enumerate(CASES)])
 def test_a_stated_sentence_keeps_a_citation_to_its_passage_and_an_invented_one_does_not(
         tmp_path: Path, paper: tuple[str, str], sentence: str, phrase: str | None) -> None:
