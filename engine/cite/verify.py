@@ -30,7 +30,7 @@ from engine.cite.markers import cited_numbers, format_marker, strip_markers
 from engine.cite.readings import abbreviations
 from engine.cite.sentences import Span, split_spans
 from engine.cite.support import SupportScorer
-from engine.cite.windows import content_words
+from engine.cite.windows import content_words, overlap
 from engine.progress import CancelToken
 from engine.tuning import CITATION
 from engine.types import AnswerSentence, Citation, PageRect, Reference
@@ -202,7 +202,7 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
                     and confirmed(reference):
                 best = (judgement, reference)
             elif judgement.verdict == "contradicted" and reference.passage_id not in {
-                    c.passage_id for c in contradictions}:
+                    c.passage_id for c in contradictions} and about_the_same(claim, judgement.quote):
                 contradictions.append(_citation(reference, judgement, rects_for))
         if best is not None:
             citations.append(_citation(best[1], best[0], rects_for, inserted=True))
@@ -225,6 +225,25 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
     return AnswerSentence(text=item + _with_marker(claim, [c.n for c in citations]), citations=tuple(citations),
                           supported=bool(citations), section=section, needs_citation=True, support=support,
                           contradictions=tuple(contradictions))
+
+
+# A name in a sentence: a word with a capital or a digit after its first letter ("S2ORC", "SPECTER", "PubMed",
+# "IL-6"), not a capitalised first word.
+_NAME = re.compile(r"\b[A-Za-z][\w-]*[A-Z0-9][\w-]*")
+# The share of an unnamed sentence's content words a passage it does not cite must hold to be listed against it.
+OTHER_PASSAGE_TOPIC = 1 / 3
+
+
+def about_the_same(claim: str, window: str) -> bool:
+    """Whether a passage the sentence does not cite is about what the sentence says, so that its "refutes"
+    can be shown against it: it names one of the sentence's names, or for a sentence that names nothing, it
+    holds a third of its content words. The six-layer model reads "refutes" in windows about something else
+    ("S2ORC spans papers from many fields of research" struck through by a passage on vitamin D and T cells);
+    a passage the sentence cites is judged as it is."""
+    names = {m.group().lower() for m in _NAME.finditer(claim)}
+    if names:
+        return any(name in window.lower() for name in names)
+    return overlap(content_words(claim), content_words(window)) >= OTHER_PASSAGE_TOPIC
 
 
 def _second_look(claim: str, cited: list[tuple[Reference, Judgement]], others: list[tuple[Reference, Judgement]],

@@ -162,3 +162,21 @@ def test_checked_pairs_are_read_again_only_where_the_judges_model_alone_decided(
     assert loose.judgement.verdict == "supported" and loose.judgement.reason == READ_SUPPORTED
     assert loose.judgement.quote == S2ORC[loose.judgement.start:loose.judgement.end]
     assert changed.judgement.verdict != "supported" and len(reader.asked) == 1  # the number check stands
+
+
+SPECTER = ("We propose SPECTER, a new method to generate document-level embedding of scientific documents based on "
+           "pretraining a Transformer language model on a powerful signal of document-level relatedness: the "
+           "citation graph.")
+
+
+def test_a_passage_about_something_else_is_never_listed_against_a_sentence() -> None:
+    """The judge's model reads "refutes" in a vitamin D passage against a sentence on S2ORC; a passage the
+    sentence does not cite is listed against it only when it is about what the sentence says."""
+    [sentence] = verify_text("S2ORC spans papers from many fields of research. [2]", sources(), Verifier(scorer()))
+    assert all(c.n != 1 for c in sentence.contradictions), sentence.contradictions
+
+
+def test_a_passage_on_the_same_subject_that_says_otherwise_is_still_listed() -> None:
+    given = {**sources(), 3: Reference(3, "p3", "d3", "library", Bibliography("SPECTER"), SPECTER, page=1)}
+    [sentence] = verify_text("SPECTER is not pretrained on the citation graph. [2]", given, Verifier(scorer()))
+    assert sentence.support == "contradicted" and [c.n for c in sentence.contradictions] == [3]
