@@ -83,7 +83,8 @@ def test_an_off_topic_question_gets_no_invented_citations(demo_library: tuple[En
 @pytest.mark.xfail(strict=True, reason="the answer reader does not yet put SPECTER's training first: read as its "
                                        "own question, \"How is SPECTER trained?\" is best answered by \"We also "
                                        "include both easy and hard distractors as when training SPECTER ...\" "
-                                       "(the sentence on its negatives), the SciBERT sentence second "
+                                       "(the sentence on its negatives), and the SciBERT sentence is not "
+                                       "among the sentences that ask reads "
                                        "(docs/answers.md, A question that asks two things)")
 def test_the_demo_question_opens_with_how_specter_is_trained(demo_library: tuple[Engine, dict[str, str]]) -> None:
     """`quire demo`'s own question, asked as the demo asks it: the sentence that states SPECTER's training
