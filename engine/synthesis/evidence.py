@@ -221,7 +221,8 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     found = [[(start, end) for start, end in sentence_spans(r.text)
               if r.source != LIBRARY_SOURCE or not restates_title(r.text[start:end], r.bib.title)] for r in references]
     spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end in passage]
-    topics, hands = _scores(question, [r.text[start:end] for r, start, end in spans], scorer)
+    texts = [r.text[start:end] for r, start, end in spans]
+    topics, hands = _scores(question, texts, scorer)
     reader = scorer.answer_reader() if spans and read else None
     combined, ask_of = None, np.zeros(len(spans), dtype=int)
     if reader is not None:
@@ -233,7 +234,6 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
         # score, so that a question costs the same time however many things it asks. A sentence's score is
         # that of the ask it answers best.
         asked = asks(question)
-        texts = [r.text[start:end] for r, start, end in spans]
         by_ask = np.full((len(asked), len(spans)), -np.inf, dtype=np.float32)
         for index, ask in enumerate(asked):
             ask_hands = hands if len(asked) == 1 else _scores(ask, texts, scorer)[1]
@@ -310,16 +310,9 @@ def closest(evidence: Sequence[Evidence], count: int = 3) -> list[Evidence]:
     return sorted((e for e in evidence if e.quotes), key=lambda e: -e.relevance)[:count]
 
 
-def best_answer(evidence: Sequence[Evidence]) -> Quote | None:
-    """The single sentence that best answers the question, over all relevant passages: for a question that
-    asks several things, the one that best answers the first (``direct_answers`` gives one for each)."""
-    answers = direct_answers(evidence)
-    return answers[0] if answers else None
-
-
 def direct_answers(evidence: Sequence[Evidence]) -> tuple[Quote, ...]:
     """The sentence that best answers each of the question's asks, in the order asked (one for a question
-    that asks one thing). An ask that no shown quote answers best gets none."""
+    that asks one thing; the first is the answer's opening). An ask that no shown quote answers best gets none."""
     quotes = [q for e in evidence for q in e.quotes]
     best: dict[int, Quote] = {}
     for quote in sorted(quotes, key=lambda q: -q.answer):

@@ -19,7 +19,7 @@ from engine.cite.reader import (
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
 from engine.errors import ModelFileError, ModelNotFoundError
-from engine.synthesis.evidence import best_answer, extract_evidence, hand_scores, restates_title
+from engine.synthesis.evidence import direct_answers, extract_evidence, hand_scores, restates_title
 from engine.synthesis.pipeline import AskOptions, ask
 from engine.types import Answer, AnswerMode, Reference, SearchHit
 
@@ -58,7 +58,7 @@ def test_the_shipped_reader_ranks_the_answering_sentence_above_one_about_the_que
 def test_the_evidence_opens_with_the_sentence_the_reader_finds_answers() -> None:
     passage = f"{ABOUT} {UNRELATED} {ANSWERS}"
     with_reader = extract_evidence(QUESTION, [reference(passage)], SupportScorer(HashingEmbedder(), judge=None))
-    best = best_answer(with_reader)
+    best = next(iter(direct_answers(with_reader)), None)
     assert best is not None and best.text == ANSWERS
     assert 0.0 <= best.answer <= 1.0  # a share of the best score keeps its meaning (second quotes, themes)
 
@@ -144,5 +144,5 @@ def test_the_best_answer_wins_when_every_sentence_scores_high_not_the_first_pass
     references = [reference(f"{ABOUT} {UNRELATED}", 1), reference(ANSWERS, 2)]
     found = extract_evidence(QUESTION, references, SupportScorer(HashingEmbedder(), judge=None,
                                                                  reader=_ConfidentReader()))  # type: ignore[arg-type]
-    best = best_answer(found)
+    best = next(iter(direct_answers(found)), None)
     assert best is not None and best.n == 2 and best.text == ANSWERS

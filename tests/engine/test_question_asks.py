@@ -10,7 +10,7 @@ from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
 from engine.synthesis.digest import ANSWER_HEADING, digest_sentences
-from engine.synthesis.evidence import best_answer, direct_answers, extract_evidence
+from engine.synthesis.evidence import direct_answers, extract_evidence
 from engine.synthesis.pipeline import AskOptions, ask
 from engine.synthesis.question import asks
 from engine.types import AnswerMode, Reference, SearchHit
@@ -70,7 +70,7 @@ def test_the_answer_states_each_ask_in_the_order_asked() -> None:
     direct = direct_answers(evidence)
     assert [q.text for q in direct] == [HOW, DATA]
     assert [q.ask for q in direct] == [0, 1]
-    best = best_answer(evidence)
+    best = next(iter(direct_answers(evidence)), None)
     assert best is not None and best.text == HOW
     sentences, headings = digest_sentences(direct, [], {r.n: r for r in references})
     assert headings == (ANSWER_HEADING,) and [s.section for s in sentences] == [0, 0]

@@ -9,7 +9,7 @@ from test_synthesis_pipeline import GRAPH, QUESTION, S2ORC, SPECTER, good_writer
 
 from engine.bibliography import Bibliography
 from engine.cite.verify import Verifier, VerifyReport
-from engine.synthesis.evidence import best_answer
+from engine.synthesis.evidence import direct_answers
 from engine.synthesis.steps import (
     PassageTools,
     Reading,
@@ -58,7 +58,7 @@ def test_reading_the_candidates_moves_the_sentence_the_model_says_answers() -> N
     model = JudgingLM("unused", lambda sentence: 0.95 if "684K triplets" in sentence else 0.05)
     reading = read_candidates(model, "How is SPECTER trained on scientific papers?", chosen.evidence, opts())
     assert model.judged and not reading.unanswered
-    best = best_answer(reading.evidence)
+    best = next(iter(direct_answers(reading.evidence)), None)
     assert best is not None and "684K triplets" in best.text
 
     nothing = JudgingLM("unused", lambda _sentence: 0.01)
