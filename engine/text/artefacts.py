@@ -2,8 +2,10 @@
 
 A footnote's number is set small and raised; extracted as plain text it runs into its neighbour:
 "7pronounced “stork” 8The papers …" (footnotes 7 and 8 before their sentences), "over 20 million
-papers,10 meaningful citations" (footnote 10 after a comma). Quoted in an answer, such a digit reads as
-part of the claim, and a number check then looks for a "10" that the passage never states as a value.
+papers,10 meaningful citations" (footnote 10 after a comma), "5It is also possible ..." (a footnote's own
+text opening with its number), "... on the benchmark.1" (a mark after the full stop, where a quote ends).
+Quoted in an answer, such a digit reads as part of the claim, and a number check then looks for a "10"
+that the passage never states as a value.
 
 Only shapes that a written number or a unit never takes are cut, so "3D", "5x", "10mg", "2nd",
 "1,000" and "p53" stay as they are.
@@ -20,8 +22,18 @@ ghz ms ns us mw kw w v mv ma nm um ppm ppb fold mer
 """.split())
 # One or two digits glued to the front of a word of three or more letters ("7pronounced", "8The").
 _BEFORE_WORD = re.compile(r"(?<![\w.,\-/])(\d{1,2})(?=([A-Za-z][a-z]{2,})\b)")
-# One or two digits glued after a word's comma or full stop and followed by a space ("papers,10 meaningful").
-_AFTER_PUNCTUATION = re.compile(r"(?<=[a-z]{3}[,.;])\d{1,2}(?=\s)")
+# The same before a two-letter word that opens a sentence ("5It is", "3We use"); only these words, because a
+# number before a capitalised two-letter word is also how an isotope is written ("4He", "56Fe").
+_BEFORE_SHORT_WORD = re.compile(r"(?<![\w.,\-/])(\d{1,2})(?=(?:It|We|In|As|An|At|On|To|If|By|Of|So)\s[a-z])")
+# One or two digits glued after a word's comma or full stop and followed by a space or the end of the text
+# ("papers,10 meaningful", a quote ending "on the benchmark.1").
+_AFTER_PUNCTUATION = re.compile(r"(?<=[a-z]{3}[,.;])\d{1,2}(?=\s|$)")
+
+
+def _mark_removed(match: re.Match[str]) -> str:
+    """Nothing where a mark stood, or a space where it joined two words ("8The papers"), so that two
+    sentences do not run together."""
+    return " " if match.start() > 0 and not match.string[match.start() - 1].isspace() else ""
 
 
 def without_footnote_marks(text: str) -> str:
@@ -30,8 +42,7 @@ def without_footnote_marks(text: str) -> str:
         word = match.group(2)
         if word.lower() in _UNITS or (word[0].isupper() and word[1:].isupper()):
             return match.group(0)
-        # "8The papers": a space where the mark stood, so two sentences do not run together.
-        return " " if match.start() > 0 and not text[match.start() - 1].isspace() else ""
+        return _mark_removed(match)
 
-    cleaned = _BEFORE_WORD.sub(before_word, text)
+    cleaned = _BEFORE_SHORT_WORD.sub(_mark_removed, _BEFORE_WORD.sub(before_word, text))
     return _AFTER_PUNCTUATION.sub("", cleaned)

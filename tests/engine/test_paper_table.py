@@ -227,3 +227,12 @@ def test_the_page_shown_is_the_quotes_own_not_where_its_passage_starts(scorer: S
     [cell] = table.rows[0].cells
     assert cell.page == 2 and "(p. 2)" in to_markdown(table) and "Data page" in to_csv(table).splitlines()[0]
     assert next(csv.DictReader(io.StringIO(to_csv(table))))["Data page"] == "2"
+
+
+def test_a_cell_shows_its_quote_without_a_glued_footnote_digit(scorer: SupportScorer) -> None:
+    sentence = "5We use a dataset of 146K query papers sampled from the Semantic Scholar corpus."
+    texts = {"specter": [PAPERS["specter"][0], sentence]}
+    table = build_table(QUESTION, (TableColumn("Data", "What dataset is used?"),), papers("specter"),
+                        search=search_in(texts), scorer=scorer)
+    [cell] = table.rows[0].cells
+    assert cell.text == sentence[1:] and cell.quote == sentence  # the quote stays verbatim for the highlight

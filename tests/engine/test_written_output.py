@@ -99,3 +99,16 @@ def test_a_written_list_keeps_its_item_numbers_through_cleaning() -> None:
     assert title == "Constraints" and body == (
         "The two constraints ReVerb uses are: 1. A syntactic constraint on relation phrases [1]. "
         "2. A lexical constraint on argument pairs [1].")
+
+
+def test_a_mark_before_a_short_opening_word_or_after_the_last_full_stop_is_removed() -> None:
+    # As the SPECTER paper's footnote 5 and the abstract's footnote 1 come out of its PDF.
+    assert without_footnote_marks("5It is also possible to encode title and abstracts individually.") == (
+        "It is also possible to encode title and abstracts individually.")
+    assert without_footnote_marks("We show that SPECTER outperforms a variety of baselines on the benchmark.1") == (
+        "We show that SPECTER outperforms a variety of baselines on the benchmark.")
+
+
+def test_isotopes_versions_and_figure_numbers_stay() -> None:
+    text = "4He and 56Fe abundances; 12C. In version 2.1 of the tool, see Fig.1 and Table 2. It was 3.5 In all."
+    assert without_footnote_marks(text) == text
