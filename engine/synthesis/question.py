@@ -85,6 +85,9 @@ _ASKS_LIKE_A_QUESTION = re.compile(rf"^\s*(?:{_WH}|{_AUX}|{_PREPOSITION_WH}|desc
 # "On what data?" alone does not say what it asks about, and stays in the first ask; "What is S2ORC?" does.
 MIN_ASK_WORDS = 3
 MIN_ASK_WORDS_WITHOUT_AUXILIARY = 4
+# Each ask gets its own quote in the answer's first section and its share of the sentences the reader reads; a
+# pasted list of questions would leave each a sentence or two. Past this many, the rest is read as one last ask.
+MAX_ASKS = 4
 
 
 def asks(question: str) -> tuple[str, ...]:
@@ -105,7 +108,10 @@ def asks(question: str) -> tuple[str, ...]:
         rest = rest[match.end():]
     if not parts:
         return (text,)
-    return _named((*parts, _as_question(rest)))
+    every = [*parts, _as_question(rest)]
+    if len(every) > MAX_ASKS:
+        every = [*every[:MAX_ASKS - 1], " ".join(every[MAX_ASKS - 1:])]
+    return _named(tuple(every))
 
 
 _PRONOUN = re.compile(r"\b(it|its)\b")  # "they" is as often the things the first ask is about as its name

@@ -33,6 +33,15 @@ def test_a_question_that_asks_several_things_is_split_into_its_asks(question: st
     assert asks(question) == expected
 
 
+def test_a_pasted_list_of_questions_is_read_as_at_most_four_asks() -> None:
+    pasted = " ".join(f"What is the effect of drug {n} on mice?" for n in range(1, 11))
+    split = asks(pasted)
+    assert len(split) == 4 and split[:3] == ("What is the effect of drug 1 on mice?",
+                                             "What is the effect of drug 2 on mice?",
+                                             "What is the effect of drug 3 on mice?")
+    assert split[3].startswith("What is the effect of drug 4 on mice?") and split[3].endswith("drug 10 on mice?")
+
+
 @pytest.mark.parametrize("question", [
     "How many papers does S2ORC contain?",
     # A clause of the first question, not a second one:
