@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import IngestError
-from engine.ingest import glyphs, ocr
+from engine.ingest import glyphs, marks, ocr
 from engine.ingest.chunk import Chunker, Numbering
 from engine.ingest.layout import TEXT, Line, PageLayout, is_page_furniture, layout_page, margin_signature
 from engine.ingest.metadata import DocumentMeta, extract_metadata
@@ -133,7 +133,13 @@ class PdfParse:
         raw_words = page.get_text("words", textpage=textpage)
         if page_dict is not None:
             page_dict.update(page.get_text("dict", textpage=textpage))
-        raw_words = glyphs.repair_words(page, textpage, raw_words, page_dict)
+        # The spans' fonts and sizes are read once, and only for a page that needs them.
+        text_dict = page_dict
+        if text_dict is None and (glyphs.page_needs_repair(page) or marks.may_have_marks(raw_words)):
+            text_dict = page.get_text("dict", textpage=textpage)
+        raw_words = glyphs.repair_words(page, textpage, raw_words, text_dict)
+        if text_dict is not None:
+            raw_words = marks.without_marks(raw_words, text_dict)
         used_ocr = False
         if ocr.has_no_text_layer(page, len(raw_words)):
             if self.options.ocr and ocr.tesseract_available():

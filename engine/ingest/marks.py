@@ -1,0 +1,127 @@
+"""Reference and footnote marks set as superscripts, cut from the words PyMuPDF glues them to.
+
+Many journals cite by number in superscript ("as described⁴³.", "cells,⁶", "(ZO-1)²⁰"), and a
+footnote's text starts with its raised number ("⁷pronounced"). PyMuPDF's word extraction runs the
+raised digits into the word: "described43". The word then no longer matches a search for
+"described", a quote shows "described43", and the judge's number checks see a 43 that the passage
+never states as a value. In 42 recent biology papers about 1,400 words carried such a mark
+(docs/extraction.md).
+
+Only digits count, with the commas and dashes of a list or range ("1,2,3", "19–24"), set raised: in a
+span PyMuPDF flags as superscript, or a smaller one whose baseline sits above the line's. At a word's
+start a digit merely set smaller than the line's text also counts (a subscript never opens a word). A
+mark is cut where it cannot be part of what it follows: after a word of three or more letters with a
+small letter among them, or after a closing bracket or a stop (not a lone 2 or 3 there: "(width)²");
+and, one or two digits, before a word of three or more letters or a short word that opens a sentence
+("⁵It"). So exponents, isotopes and formulas stay: "10⁶" (after a digit), "m²", "R²", "SE⁴³" (a short
+or all-capital word), "cm⁻²", "Ca²⁺" (a sign), "¹⁴C", "⁴⁰Ca", "³H-thymidine", and the digits of a
+raised name ("amiR^CWC15").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+Word = tuple[Any, ...]  # (x0, y0, x1, y1, text, block_no, line_no, word_no) as PyMuPDF gives words
+
+_SUPERSCRIPT = 1  # PyMuPDF's span flag
+SMALLER = 0.8  # a span under this share of its line's text size is set small (marks: 0.5-0.7 of it)
+# A smaller span whose baseline sits this share of the text size above the line's is raised (PyMuPDF's own
+# superscript flag compares a span with the one before it, so it never marks the first span of a line).
+RAISED_BY = 0.2
+_MARK_CHARS = frozenset("0123456789,–-")
+# A word that may end or start with a glued mark: letters or a closing bracket/stop, then digits; or
+# digits, then a word. Pages with no such word are not read a second time.
+_GLUED = re.compile(r"(?:[a-z]{2}|[).,;:\]])[\d,–-]*\d[.,;:)\]]*$|^\d[\d,–-]*[A-Za-z][a-z]{2}")
+_CLOSING = ").,;:]"
+_FOLLOWS = re.compile(r"(?:^|[^A-Za-z])([A-Za-z]{3,})$")
+# A footnote's first word after its number: three letters or more, or a short word that opens sentences.
+_OPENS = re.compile(r"^(?:[A-Za-z][a-z]{2,}|(?:It|We|In|An|On|To|If|By|Of|So)$)")
+
+
+def may_have_marks(words: list[Word]) -> bool:
+    """Whether any word looks like a word with a mark glued to it (a cheap look at the words' texts)."""
+    return any(_GLUED.search(word[4]) for word in words)
+
+
+def without_marks(words: list[Word], page_dict: dict[str, Any]) -> list[Word]:
+    """``words`` with the superscript marks glued to them cut; boxes are kept as they are (a highlight
+    may cover a mark). ``page_dict``: the page's ``dict`` extraction from the same text page. A word is
+    changed only where the spans' characters are exactly the word's text."""
+    kinds_of = _character_kinds(page_dict)
+    if not kinds_of:
+        return words
+    out = []
+    for word in words:
+        found = kinds_of.get((word[5], word[6], word[7]))
+        if found is not None and found[0] == word[4]:
+            word = (*word[:4], cut_marks(*found), *word[5:])
+        out.append(word)
+    return out
+
+
+# What a character of a word is: ordinary text, a digit set smaller than its line, a raised digit, or another
+# raised character (a raised name: "amiR^CWC15", whose digits belong to it).
+TEXT, SMALL, RAISED, RAISED_TEXT = 0, 1, 2, 3
+
+
+def cut_marks(text: str, kinds: list[int]) -> str:
+    """``text`` without a raised mark glued to its end (closing punctuation after it kept), or a raised or
+    small one glued to its start. ``kinds``: TEXT, SMALL or RAISED for each character."""
+    end = len(text)
+    while end > 0 and text[end - 1] in _CLOSING and kinds[end - 1] != RAISED:
+        end -= 1
+    start = end
+    while start > 0 and kinds[start - 1] == RAISED:
+        start -= 1
+    if start < end and any(c.isdigit() for c in text[start:end]) and kinds[start - 1] != RAISED_TEXT \
+            and _mark_may_follow(text[:start], text[start:end]):
+        text, kinds = text[:start] + text[end:], kinds[:start] + kinds[end:]
+    lead = 0
+    while lead < len(text) and kinds[lead] in (SMALL, RAISED):
+        lead += 1
+    if 0 < lead <= 2 and any(c.isdigit() for c in text[:lead]) and _OPENS.match(text[lead:]):
+        text = text[lead:]
+    return text
+
+
+def _mark_may_follow(before: str, mark: str) -> bool:
+    if not before:
+        return False
+    if before[-1] in _CLOSING:
+        return mark.strip(",–-") not in ("2", "3")  # "(width)²" squares a bracket; "(ZO-1)²⁰" cites after one
+    word = _FOLLOWS.search(before)
+    return word is not None and any(c.islower() for c in word.group(1))
+
+
+def _character_kinds(page_dict: dict[str, Any]) -> dict[tuple[int, int, int], tuple[str, list[int]]]:
+    """(block, line, word) -> (text, each character's kind), for the words that hold a possible mark."""
+    found: dict[tuple[int, int, int], tuple[str, list[int]]] = {}
+    for block_no, block in enumerate(page_dict.get("blocks", [])):
+        for line_no, line in enumerate(block.get("lines", [])):
+            spans = line.get("spans", [])
+            if not spans:
+                continue
+            text_span = max(spans, key=lambda span: len(span.get("text", "").strip()))
+            text_size, baseline = text_span.get("size", 0.0), text_span.get("origin", (0.0, 0.0))[1]
+            word_no = 0
+            chars: list[str] = []
+            kinds: list[int] = []
+            for span in spans:
+                size = span.get("size", 0.0)
+                raised = span.get("flags", 0) & _SUPERSCRIPT or (
+                    size < text_size and span.get("origin", (0.0, 0.0))[1] < baseline - RAISED_BY * text_size)
+                kind = RAISED if raised else SMALL if size < SMALLER * text_size else TEXT
+                for c in span.get("text", ""):
+                    if c <= " ":  # PyMuPDF ends a word at a space or any control character
+                        if chars:
+                            if any(kinds):
+                                found[(block_no, line_no, word_no)] = ("".join(chars), kinds)
+                            word_no, chars, kinds = word_no + 1, [], []
+                        continue
+                    chars.append(c)
+                    kinds.append(kind if c in _MARK_CHARS else RAISED_TEXT if kind == RAISED else TEXT)
+            if chars and any(kinds):
+                found[(block_no, line_no, word_no)] = ("".join(chars), kinds)
+    return found
