@@ -33,7 +33,7 @@ RAISED_BY = 0.2
 _MARK_CHARS = frozenset("0123456789,–-")
 # A word that may end or start with a glued mark: letters or a closing bracket/stop, then digits; or
 # digits, then a word. Pages with no such word are not read a second time.
-_GLUED = re.compile(r"(?:[a-z]{2}|[).,;:\]])[\d,–-]*\d[.,;:)\]]*$|^\d[\d,–-]*[A-Za-z][a-z]{2}")
+_GLUED = re.compile(r"(?:[a-z]{3}|[a-z][.,;:]|\))\d{1,3}(?:[,–-]\d{1,3})*[.,;:)\]]*$|^\d{1,2}(?:[A-Z][a-z]|[a-z]{3})")
 _CLOSING = ").,;:]"
 _FOLLOWS = re.compile(r"(?:^|[^A-Za-z])([A-Za-z]{3,})$")
 # A footnote's first word after its number: three letters or more, or a short word that opens sentences.
@@ -96,23 +96,18 @@ def _mark_may_follow(before: str, mark: str) -> bool:
 
 
 def _character_kinds(page_dict: dict[str, Any]) -> dict[tuple[int, int, int], tuple[str, list[int]]]:
-    """(block, line, word) -> (text, each character's kind), for the words that hold a possible mark."""
+    """(block, line, word) -> (text, each character's kind), for the words that hold a possible mark. Only
+    lines with a raised or small span are read character by character (most lines have none)."""
     found: dict[tuple[int, int, int], tuple[str, list[int]]] = {}
     for block_no, block in enumerate(page_dict.get("blocks", [])):
         for line_no, line in enumerate(block.get("lines", [])):
-            spans = line.get("spans", [])
-            if not spans:
+            span_kinds = _span_kinds(line.get("spans", []))
+            if not any(span_kinds):
                 continue
-            text_span = max(spans, key=lambda span: len(span.get("text", "").strip()))
-            text_size, baseline = text_span.get("size", 0.0), text_span.get("origin", (0.0, 0.0))[1]
             word_no = 0
             chars: list[str] = []
             kinds: list[int] = []
-            for span in spans:
-                size = span.get("size", 0.0)
-                raised = span.get("flags", 0) & _SUPERSCRIPT or (
-                    size < text_size and span.get("origin", (0.0, 0.0))[1] < baseline - RAISED_BY * text_size)
-                kind = RAISED if raised else SMALL if size < SMALLER * text_size else TEXT
+            for span, kind in zip(line["spans"], span_kinds, strict=True):
                 for c in span.get("text", ""):
                     if c <= " ":  # PyMuPDF ends a word at a space or any control character
                         if chars:
@@ -125,3 +120,18 @@ def _character_kinds(page_dict: dict[str, Any]) -> dict[tuple[int, int, int], tu
             if chars and any(kinds):
                 found[(block_no, line_no, word_no)] = ("".join(chars), kinds)
     return found
+
+
+def _span_kinds(spans: list[dict[str, Any]]) -> list[int]:
+    """RAISED, SMALL or TEXT for each span of a line, against the size and baseline of its longest span."""
+    if len(spans) < 2:  # a mark is glued to something: a line of one span has none
+        return [TEXT] * len(spans)
+    text_span = max(spans, key=lambda span: len(span.get("text", "")))
+    text_size, baseline = text_span.get("size", 0.0), text_span.get("origin", (0.0, 0.0))[1]
+    kinds = []
+    for span in spans:
+        size = span.get("size", 0.0)
+        raised = span.get("flags", 0) & _SUPERSCRIPT or (
+            size < text_size and span.get("origin", (0.0, 0.0))[1] < baseline - RAISED_BY * text_size)
+        kinds.append(RAISED if raised else SMALL if size < SMALLER * text_size else TEXT)
+    return kinds

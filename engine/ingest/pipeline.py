@@ -133,9 +133,10 @@ class PdfParse:
         raw_words = page.get_text("words", textpage=textpage)
         if page_dict is not None:
             page_dict.update(page.get_text("dict", textpage=textpage))
-        # The spans' fonts and sizes are read once, and only for a page that needs them.
+        # The spans' sizes and flags are read only for a page with a word that may carry a mark (and then
+        # serve the glyph repair too).
         text_dict = page_dict
-        if text_dict is None and (glyphs.page_needs_repair(page) or marks.may_have_marks(raw_words)):
+        if text_dict is None and marks.may_have_marks(raw_words):
             text_dict = page.get_text("dict", textpage=textpage)
         raw_words = glyphs.repair_words(page, textpage, raw_words, text_dict)
         if text_dict is not None:
