@@ -1,21 +1,21 @@
 """Reference and footnote marks set as superscripts, cut from the words PyMuPDF glues them to.
 
-Many journals cite by number in superscript ("as described⁴³.", "cells,⁶", "(ZO-1)²⁰"), and a
-footnote's text starts with its raised number ("⁷pronounced"). PyMuPDF's word extraction runs the
-raised digits into the word: "described43". The word then no longer matches a search for
-"described", a quote shows "described43", and the judge's number checks see a 43 that the passage
-never states as a value. In 42 recent biology papers about 1,400 words carried such a mark
-(docs/extraction.md).
+Many journals cite by number in superscript ("as described⁴³.", "cells,⁶", "(ZO-1)²⁰"). PyMuPDF's
+word extraction runs the raised digits into the word: "described43". The word then no longer
+matches a search for "described", a quote shows "described43", and the judge's number checks see a
+43 that the passage never states as a value. In 42 recent biology papers about 1,400 words carried
+such a mark (docs/extraction.md).
 
 Only digits count, with the commas and dashes of a list or range ("1,2,3", "19–24"), set raised: in a
-span PyMuPDF flags as superscript, or a smaller one whose baseline sits above the line's. At a word's
-start a digit merely set smaller than the line's text also counts (a subscript never opens a word). A
-mark is cut where it cannot be part of what it follows: after a word of three or more letters with a
-small letter among them, or after a closing bracket or a stop (not a lone 2 or 3 there: "(width)²");
-and, one or two digits, before a word of three or more letters or a short word that opens a sentence
-("⁵It"). So exponents, isotopes and formulas stay: "10⁶" (after a digit), "m²", "R²", "SE⁴³" (a short
-or all-capital word), "cm⁻²", "Ca²⁺" (a sign), "¹⁴C", "⁴⁰Ca", "³H-thymidine", and the digits of a
-raised name ("amiR^CWC15").
+span PyMuPDF flags as superscript, or a smaller one whose baseline sits above the line's. A mark is
+cut where it cannot be part of what it follows: after a word of three or more letters with a small
+letter among them, or after a closing bracket or a stop (not a lone 2 or 3 there: "(width)²"). So
+exponents and formulas stay: "10⁶" (after a digit), "m²", "R²", "SE⁴³" (a short or all-capital word),
+"cm⁻²", "Ca²⁺" (a sign), subscripts ("CO₂", "MnCl₂"), and the digits of a raised name ("amiR^CWC15").
+
+A mark that opens a word is left: it is how a footnote's text starts ("⁷pronounced"), which is how the
+page layout tells a footnote from the running text (engine/ingest/layout.py); what a reader sees drops
+it (engine/text/artefacts.py).
 """
 
 from __future__ import annotations
@@ -26,18 +26,15 @@ from typing import Any
 Word = tuple[Any, ...]  # (x0, y0, x1, y1, text, block_no, line_no, word_no) as PyMuPDF gives words
 
 _SUPERSCRIPT = 1  # PyMuPDF's span flag
-SMALLER = 0.8  # a span under this share of its line's text size is set small (marks: 0.5-0.7 of it)
 # A smaller span whose baseline sits this share of the text size above the line's is raised (PyMuPDF's own
 # superscript flag compares a span with the one before it, so it never marks the first span of a line).
 RAISED_BY = 0.2
 _MARK_CHARS = frozenset("0123456789,–-")
-# A word that may end or start with a glued mark: letters or a closing bracket/stop, then digits; or
-# digits, then a word. Pages with no such word are not read a second time.
-_GLUED = re.compile(r"(?:[a-z]{3}|[a-z][.,;:]|\))\d{1,3}(?:[,–-]\d{1,3})*[.,;:)\]]*$|^\d{1,2}(?:[A-Z][a-z]|[a-z]{3})")
+# A word that may end with a glued mark: letters or a closing bracket or stop, then digits. Pages with no
+# such word are not read a second time.
+_GLUED = re.compile(r"(?:[a-z]{3}|[a-z][.,;:]|\))\d{1,3}(?:[,–-]\d{1,3})*[.,;:)\]]*$")
 _CLOSING = ").,;:]"
 _FOLLOWS = re.compile(r"(?:^|[^A-Za-z])([A-Za-z]{3,})$")
-# A footnote's first word after its number: three letters or more, or a short word that opens sentences.
-_OPENS = re.compile(r"^(?:[A-Za-z][a-z]{2,}|(?:It|We|In|An|On|To|If|By|Of|So)$)")
 
 
 def may_have_marks(words: list[Word]) -> bool:
@@ -61,14 +58,14 @@ def without_marks(words: list[Word], page_dict: dict[str, Any]) -> list[Word]:
     return out
 
 
-# What a character of a word is: ordinary text, a digit set smaller than its line, a raised digit, or another
-# raised character (a raised name: "amiR^CWC15", whose digits belong to it).
-TEXT, SMALL, RAISED, RAISED_TEXT = 0, 1, 2, 3
+# What a character of a word is: ordinary text, a raised digit, or another raised character (a raised name:
+# "amiR^CWC15", whose digits belong to it).
+TEXT, RAISED, RAISED_TEXT = 0, 1, 2
 
 
 def cut_marks(text: str, kinds: list[int]) -> str:
-    """``text`` without a raised mark glued to its end (closing punctuation after it kept), or a raised or
-    small one glued to its start. ``kinds``: TEXT, SMALL or RAISED for each character."""
+    """``text`` without a raised mark glued to its end (closing punctuation after it kept). ``kinds``: the
+    kind of each character (TEXT, RAISED or RAISED_TEXT)."""
     end = len(text)
     while end > 0 and text[end - 1] in _CLOSING and kinds[end - 1] != RAISED:
         end -= 1
@@ -77,12 +74,7 @@ def cut_marks(text: str, kinds: list[int]) -> str:
         start -= 1
     if start < end and any(c.isdigit() for c in text[start:end]) and kinds[start - 1] != RAISED_TEXT \
             and _mark_may_follow(text[:start], text[start:end]):
-        text, kinds = text[:start] + text[end:], kinds[:start] + kinds[end:]
-    lead = 0
-    while lead < len(text) and kinds[lead] in (SMALL, RAISED):
-        lead += 1
-    if 0 < lead <= 2 and any(c.isdigit() for c in text[:lead]) and _OPENS.match(text[lead:]):
-        text = text[lead:]
+        return text[:start] + text[end:]
     return text
 
 
@@ -97,7 +89,7 @@ def _mark_may_follow(before: str, mark: str) -> bool:
 
 def _character_kinds(page_dict: dict[str, Any]) -> dict[tuple[int, int, int], tuple[str, list[int]]]:
     """(block, line, word) -> (text, each character's kind), for the words that hold a possible mark. Only
-    lines with a raised or small span are read character by character (most lines have none)."""
+    lines with a raised span are read character by character (most lines have none)."""
     found: dict[tuple[int, int, int], tuple[str, list[int]]] = {}
     for block_no, block in enumerate(page_dict.get("blocks", [])):
         for line_no, line in enumerate(block.get("lines", [])):
@@ -123,7 +115,7 @@ def _character_kinds(page_dict: dict[str, Any]) -> dict[tuple[int, int, int], tu
 
 
 def _span_kinds(spans: list[dict[str, Any]]) -> list[int]:
-    """RAISED, SMALL or TEXT for each span of a line, against the size and baseline of its longest span."""
+    """RAISED or TEXT for each span of a line, against the size and baseline of its longest span."""
     if len(spans) < 2:  # a mark is glued to something: a line of one span has none
         return [TEXT] * len(spans)
     text_span = max(spans, key=lambda span: len(span.get("text", "")))
@@ -133,5 +125,5 @@ def _span_kinds(spans: list[dict[str, Any]]) -> list[int]:
         size = span.get("size", 0.0)
         raised = span.get("flags", 0) & _SUPERSCRIPT or (
             size < text_size and span.get("origin", (0.0, 0.0))[1] < baseline - RAISED_BY * text_size)
-        kinds.append(RAISED if raised else SMALL if size < SMALLER * text_size else TEXT)
+        kinds.append(RAISED if raised else TEXT)
     return kinds
