@@ -1,7 +1,11 @@
 """The support judge's graph quantized again, so that every CPU computes the same verdicts.
 
-    python benchmarks/judge_requantize.py --out DIR [--weight-only] [--graph resources/models/judge/model.int8.onnx]
+    git archive 8a180e5 resources/models/judge | tar -x -C /tmp/judge-8bit   # the graph with 8-bit weights
+    python benchmarks/judge_requantize.py --graph /tmp/judge-8bit/resources/models/judge/model.int8.onnx \
+        --out DIR [--weight-only]
     python benchmarks/verify.py --fit --model-dir DIR      # then its thresholds, on training-side pairs
+
+The shipped graph was made so, byte for byte; the folder of ``--graph`` must hold its judge.json and NOTICE.md.
 
 The judge is ONNX Runtime's dynamic quantization: int8 weights per channel, activations quantized to
 uint8 at run time. Its integer products are computed by whichever kernel the CPU has: with AVX-512 VNNI a
@@ -33,45 +37,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from onnx_export import write_int8_onnx  # noqa: E402
+from onnx_export import dynamic_graph_state, write_int8_onnx  # noqa: E402
 from train_judge import load_model  # noqa: E402
 
 import engine  # noqa: E402,F401  (the engine switches onnxruntime's telemetry off before it loads)
 
-SHIPPED = ROOT / "resources" / "models" / "judge"
-
 
 def load_from_dynamic_graph(model: Any, graph_file: Path) -> int:
-    """Load ``model`` (train_judge.classifier) with the weights of a dynamic-int8 graph written from it.
-
-    The graph names each integer matrix product after its module ("/encoder/encoder/layer.0/attention/self/
-    query/MatMul_quant", "/head/Gemm_MatMul_quant"), so its weight is that module's; biases and layer norms
-    kept their names and float values; embeddings are uint8 with one scale each. Returns the number of
-    tensors loaded; every one of the model's must be."""
-    import numpy as np
-    import onnx
-    import torch
-    from onnx import numpy_helper
-
-    graph = onnx.load(str(graph_file)).graph
-    values = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
-
-    def dequantized(prefix: str) -> Any:
-        codes = values[f"{prefix}_quantized"].astype(np.float32)
-        return (codes - values[f"{prefix}_zero_point"].astype(np.float32)) * values[f"{prefix}_scale"]
-
-    state: dict[str, Any] = {}
-    for node in graph.node:
-        if node.op_type == "MatMulInteger":
-            module = node.name.rsplit("/", 1)[0].strip("/").replace("/", ".")
-            state[f"{module}.weight"] = torch.tensor(dequantized(node.input[1][:-len("_quantized")]).T.copy())
-    for name, array in values.items():
-        if "_Transposed" in name:  # a matrix product's weight, read above from its node
-            continue
-        if name.endswith("_quantized") and "." in name and not name.startswith("onnx::"):
-            state[name[:-len("_quantized")]] = torch.tensor(dequantized(name[:-len("_quantized")]).copy())
-        elif "." in name and not name.startswith("onnx::") and array.dtype == np.float32 and array.ndim >= 1:
-            state[name] = torch.tensor(array.copy())
+    """Load ``model`` (train_judge.classifier) with the weights of a dynamic-int8 graph written from it
+    (:func:`onnx_export.dynamic_graph_state`). Returns the number of tensors loaded; every one of the
+    model's must be."""
+    state = dynamic_graph_state(graph_file)
     own = model.state_dict()
     taken = {k: v for k, v in state.items() if k in own and tuple(own[k].shape) == tuple(v.shape)}
     # The pooler is not in the graph: the classifier pools by the mean, not by the first token.
@@ -117,7 +93,7 @@ def _probabilities(model: Any, pairs: list[tuple[str, str]]) -> Any:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--graph", type=Path, default=SHIPPED / "model.int8.onnx")
+    parser.add_argument("--graph", type=Path, required=True, help="a dynamic-int8 judge graph, in its folder")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--pairs", type=int, default=200, help="HealthVer pairs to compare the graphs on")
     parser.add_argument("--weight-only", action="store_true",

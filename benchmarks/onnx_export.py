@@ -1,7 +1,8 @@
 """The trained judge's and reader's export: a PyTorch pair classifier to an int8 ONNX graph and its tokenizer.
 
 Used by train_judge.py export and train_reader.py export; the product reads the result with
-engine/cite/judge.py's PairModel (ONNX Runtime and the tokenizers library, no torch).
+engine/cite/judge.py's PairModel (ONNX Runtime and the tokenizers library, no torch). And the way back:
+:func:`dynamic_graph_state` reads a dynamic-int8 graph's weights as a PyTorch state dict.
 """
 
 from __future__ import annotations
@@ -78,3 +79,37 @@ def weight_only_int8(plain: Path, target: Path) -> None:
             helper.make_node("Mul", [f"{embedded}_codes", f"{embedded}_row_scale"], [embedded])]):
         graph.node.insert(index + 1 + offset, node)
     onnx.save(quantizer.model.model, str(target))
+
+
+def dynamic_graph_state(graph_file: Path) -> dict[str, Any]:
+    """The weights of a dynamic-int8 graph written by :func:`write_int8_onnx`, dequantized, by module name.
+
+    The graph names each integer matrix product after its module ("/encoder/encoder/layer.0/attention/self/
+    query/MatMulInteger" is "/encoder/encoder/layer.0/attention/self/query/MatMul_quant", the head's
+    "/head/Gemm_MatMul_quant"), so its weight (codes minus zero point, times the per-channel scale) is that
+    module's; biases and layer norms kept their names and float values; embeddings are uint8 with one scale."""
+    import numpy as np
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(graph_file)).graph
+    values = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+
+    def dequantized(prefix: str) -> Any:
+        codes = values[f"{prefix}_quantized"].astype(np.float32)
+        return (codes - values[f"{prefix}_zero_point"].astype(np.float32)) * values[f"{prefix}_scale"]
+
+    state: dict[str, Any] = {}
+    for node in graph.node:
+        if node.op_type == "MatMulInteger":
+            module = node.name.rsplit("/", 1)[0].strip("/").replace("/", ".")
+            state[f"{module}.weight"] = torch.tensor(dequantized(node.input[1][:-len("_quantized")]).T.copy())
+    for name, array in values.items():
+        if "_Transposed" in name or name.startswith("onnx::") or "." not in name:
+            continue  # a matrix product's weight (read above from its node), or the graph's own constants
+        if name.endswith("_quantized"):
+            state[name[:-len("_quantized")]] = torch.tensor(dequantized(name[:-len("_quantized")]).copy())
+        elif array.dtype == np.float32 and array.ndim >= 1 and not name.endswith(("_scale", "_zero_point")):
+            state[name] = torch.tensor(array.copy())
+    return state

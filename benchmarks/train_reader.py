@@ -309,33 +309,11 @@ def train(args: argparse.Namespace) -> None:
 
 
 def load_judge_encoder(model: Any, onnx_file: Path) -> None:
-    """Start from the support judge's encoder: its int8 ONNX weights, dequantized, under their names.
+    """Start from the support judge's encoder: its int8 ONNX weights, dequantized, under their names
+    (:func:`onnx_export.dynamic_graph_state`; the judge's head is not the reader's)."""
+    from onnx_export import dynamic_graph_state
 
-    The exported graph names each integer matrix product after its module ("/encoder/encoder/layer.0/
-    attention/self/query/MatMul_quant"), so its weight is that module's; biases and layer norms kept
-    their PyTorch names and float values; embeddings are uint8 with one scale each."""
-    import numpy as np
-    import onnx
-    import torch
-    from onnx import numpy_helper
-
-    graph = onnx.load(str(onnx_file)).graph
-    values = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
-
-    def dequantized(prefix: str) -> Any:
-        quantized = values[f"{prefix}_quantized"].astype(np.float32)
-        return (quantized - values[f"{prefix}_zero_point"].astype(np.float32)) * values[f"{prefix}_scale"]
-
-    state: dict[str, Any] = {}
-    for node in graph.node:
-        if node.op_type == "MatMulInteger" and node.name.startswith("/encoder/"):
-            module = node.name.rsplit("/", 1)[0].strip("/").replace("/", ".")
-            state[f"{module}.weight"] = torch.tensor(dequantized(node.input[1][:-len("_quantized")]).T.copy())
-    for name, array in values.items():
-        if name.startswith("encoder.") and name.endswith("_quantized"):
-            state[name[:-len("_quantized")]] = torch.tensor(dequantized(name[:-len("_quantized")]).copy())
-        elif name.startswith("encoder.") and array.dtype == np.float32 and array.ndim >= 1:
-            state[name] = torch.tensor(array.copy())
+    state = {k: v for k, v in dynamic_graph_state(onnx_file).items() if k.startswith("encoder.")}
     own = model.state_dict()
     taken = {k: v for k, v in state.items() if k in own and tuple(own[k].shape) == tuple(v.shape)}
     model.load_state_dict(taken, strict=False)
