@@ -72,7 +72,7 @@ def cut_marks(text: str, kinds: list[int]) -> str:
     start = end
     while start > 0 and kinds[start - 1] == RAISED:
         start -= 1
-    if start < end and any(c.isdigit() for c in text[start:end]) and kinds[start - 1] != RAISED_TEXT \
+    if 0 < start < end and any(c.isdigit() for c in text[start:end]) and kinds[start - 1] != RAISED_TEXT \
             and _mark_may_follow(text[:start], text[start:end]):
         return text[:start] + text[end:]
     return text
