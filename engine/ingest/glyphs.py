@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.ingest.words import line_words
+
 # The Symbol font's codes 0x20-0x7E moved to U+F020-U+F07E (how Windows maps a symbol font):
 # Latin letters stand for Greek ones, a few punctuation codes for mathematical signs.
 _SYMBOL_FONT = "Symbol"
@@ -98,21 +100,12 @@ def _repaired_texts(page_dict: dict[str, Any]) -> dict[tuple[int, int, int], tup
     found: dict[tuple[int, int, int], tuple[str, str]] = {}
     for block_no, block in enumerate(page_dict.get("blocks", [])):
         for line_no, line in enumerate(block.get("lines", [])):
-            word_no, changed = 0, False
-            read: list[str] = []
-            fixed: list[str] = []
-            for span in line.get("spans", []):
-                fixes = font_fixes(base_font_name(span.get("font", "")))
-                for c in span.get("text", ""):
-                    if c <= " ":  # PyMuPDF ends a word at a space or any control character
-                        if read:
-                            if changed:
-                                found[(block_no, line_no, word_no)] = ("".join(read), "".join(fixed))
-                            word_no, read, fixed, changed = word_no + 1, [], [], False
-                        continue
-                    read.append(c)
-                    fixed.append(fixes.get(c, c))
-                    changed = changed or c in fixes
-            if read and changed:
-                found[(block_no, line_no, word_no)] = ("".join(read), "".join(fixed))
+            spans = line.get("spans", [])
+            fixes = [font_fixes(base_font_name(span.get("font", ""))) for span in spans]
+            if not any(fixes):
+                continue
+            for word_no, text, owners in line_words(spans):
+                fixed = "".join(fixes[owner].get(c, c) for c, owner in zip(text, owners, strict=True))
+                if fixed != text:
+                    found[(block_no, line_no, word_no)] = (text, fixed)
     return found

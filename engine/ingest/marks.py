@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from engine.ingest.words import line_words
+
 Word = tuple[Any, ...]  # (x0, y0, x1, y1, text, block_no, line_no, word_no) as PyMuPDF gives words
 
 _SUPERSCRIPT = 1  # PyMuPDF's span flag
@@ -93,24 +95,15 @@ def _character_kinds(page_dict: dict[str, Any]) -> dict[tuple[int, int, int], tu
     found: dict[tuple[int, int, int], tuple[str, list[int]]] = {}
     for block_no, block in enumerate(page_dict.get("blocks", [])):
         for line_no, line in enumerate(block.get("lines", [])):
-            span_kinds = _span_kinds(line.get("spans", []))
+            spans = line.get("spans", [])
+            span_kinds = _span_kinds(spans)
             if not any(span_kinds):
                 continue
-            word_no = 0
-            chars: list[str] = []
-            kinds: list[int] = []
-            for span, kind in zip(line["spans"], span_kinds, strict=True):
-                for c in span.get("text", ""):
-                    if c <= " ":  # PyMuPDF ends a word at a space or any control character
-                        if chars:
-                            if any(kinds):
-                                found[(block_no, line_no, word_no)] = ("".join(chars), kinds)
-                            word_no, chars, kinds = word_no + 1, [], []
-                        continue
-                    chars.append(c)
-                    kinds.append(kind if c in _MARK_CHARS else RAISED_TEXT if kind == RAISED else TEXT)
-            if chars and any(kinds):
-                found[(block_no, line_no, word_no)] = ("".join(chars), kinds)
+            for word_no, text, owners in line_words(spans):
+                kinds = [span_kinds[owner] if c in _MARK_CHARS else RAISED_TEXT if span_kinds[owner] == RAISED
+                         else TEXT for c, owner in zip(text, owners, strict=True)]
+                if any(kinds):
+                    found[(block_no, line_no, word_no)] = (text, kinds)
     return found
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 
@@ -109,3 +110,23 @@ def normalise_line_end_hyphen(text: str) -> str:
     if text.endswith(_LINE_END_HYPHENS):
         return text[:-1] + "-"
     return text
+
+
+def line_words(spans: list[dict[str, Any]]) -> Iterator[tuple[int, str, list[int]]]:
+    """The words of one line of PyMuPDF's ``dict`` extraction, numbered as its ``words`` extraction numbers
+    them (a word ends at a space or any control character): (word number, text, each character's span index).
+    What lets a second look at a page's spans (a font's characters, a raised mark) find the word it changes."""
+    word_no = 0
+    chars: list[str] = []
+    owners: list[int] = []
+    for index, span in enumerate(spans):
+        for c in span.get("text", ""):
+            if c <= " ":
+                if chars:
+                    yield word_no, "".join(chars), owners
+                    word_no, chars, owners = word_no + 1, [], []
+                continue
+            chars.append(c)
+            owners.append(index)
+    if chars:
+        yield word_no, "".join(chars), owners
