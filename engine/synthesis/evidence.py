@@ -69,9 +69,14 @@ _CAPTION = re.compile(r"(^|\n)\s*\(?(fig(ure)?s?\.?|tables?|supplementary\s+(fig
 _PANEL = re.compile(r"^\s*\(?[A-H]\)\s")
 # A section heading the PDF text runs into the sentence: "Training Data To train our model, we ...".
 # A section number may come first: "7. SGC Since our algorithm is trained on ..." (a heading run into its text).
-_RUN_IN_HEADING = re.compile(r"(?:\d+(?:\.\d+)*\.?\s)?(?:[A-Z0-9][\w-]*\s){1,4}(?=(?:To|We|In|The|Our|This|These|"
-                             r"Here|For|Since|Using|"
-                             r"As|After|To)\s[a-z])")
+# Its words are capitalised, or the small words of a title ("Comparison with Task Specific Fine-Tuning While
+# ..."). The sentence after it opens with a word a sentence opens with, then a small letter; "A" and "An" are
+# not among them, since "Region A consists of ..." and "Appendix A contains ..." name a thing, not a heading.
+_HEADING_WORD = r"(?:[A-Z0-9][\w-]*|of|with|and|for|on|in|the|to|from|between|via|by|under|at|as|vs\.?)"
+_SENTENCE_OPENER = (r"(?:To|We|In|The|Our|This|These|Here|For|Since|Using|As|After|While|Although|When|Unlike|"
+                    r"Because|Given|Following|Each|All|Most|Both|Despite|It|Its|There|Many|Several|Some)")
+_RUN_IN_HEADING = re.compile(r"(?:\d+(?:\.\d+)*\.?\s)?[A-Z0-9][\w-]*\s(?:" + _HEADING_WORD + r"\s){0,6}"
+                             r"(?=" + _SENTENCE_OPENER + r"\s[a-z])")
 _NUMERIC = re.compile(r"^[\d.,%±()+\-–−]+$")
 
 
