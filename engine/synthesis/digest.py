@@ -44,9 +44,9 @@ def digest_sentences(direct: Sequence[Quote], themes: Sequence[Theme], reference
     if lead:
         sentences.append(AnswerSentence(lead, section=0, needs_citation=False, supported=True))
     sentences.extend(quote_sentence(quote, references, 0, rects_for) for quote in direct)
-    shown = {(q.n, q.start) for q in direct}
     for theme in themes:
-        quotes = [q for q in theme.quotes if (q.n, q.start) not in shown]
+        # A direct answer may hold the sentence before or after its own (evidence.in_context): not shown twice.
+        quotes = [q for q in theme.quotes if not any(q.n == d.n and q.text in d.text for d in direct)]
         if not quotes:
             continue
         section = len(headings)

@@ -77,6 +77,10 @@ _SENTENCE_OPENER = (r"(?:To|We|In|The|Our|This|These|Here|For|Since|Using|As|Aft
                     r"Because|Given|Following|Each|All|Most|Both|Despite|It|Its|There|Many|Several|Some)")
 _RUN_IN_HEADING = re.compile(r"(?:\d+(?:\.\d+)*\.?\s)?[A-Z0-9][\w-]*\s(?:" + _HEADING_WORD + r"\s){0,6}"
                              r"(?=" + _SENTENCE_OPENER + r"\s[a-z])")
+# A sentence that opens by pointing back to the one before it: read alone, it does not say what it is about.
+_POINTS_BACK = re.compile(r"(?:This|These|Those|It|Its|They|Their|Such|The latter|The former)\s")
+# The direct answer with the sentence it leans on stays this short (about four lines of a reading pane).
+CONTEXT_CHARS = 400
 _NUMERIC = re.compile(r"^[\d.,%±()+\-–−]+$")
 
 
@@ -317,9 +321,30 @@ def closest(evidence: Sequence[Evidence], count: int = 3) -> list[Evidence]:
 
 def direct_answers(evidence: Sequence[Evidence]) -> tuple[Quote, ...]:
     """The sentence that best answers each of the question's asks, in the order asked (one for a question
-    that asks one thing; the first is the answer's opening). An ask that no shown quote answers best gets none."""
-    quotes = [q for e in evidence for q in e.quotes]
+    that asks one thing; the first is the answer's opening), with the sentence it leans on (``in_context``).
+    An ask that no shown quote answers best gets none."""
+    owner = {id(q): item for item in evidence for q in item.quotes}
     best: dict[int, Quote] = {}
-    for quote in sorted(quotes, key=lambda q: -q.answer):
+    for quote in sorted((q for e in evidence for q in e.quotes), key=lambda q: -q.answer):
         best.setdefault(quote.ask, quote)
-    return tuple(best[k] for k in sorted(best))
+    return tuple(in_context(best[k], owner[id(best[k])]) for k in sorted(best))
+
+
+def in_context(quote: Quote, item: Evidence, limit: int = CONTEXT_CHARS) -> Quote:
+    """The quote with the sentence it leans on, when the two stay within ``limit`` characters: the sentence
+    before, when the quote opens by pointing back to it ("These interactions are the drivers ..." says what
+    they are only after "The convergence model ... interactions of ..."); else the sentence after, when that
+    one continues it ("It is also highly specific ..."). Still one verbatim span of the passage, so its
+    citation and highlight work as any quote's."""
+    text = item.reference.text
+    spans = sorted({(q.start, q.end) for q in item.sentences or item.quotes})
+    before = [s for s in spans if s[1] <= quote.start and not text[s[1]:quote.start].strip()]
+    after = [s for s in spans if s[0] >= quote.end and not text[quote.end:s[0]].strip()]
+    start, end = quote.start, quote.end
+    if _POINTS_BACK.match(quote.text) and before:
+        start = before[-1][0]
+    elif after and _POINTS_BACK.match(text, after[0][0]):
+        end = after[0][1]
+    if (start, end) == (quote.start, quote.end) or end - start > limit:
+        return quote
+    return replace(quote, start=start, end=end, text=text[start:end])

@@ -1,0 +1,61 @@
+"""The direct answer keeps the sentence it leans on: the one before when it opens by pointing back to it,
+the one after when that one continues it, never past the length a reading pane shows at once."""
+
+from __future__ import annotations
+
+from engine.bibliography import Bibliography
+from engine.synthesis.digest import digest_sentences
+from engine.synthesis.evidence import CONTEXT_CHARS, Evidence, Quote, direct_answers, in_context, sentence_spans
+from engine.synthesis.plan import Theme
+from engine.types import Reference
+
+# COVID-QA check paper 1556 (MERS-CoV diagnosis), as its text reads.
+NAMED = "RT-LAMP has similar sensitivity as real time RT-PCR."
+CONTINUES = "It is also highly specific and is used to detect MERS-CoV."
+OTHER = "Four studies identified various other diagnostic methods for the virus in camels and humans."
+DEFINES = "The convergence model combines the dynamics of urban, agricultural and natural ecosystems."
+POINTS_BACK = "These interactions are the proximate drivers of disease emergence."
+
+
+def evidence(*sentences: str, best: int, answer: float = 0.9) -> Evidence:
+    text = " ".join(sentences)
+    reference = Reference(1, "p1", "d1", "library", Bibliography("A paper"), text, page=1)
+    quotes = tuple(Quote(1, s, e, text[s:e], 0.5, answer if i == best else 0.1)
+                   for i, (s, e) in enumerate(sentence_spans(text)))
+    return Evidence(reference, (quotes[best],), 0.5, sentences=quotes)
+
+
+def test_a_sentence_that_points_back_comes_with_the_one_before() -> None:
+    item = evidence(OTHER, DEFINES, POINTS_BACK, best=2)
+    (direct,) = direct_answers([item])
+    assert direct.text == f"{DEFINES} {POINTS_BACK}"
+    assert item.reference.text[direct.start:direct.end] == direct.text  # one verbatim span: its highlight works
+
+
+def test_a_sentence_the_next_one_continues_comes_with_it() -> None:
+    (direct,) = direct_answers([evidence(NAMED, CONTINUES, OTHER, best=0)])
+    assert direct.text == f"{NAMED} {CONTINUES}"
+
+
+def test_a_sentence_that_stands_alone_is_quoted_alone() -> None:
+    (direct,) = direct_answers([evidence(NAMED, OTHER, DEFINES, best=0)])
+    assert direct.text == NAMED
+    (first,) = direct_answers([evidence(POINTS_BACK, OTHER, best=0)])  # nothing before it to lean on
+    assert first.text == POINTS_BACK
+
+
+def test_context_never_makes_the_opening_longer_than_a_pane_shows() -> None:
+    long_before = "The convergence model " + "combines many interacting factors of land use, " * 9 + "in one frame."
+    item = evidence(long_before, POINTS_BACK, best=1)
+    assert len(long_before) + len(POINTS_BACK) > CONTEXT_CHARS
+    assert in_context(item.quotes[0], item).text == POINTS_BACK
+
+
+def test_the_digest_does_not_show_the_added_sentence_twice() -> None:
+    item = evidence(NAMED, CONTINUES, OTHER, best=0)
+    direct = direct_answers([item])
+    continues = next(q for q in item.sentences if q.text == CONTINUES)
+    theme = Theme("Diagnosis", (continues, item.sentences[2]))
+    sentences, _ = digest_sentences(direct, [theme], {1: item.reference})
+    texts = [s.text for s in sentences]
+    assert sum(CONTINUES in t for t in texts) == 1, texts
