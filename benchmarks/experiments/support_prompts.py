@@ -89,7 +89,7 @@ def readable_pairs(fit_per_label: int, per_label: int) -> list[dict[str, Any]]:
               "side": "healthver", "positive": r["label"] == "Supports"} for r in rows if r["id"] not in check_ids]
     judge = default_judge()
     chosen = []
-    for side, candidates, take in (("fit", fit, fit_per_label), ("healthver", other, per_label)):
+    for candidates, take in ((fit, fit_per_label), (other, per_label)):
         rng.shuffle(candidates)
         counts: dict[str, int] = {}
         for row in candidates:
