@@ -327,7 +327,17 @@ def direct_answers(evidence: Sequence[Evidence]) -> tuple[Quote, ...]:
     best: dict[int, Quote] = {}
     for quote in sorted((q for e in evidence for q in e.quotes), key=lambda q: -q.answer):
         best.setdefault(quote.ask, quote)
-    return tuple(in_context(best[k], owner[id(best[k])]) for k in sorted(best))
+    bare = [(best[k], owner[id(best[k])]) for k in sorted(best)]
+    chosen: list[Quote] = []
+    for index, (quote, item) in enumerate(bare):
+        wider = in_context(quote, item)
+        # Two asks answered by adjacent sentences: each is quoted as it is, not one inside the other.
+        others = [q for i, (q, it) in enumerate(bare) if i != index and it is item]
+        others += [q for q, (_, it) in zip(chosen, bare, strict=False) if it is item]
+        if any(q.start < wider.end and wider.start < q.end for q in others):
+            wider = quote
+        chosen.append(wider)
+    return tuple(chosen)
 
 
 def in_context(quote: Quote, item: Evidence, limit: int = CONTEXT_CHARS) -> Quote:

@@ -59,3 +59,13 @@ def test_the_digest_does_not_show_the_added_sentence_twice() -> None:
     sentences, _ = digest_sentences(direct, [theme], {1: item.reference})
     texts = [s.text for s in sentences]
     assert sum(CONTINUES in t for t in texts) == 1, texts
+
+
+def test_two_asks_answered_by_adjacent_sentences_are_each_quoted_once() -> None:
+    text = f"{NAMED} {CONTINUES} {OTHER}"
+    reference = Reference(1, "p1", "d1", "library", Bibliography("A paper"), text, page=1)
+    spans = sentence_spans(text)
+    quotes = (Quote(1, *spans[0], text[slice(*spans[0])], 0.5, 0.9, ask=0),
+              Quote(1, *spans[1], text[slice(*spans[1])], 0.5, 0.8, ask=1))
+    item = Evidence(reference, quotes, 0.5, sentences=(*quotes, Quote(1, *spans[2], text[slice(*spans[2])], 0.5, 0.1)))
+    assert [q.text for q in direct_answers([item])] == [NAMED, CONTINUES]

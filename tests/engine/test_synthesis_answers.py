@@ -94,7 +94,8 @@ def test_quotes_are_whole_sentences_and_never_captions() -> None:
     assert [numbered[s:e] for s, e in sentence_spans(numbered)] == [numbered[len("7. SGC "):]]
     titled = ("Comparison with Task Specific Fine-Tuning While the fact that SPECTER does not require fine-tuning "
               "makes its paper embeddings less costly to use, we also compare to fine-tuned models.")
-    assert [titled[s:e] for s, e in sentence_spans(titled)] == [titled[len("Comparison with Task Specific Fine-Tuning "):]]
+    heading = "Comparison with Task Specific Fine-Tuning "
+    assert [titled[s:e] for s, e in sentence_spans(titled)] == [titled[len(heading):]]
     named = "Region A consists of papers related to deep generative models and their training objectives."
     assert [named[s:e] for s, e in sentence_spans(named)] == [named]  # a thing named "A", not a heading
     table_row = "SPECTER 84.2 88.4 91.5 36.9 80.0 SciBERT fine-tune on co-view 83.0 84.2 84.1 36.4 76.0 and more."
