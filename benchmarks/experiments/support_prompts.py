@@ -46,7 +46,7 @@ from engine.cite.judge import default_judge  # noqa: E402
 from engine.generate.llama import LlamaModel  # noqa: E402
 from engine.process import prepare_process  # noqa: E402
 from engine.protocols import ChatMessage  # noqa: E402
-from engine.synthesis import prompts  # noqa: E402
+from engine.synthesis import prompts, support_reader  # noqa: E402
 from engine.synthesis.support_reader import MAX_PASSAGE_CHARS  # noqa: E402
 
 EXAMPLE = "Treatment with drug X reduced viral load by 40% compared with placebo in 120 patients."
@@ -69,6 +69,8 @@ VETOES = ("number", "negation", "direction")  # checks whose verdict stands whoe
 
 
 def messages(name: str, claim: str, passage: str) -> list[ChatMessage]:
+    if name == "fully":  # what ships, from its prompt files (the other two are written as it is)
+        return support_reader.messages(claim, passage)
     question, _, answers = PROMPTS[name]
     examples = "".join(f'Passage: "{EXAMPLE}"\n\nClaim: "{c}"\n\n{question}\n{a}\n\n'
                        for c, a in zip(EXAMPLE_CLAIMS, answers, strict=True))

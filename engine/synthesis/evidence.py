@@ -323,20 +323,17 @@ def direct_answers(evidence: Sequence[Evidence]) -> tuple[Quote, ...]:
     """The sentence that best answers each of the question's asks, in the order asked (one for a question
     that asks one thing; the first is the answer's opening), with the sentence it leans on (``in_context``).
     An ask that no shown quote answers best gets none."""
-    owner = {id(q): item for item in evidence for q in item.quotes}
-    best: dict[int, Quote] = {}
-    for quote in sorted((q for e in evidence for q in e.quotes), key=lambda q: -q.answer):
-        best.setdefault(quote.ask, quote)
-    bare = [(best[k], owner[id(best[k])]) for k in sorted(best)]
+    best: dict[int, tuple[Quote, Evidence]] = {}
+    for quote, item in sorted(((q, e) for e in evidence for q in e.quotes), key=lambda pair: -pair[0].answer):
+        best.setdefault(quote.ask, (quote, item))
+    bare = [best[k] for k in sorted(best)]
     chosen: list[Quote] = []
     for index, (quote, item) in enumerate(bare):
         wider = in_context(quote, item)
-        # Two asks answered by adjacent sentences: each is quoted as it is, not one inside the other.
-        others = [q for i, (q, it) in enumerate(bare) if i != index and it is item]
-        others += [q for q, (_, it) in zip(chosen, bare, strict=False) if it is item]
-        if any(q.start < wider.end and wider.start < q.end for q in others):
-            wider = quote
-        chosen.append(wider)
+        # Two asks answered by adjacent sentences: each is quoted as it is, not one inside the other (an earlier
+        # ask's quote as shown, a later one's as it stands).
+        others = [chosen[i] if i < index else q for i, (q, it) in enumerate(bare) if i != index and it is item]
+        chosen.append(quote if any(q.start < wider.end and wider.start < q.end for q in others) else wider)
     return tuple(chosen)
 
 
