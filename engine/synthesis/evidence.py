@@ -27,7 +27,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.cite.reader import neighbours, reader_text
-from engine.cite.self_name import as_read_for
 from engine.cite.sentences import split_spans
 from engine.cite.support import SupportScorer
 from engine.cite.windows import content_words, overlap, prose_like
@@ -245,17 +244,12 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
         # that of the ask it answers best.
         asked = asks(question)
         by_ask = np.full((len(asked), len(spans)), -np.inf, dtype=np.float32)
-        # A sentence of a paper whose title names its system is read with that name for "our model" when the
-        # ask names it (engine/cite/self_name.py); the quote shown stays as written.
         for index, ask in enumerate(asked):
-            seen = [as_read_for(ask, r.bib.title, text) for (r, _, _), text in zip(spans, texts, strict=True)]
-            ask_hands = hands if len(asked) == 1 and seen == texts else _scores(ask, seen, scorer)[1]
+            ask_hands = hands if len(asked) == 1 else _scores(ask, texts, scorer)[1]
             chosen = sorted(np.argsort(-ask_hands, kind="stable")[:max(1, limit // len(asked))].tolist())
             logits = np.full(len(spans), -np.inf, dtype=np.float32)
-            logits[chosen] = reader.scores(ask, [reader_text(seen[i], *(as_read_for(ask, spans[i][0].bib.title, side)
-                                                                        for side in neighbours(spans[i][0].text,
-                                                                                               spans[i][1])))
-                                                 for i in chosen])
+            logits[chosen] = reader.scores(ask, [reader_text(texts[i], *neighbours(spans[i][0].text, spans[i][1]))
+                                               for i in chosen])
             by_ask[index] = answer_scores(logits, ask_hands, reader.hand_weight)
         combined, ask_of = by_ask.max(axis=0), by_ask.argmax(axis=0)
     evidence = []
