@@ -40,6 +40,7 @@ from engine.synthesis.question import (
     states_counted,
     with_typos_matched,
 )
+from engine.synthesis.run_in import sentence_start
 from engine.text.addressed import addresses_the_model
 from engine.text.furniture import has_page_furniture
 from engine.tuning import SYNTHESIS
@@ -67,16 +68,6 @@ PER_PAPER = SYNTHESIS.per_paper
 _CAPTION = re.compile(r"(^|\n)\s*\(?(fig(ure)?s?\.?|tables?|supplementary\s+(fig(ure)?|table)s?\.?|extended data "
                       r"fig(ure)?\.?)\s*S?\d+[A-Za-z]?\b", re.IGNORECASE)
 _PANEL = re.compile(r"^\s*\(?[A-H]\)\s")
-# A section heading the PDF text runs into the sentence: "Training Data To train our model, we ...".
-# A section number may come first: "7. SGC Since our algorithm is trained on ..." (a heading run into its text).
-# Its words are capitalised, or the small words of a title ("Comparison with Task Specific Fine-Tuning While
-# ..."). The sentence after it opens with a word a sentence opens with, then a small letter; "A" and "An" are
-# not among them, since "Region A consists of ..." and "Appendix A contains ..." name a thing, not a heading.
-_HEADING_WORD = r"(?:[A-Z0-9][\w-]*|of|with|and|for|on|in|the|to|from|between|via|by|under|at|as|vs\.?)"
-_SENTENCE_OPENER = (r"(?:To|We|In|The|Our|This|These|Here|For|Since|Using|As|After|While|Although|When|Unlike|"
-                    r"Because|Given|Following|Each|All|Most|Both|Despite|It|Its|There|Many|Several|Some)")
-_RUN_IN_HEADING = re.compile(r"(?:\d+(?:\.\d+)*\.?\s)?[A-Z0-9][\w-]*\s(?:" + _HEADING_WORD + r"\s){0,6}"
-                             r"(?=" + _SENTENCE_OPENER + r"\s[a-z])")
 # A sentence that opens by pointing back to the one before it: read alone, it does not say what it is about.
 _POINTS_BACK = re.compile(r"(?:This|These|Those|It|Its|They|Their|Such|The latter|The former)\s")
 # The direct answer with the sentence it leans on stays this short (about four lines of a reading pane).
@@ -152,9 +143,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Whole prose sentences of ``text`` fit to quote; an over-long one is cut at its last clause break."""
     spans = []
     for start, end in split_spans(text):
-        heading = _RUN_IN_HEADING.match(text, start, end)
-        if heading:  # the quote starts where the sentence does, after the run-in heading
-            start = heading.end()
+        start = sentence_start(text, start, end)  # the quote starts after a heading run into the sentence
         if end - start > MAX_QUOTE_CHARS:
             limit = start + MAX_QUOTE_CHARS
             cut = max(text.rfind("; ", start, limit), text.rfind(", ", start, limit))
