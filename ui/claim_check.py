@@ -54,7 +54,7 @@ def check_html(claim: str, passages: Sequence[Any], notes: Sequence[str] = ()) -
                                                                  else f", from {passage.source}")
             rows.append(f'<li><a href="{check_url(index)}">{html.escape(passage.title or "Untitled")}{where}</a> '
                         f'<span style="color:#666">({_SUPPORT_WORDS.get(passage.verdict, passage.verdict)})</span>'
-                        f"<br>“{html.escape(passage.quote)}”</li>")
+                        f"<br>“{html.escape(passage.shown_quote)}”</li>")
         return f"<ul>{''.join(rows)}</ul>" if rows else '<p style="color:#777">None found.</p>'
 
     blocks = [f'<p style="font-weight:600;font-size:large">Checking: {html.escape(claim)}</p>']

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from engine.cite.judge import READ_SUPPORTED, Judgement, Reader, SupportJudge, revisable
 from engine.errors import ClaimError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.text.artefacts import without_footnote_marks
 from engine.text.stopwords import COMMON_ENGLISH_WORDS
 from engine.text.tokens import LETTERS, lower_words
 from engine.types import SearchHit
@@ -44,6 +45,11 @@ class CheckedPassage:
     title: str
     page: int | None
     reason: str = ""
+
+    @property
+    def shown_quote(self) -> str:
+        """The quote as a reader sees it: footnote numbers glued to its words left out (the span stays)."""
+        return " ".join(without_footnote_marks(self.quote).split())
 
 
 @dataclass(frozen=True)
@@ -174,3 +180,4 @@ def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
                                                       0.0 if p.verdict == "unsupported" else p.score)))
     progress(Progress("judging", 2, 2, "done"))
     return ClaimCheck(text, tuple(passages), tuple(notes))
+

@@ -110,7 +110,7 @@ def _print_passage(passage: CheckedPassage) -> None:
     where = passage.source if passage.page is None else f"{passage.source}, p. {passage.page}"
     score = passage.contradiction if passage.verdict == "contradicted" else passage.score
     print(f"  [{passage.verdict} {score:.2f}] {passage.title or '(untitled)'}  [{where}]  {passage.doc_id}")
-    print(textwrap.indent(textwrap.fill(f"“{passage.quote}”", 92), "      "))
+    print(textwrap.indent(textwrap.fill(f"“{passage.shown_quote}”", 92), "      "))
     if passage.verdict == "unsupported":
         print(f"      ({NOT_STATED_HERE}{': ' + passage.reason if passage.reason not in ('', NOT_STATED) else ''})")
     elif passage.reason and passage.verdict != "supported":

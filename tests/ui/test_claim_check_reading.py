@@ -40,3 +40,13 @@ def test_the_app_and_quire_check_show_the_same_closest_passages_in_the_same_word
 
     assert app_side.CLOSEST_SHOWN == engine_side.CLOSEST_SHOWN
     assert app_side.NOT_STATED_HERE == engine_side.NOT_STATED_HERE
+
+
+def test_a_footnote_number_glued_to_a_quote_is_not_shown() -> None:
+    """PDF text glues a footnote's number to the sentence it marks ("12For SGC, ..."); the reader sees the
+    sentence, while the quote kept for the highlight is the passage's text as it is."""
+    glued = passage("unsupported", "12For SGC, we remove development and test set citations during training.", 1)
+    assert glued.shown_quote == "For SGC, we remove development and test set citations during training."
+    html = check_html("SPECTER is trained on 10 million PubMed abstracts.", [glued])
+    assert "“For SGC, we remove" in html and "12For" not in html
+    assert glued.quote.startswith("12For")  # the span located in the PDF is unchanged
