@@ -17,7 +17,8 @@ def quoted(text: str) -> list[str]:
     # A numbered heading in sentence case, on its line or not.
     ("3.1 Representing and manipulating visually-rich documents with magelib\n",
      "In this section, we use code snippets to show how our library's abstractions are tailored to documents."),
-    ("2.5 Filtering paper clusters\n", "We further filter paper clusters to remove papers with no abstract or body text."),
+    ("2.5 Filtering paper clusters\n",
+     "We further filter paper clusters to remove papers with no abstract or body text."),
     ("3.1 Representing and manipulating visually-rich documents with magelib ",
      "In this section, we use code snippets to show how our library's abstractions are tailored to documents."),
     # A heading on its own line: a method's name, a result stated as a heading.
@@ -26,7 +27,8 @@ def quoted(text: str) -> list[str]:
      "To determine if these six low-affinity ETS sites are necessary, we mutated each of them in the enhancer."),
     ("Affinity-optimizing SNVs cause gain-of-function enhancer activity, which can contribute to phenotypes\n",
      "In Ciona, affinity-optimizing SNVs lead to loss of tissue-specific expression in the heart progenitors."),
-    ("In vitro protein pull-down assay\n", "In total, 500 μg GST-PWWP3 and 500 μg MBP were incubated with the beads overnight."),
+    ("In vitro protein pull-down assay\n",
+     "In total, 500 μg GST-PWWP3 and 500 μg MBP were incubated with the beads overnight."),
 ])
 def test_a_heading_is_left_out_of_the_quote(heading: str, sentence: str) -> None:
     assert quoted(heading + sentence) == [sentence]
