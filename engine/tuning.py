@@ -197,6 +197,15 @@ class CitationTuning:
              "only, SupportJudge.gated, kept for comparison).",
         "Set by hand: behind the gate, the model's fitted contradicted cut-off vetoed true sentences of the "
         "labelled corpus pairs, so it vetoes only when 'refutes' is at least as likely as the other two together.")
+    contradiction_topic_share: float = tuned(
+        0.5, "Share of the claim's content words a window must hold for a negation or direction clash to count "
+             "as a contradiction, and, in a claim checked by search, for the judge's model alone to call a "
+             "found passage contradicting (below it the passage is on the claim's subject, not on what it says).",
+        "The clash rule: set by hand (benchmarks/contradicted.py). Search: benchmarks/check_contradicted.py, "
+        "corpus sentences checked by search, model-only marks replayed at 0.2 / 0.34 / 0.5 / 0.67: at 0.5 a true "
+        "sentence's false marks fall from 0.20 to 0.03 a claim and every perturbed sentence's own passage is "
+        "still marked. Not applied to given evidence: on HealthVer pairs it kept precision (0.39 -> 0.41) and "
+        "cut recall (0.17 -> 0.05) (docs/verification.md).")
     reader_supported: float = tuned(
         0.25, "Support score (P(Fully) + 1/2 P(Partially)) at which the writer's second reading cites a "
               "passage the judge left unsupported.",

@@ -13,7 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from engine.cite.judge import READ_SUPPORTED, Judgement, Reader, SupportJudge, revisable
+from engine.cite.judge import (
+    NOT_STATED,
+    READ_SUPPORTED,
+    SAYS_OTHERWISE,
+    Judgement,
+    Reader,
+    SupportJudge,
+    on_topic,
+    revisable,
+)
 from engine.errors import ClaimError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.text.artefacts import without_footnote_marks
@@ -170,9 +179,7 @@ def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
         cancel.check()
     progress(Progress("judging", 1, 2, f"judging {len(hits)} passages"))
     judgements = judge.judge_passages(text, [hit.text for hit in hits])
-    passages = [CheckedPassage(j.verdict, j.score, j.contradiction, j.quote, j.start, j.end, hit.passage_id,
-                               hit.doc_id, hit.source, hit.bib.title, hit.page, j.reason)
-                for hit, j in zip(hits, judgements, strict=True)]
+    passages = [found_passage(text, hit, j) for hit, j in zip(hits, judgements, strict=True)]
     order = {"supported": 0, "partial": 1, "contradicted": 2, "unsupported": 3}
     # Passages that say nothing either way keep search's order (the sort is stable): their P(supports) is
     # near zero for all of them and ranks noise, while search ranks how close each is to the claim.
@@ -181,3 +188,16 @@ def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
     progress(Progress("judging", 2, 2, "done"))
     return ClaimCheck(text, tuple(passages), tuple(notes))
 
+
+
+def found_passage(claim: str, hit: SearchHit, judgement: Judgement) -> CheckedPassage:
+    """A passage search found, with its verdict. Search finds passages on the claim's subject, and the judge's
+    model reads many of them as refuting a short claim ("CiteSee is a mobile app.": 18 of 20 passages on
+    CiteSee, "The front-end of CiteSee was built on the open-source ScholarPhi codebase." among them). Its
+    contradiction of a found passage stands only where the quote is on what the claim says (``on_topic``);
+    a clash a check found (a number, a "not", a direction) stands as the judge gave it."""
+    verdict, reason = judgement.verdict, judgement.reason
+    if verdict == "contradicted" and reason == SAYS_OTHERWISE and not on_topic(claim, judgement.quote):
+        verdict, reason = "unsupported", NOT_STATED
+    return CheckedPassage(verdict, judgement.score, judgement.contradiction, judgement.quote, judgement.start,
+                          judgement.end, hit.passage_id, hit.doc_id, hit.source, hit.bib.title, hit.page, reason)

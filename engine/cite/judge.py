@@ -44,6 +44,8 @@ _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
 WINDOWS_PER_PASSAGE = CITATION.judge_windows  # judged windows of a passage, chosen by word overlap
 WHOLE_EVIDENCE_CHARS = 700  # evidence this short is also judged as a whole
 MIN_WINDOW_WORDS = CITATION.min_window_words  # content words a window needs before the model is asked about it
+# A window must hold this share of the claim's content words to be read as contradicting it (engine/tuning.py).
+SAME_TOPIC = CITATION.contradiction_topic_share
 CACHE_SIZE = 4096
 VETO = CITATION.veto  # P(refutes) at which the model vetoes a window the similarity gate lets through
 NOT_STATED = "the passage does not state this"  # the reason when the model, not a check, found no support
@@ -368,13 +370,21 @@ class SupportJudge:
         if problem.kind == "direction" and both_directions(claim):
             return False  # the clash may be with the claim's other clause: not supported, not contradicted
         if problem.kind in ("negation", "direction"):
-            same_topic = overlap(content_words(claim), content_words(window)) >= 0.5
-            return same_topic and float(probs[1]) >= self.thresholds.contradicted
+            return on_topic(claim, window) and float(probs[1]) >= self.thresholds.contradicted
         if problem.kind == "number":
             return bool(misplaced_numbers(claim, window)) and self._model_refutes(probs)
         return False
 
 
+
+
+def on_topic(claim: str, window: str) -> bool:
+    """Whether the window is on what the claim says, not only on its subject: it holds ``SAME_TOPIC`` of the
+    claim's content words. The model reads "same subject, another statement" as refuting ("CiteSee is a mobile
+    app." against "The front-end of CiteSee was built on the open-source ScholarPhi codebase.", P(refutes)
+    0.98): a negation or direction clash counts only on topic, and so does the model's own contradiction of a
+    passage that search found rather than one given as the claim's evidence (engine/cite/claims.py)."""
+    return overlap(content_words(claim), content_words(window)) >= SAME_TOPIC
 
 
 def _plain(text: str) -> str:
