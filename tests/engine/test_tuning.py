@@ -43,6 +43,7 @@ BINDINGS: list[tuple[ModuleType, str, object, str]] = [
     (checks, "ADDED_CLAUSE_COVERAGE", CITATION, "added_clause_coverage"),
     (judge, "WINDOWS_PER_PASSAGE", CITATION, "judge_windows"),
     (judge, "MIN_WINDOW_WORDS", CITATION, "min_window_words"),
+    (judge, "SAME_TOPIC", CITATION, "contradiction_topic_share"),
     (judge, "VETO", CITATION, "veto"),
     (support_reader, "SUPPORTED", CITATION, "reader_supported"),
     (verify, "READER_PASSAGES", CITATION, "reader_passages"),
@@ -57,7 +58,7 @@ MEASURED = {
     "PER_PAPER": 0, "WEIGHT": 0.2, "MARGIN": 0.1, "NO_ANSWER": 0.45, "CANDIDATES": 8, "CELL_FLOOR": 0.12,
     "CELL_READ_LIMIT": 8, "ANSWER_READ_LIMIT": 32,
     "EMBEDDING_WEIGHT": 0.4, "SUPPORT_THRESHOLD": 0.67, "INSERT_THRESHOLD": 0.75, "ADDED_CLAUSE_COVERAGE": 0.5,
-    "WINDOWS_PER_PASSAGE": 3, "MIN_WINDOW_WORDS": 3, "VETO": 0.5, "SUPPORTED": 0.25, "READER_PASSAGES": 2,
+    "WINDOWS_PER_PASSAGE": 3, "MIN_WINDOW_WORDS": 3, "SAME_TOPIC": 0.5, "VETO": 0.5, "SUPPORTED": 0.25, "READER_PASSAGES": 2,
 }
 
 
