@@ -189,7 +189,6 @@ def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
     return ClaimCheck(text, tuple(passages), tuple(notes))
 
 
-
 def found_passage(claim: str, hit: SearchHit, judgement: Judgement) -> CheckedPassage:
     """A passage search found, with its verdict. Search finds passages on the claim's subject, and the judge's
     model reads many of them as refuting a short claim ("CiteSee is a mobile app.": 18 of 20 passages on
