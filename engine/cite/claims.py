@@ -25,7 +25,7 @@ from engine.cite.judge import (
 )
 from engine.errors import ClaimError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
-from engine.text.artefacts import without_footnote_marks
+from engine.text.artefacts import as_shown
 from engine.text.stopwords import COMMON_ENGLISH_WORDS
 from engine.text.tokens import LETTERS, lower_words
 from engine.types import SearchHit
@@ -58,7 +58,7 @@ class CheckedPassage:
     @property
     def shown_quote(self) -> str:
         """The quote as a reader sees it: footnote numbers glued to its words left out (the span stays)."""
-        return " ".join(without_footnote_marks(self.quote).split())
+        return as_shown(self.quote)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from engine.cite.markers import defuse_markers
 from engine.cite.verify import RectsFor, no_rects, quote_citation
 from engine.synthesis.evidence import Quote
 from engine.synthesis.plan import Theme, heading
-from engine.text.artefacts import without_footnote_marks
+from engine.text.artefacts import as_shown
 from engine.types import AnswerSentence, Reference
 
 ANSWER_HEADING = "Answer"
@@ -27,7 +27,7 @@ def quote_sentence(quote: Quote, references: Mapping[int, Reference], section: i
     citation = quote_citation(references[quote.n], quote.start, quote.end, 1.0, rects_for)
     # The paper's own [17] is not ours; a footnote digit glued to a word is not the paper's text either
     # (the citation keeps the verbatim quote, so the highlight still finds it).
-    shown = defuse_markers(" ".join(without_footnote_marks(quote.text).split()))
+    shown = defuse_markers(as_shown(quote.text))
     return AnswerSentence(text=f"“{shown}” [{quote.n}]", citations=(citation,), supported=True, section=section,
                           needs_citation=True)
 

@@ -40,7 +40,7 @@ from engine.synthesis.evidence import (
 )
 from engine.table_types import NOT_STATED, PaperRow, PaperTable, TableCell, TableColumn
 from engine.text.addressed import addresses_the_model
-from engine.text.artefacts import without_footnote_marks
+from engine.text.artefacts import as_shown
 from engine.text.furniture import has_page_furniture
 from engine.tuning import SYNTHESIS
 from engine.types import PageRect, Reference
@@ -244,7 +244,7 @@ def quote_page(rects: Sequence[PageRect], reference: Reference) -> int | None:
 def _quote_cell(quote: Quote, reference: Reference, rects_for: RectsFor) -> TableCell:
     rects = rects_for(reference.passage_id, quote.start, quote.end)
     # Shown without the footnote digits extraction glues to words; ``quote`` stays verbatim for the highlight.
-    return TableCell(" ".join(without_footnote_marks(quote.text).split()), quote.text, reference.passage_id,
+    return TableCell(as_shown(quote.text), quote.text, reference.passage_id,
                      quote.start, quote.end, quote_page(rects, reference), rects)
 
 

@@ -46,3 +46,9 @@ def without_footnote_marks(text: str) -> str:
 
     cleaned = _BEFORE_SHORT_WORD.sub(_mark_removed, _BEFORE_WORD.sub(before_word, text))
     return _AFTER_PUNCTUATION.sub("", cleaned)
+
+
+def as_shown(quote: str) -> str:
+    """A verbatim quote as a reader sees it: glued footnote numbers left out, whitespace (line breaks of the
+    PDF's layout) made single spaces. The verbatim text stays with the citation, for the highlight."""
+    return " ".join(without_footnote_marks(quote).split())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from engine.cite.sentences import split_spans
 from engine.synthesis.headings import section_heading
 from engine.synthesis.write import parse_answer
-from engine.text.artefacts import without_footnote_marks
+from engine.text.artefacts import as_shown, without_footnote_marks
 
 # The S2ORC passage as extracted: footnotes 7 and 8 glued to the words after them, 10 and 11 after commas.
 S2ORC_EXTRACTED = ("The name S2ORC is 7pronounced “stork” 8The papers come from Semantic Scholar. We release "
@@ -112,3 +112,10 @@ def test_a_mark_before_a_short_opening_word_or_after_the_last_full_stop_is_remov
 def test_isotopes_versions_and_figure_numbers_stay() -> None:
     text = "4He and 56Fe abundances; 12C. In version 2.1 of the tool, see Fig.1 and Table 2. It was 3.5 In all."
     assert without_footnote_marks(text) == text
+
+
+def test_a_quote_as_shown_has_no_glued_footnote_number_and_single_spaces() -> None:
+    assert as_shown("12For SGC, we remove\ndevelopment  and test citations.") == \
+        "For SGC, we remove development and test citations."
+    assert as_shown("Treated with 10mg of p53 inhibitor in 3D culture.") == \
+        "Treated with 10mg of p53 inhibitor in 3D culture."
