@@ -21,8 +21,9 @@ import re
 # The small words of a title besides capitalised ones; "A" and "An" are not openers below, since "Region A
 # consists of ..." and "Appendix A contains ..." name a thing, not a heading.
 _HEADING_WORD = r"(?:[A-Z0-9][\w-]*|of|with|and|for|on|in|the|to|from|between|via|by|under|at|as|vs\.?)"
-_SENTENCE_OPENER = (r"(?:To|We|In|The|Our|This|These|Here|For|Since|Using|As|After|While|Although|When|Unlike|"
-                    r"Because|Given|Following|Each|All|Most|Both|Despite|It|Its|There|Many|Several|Some)")
+_OPENER_WORDS = ("To|We|In|The|Our|This|These|Here|For|Since|Using|As|After|While|Although|When|Unlike|Because|"
+                 "Given|Following|Each|All|Most|Both|Despite|It|Its|There|Many|Several|Some")
+_SENTENCE_OPENER = f"(?:{_OPENER_WORDS})"
 _SECTION_NUMBER = r"\d+(?:\.\d+)*\.?\s"
 _CAPITALISED = re.compile(r"(?:" + _SECTION_NUMBER + r")?[A-Z0-9][\w-]*\s(?:" + _HEADING_WORD + r"\s){0,6}"
                           r"(?=" + _SENTENCE_OPENER + r"\s[a-z])")
@@ -30,17 +31,17 @@ _CAPITALISED = re.compile(r"(?:" + _SECTION_NUMBER + r")?[A-Z0-9][\w-]*\s(?:" + 
 _NUMBERED = re.compile(_SECTION_NUMBER + r"[A-Z][\w-]*(?:\s[\w-]+){0,9}?\s(?=" + _SENTENCE_OPENER + r"\s[a-z])")
 
 MAX_LINE_HEADING_WORDS = 15
-# A line that ends with one of these stops mid-phrase: the sentence goes on (often past a page break).
 # A line that opens with one of these and has a comma is a sentence's first clause, not a heading ("For DNA
 # Library 1, which contains", "Therefore, we explored whether ..."); "In vitro pull-down assay" stays a heading.
-_OPENS_A_CLAUSE = re.compile(r"(?:" + _SENTENCE_OPENER[3:-1] + r"|That|Thus|Therefore|Hence|However|Moreover|"
+_OPENS_A_CLAUSE = re.compile(r"(?:" + _OPENER_WORDS + r"|That|Thus|Therefore|Hence|However|Moreover|"
                              r"Furthermore|Similar|Similarly|Finally|First|Second|Notably|Together|Consistent|"
                              r"Before|Next|Indeed|Overall|Interestingly|Importantly|Specifically)\b")
 # A heading names a topic; a line that opens with a pronoun is a sentence stopped by a page break or an equation.
 _POINTS = re.compile(r"(?:This|These|Those|We|It|Its|They|There|Such)\b")
 # The next line opens as prose does ("To determine if ...", "Statistical tests were ..."), not as a page's
 # furniture ("Dev Cell. Author manuscript ...", "Submitted November 15, ...") or a table's cells.
-_PROSE_OPENING = re.compile(r"" + _SENTENCE_OPENER + r"\s|[A-Z][a-z]+(?:-[a-z]+)?\s[a-z(]")
+_PROSE_OPENING = re.compile(_SENTENCE_OPENER + r"\s|[A-Z][a-z]+(?:-[a-z]+)?\s[a-z(]")
+# A line that ends with one of these stops mid-phrase: the sentence goes on (often past a page break).
 _NEEDS_MORE = frozenset("a an the of in on at to for with by from and or but nor as that which whose our their its "
                         "is are was were be been this these those than via into within between using".split())
 
