@@ -26,6 +26,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from engine.service import Engine  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "check_contradicted.json"
 KINDS = ("true", "negation", "number", "direction")
+Rule = Callable[[dict[str, Any]], bool]  # whether a stored passage counts as marked contradicted
 
 
 def library(home: Path) -> Engine:
@@ -63,7 +65,7 @@ def judged(engine: Engine, claim: str, source_window: str) -> dict[str, Any]:
         for p in check.passages]}
 
 
-def summary(rows: list[dict[str, Any]], marked: Any) -> dict[str, Any]:
+def summary(rows: list[dict[str, Any]], marked: Rule) -> dict[str, Any]:
     """Per kind: claims with a mark on another passage, marks per claim, and (perturbed) the source marked."""
     report: dict[str, Any] = {}
     for kind in KINDS:
@@ -82,10 +84,10 @@ def summary(rows: list[dict[str, Any]], marked: Any) -> dict[str, Any]:
 
 
 def shipped(passage: dict[str, Any]) -> bool:
-    return bool(passage["verdict"] == "contradicted")
+    return passage["verdict"] == "contradicted"
 
 
-def model_only_on_topic(share: float) -> Any:
+def model_only_on_topic(share: float) -> Rule:
     """A rule to replay: a mark the judge's model alone made (no number, negation or direction check found
     the clash) stands only when the quote holds at least ``share`` of the claim's content words."""
     def marked(passage: dict[str, Any]) -> bool:
