@@ -1,8 +1,9 @@
 """How many quotable sentences of real papers do the quote filters take away, and which?
 
-The filters (``engine.text.addressed.addresses_the_model`` and
-``engine.text.furniture.has_page_furniture``) must take out an instruction planted for a model and
-a repository's page stamp, and nothing a reader would want quoted. This script ingests the 24
+The filters (``engine.text.addressed.addresses_the_model``,
+``engine.text.furniture.has_page_furniture`` and ``engine.text.back_matter.is_back_matter``) must take
+out an instruction planted for a model, a repository's page stamp and a paper's thanks, funding and
+contributions, and nothing a reader would want quoted. This script ingests the 24
 corpus papers and the 42 LitQA2 dev papers as the app does (``PdfParse``, OCR off), splits every
 text passage into the sentences a quote can be (``engine.synthesis.evidence.sentence_spans``) and
 counts, per filter, the sentences it flags, listing each so a person can read them. A planted
@@ -32,13 +33,14 @@ def run() -> dict[str, Any]:
     from engine.ingest.pipeline import IngestOptions, PdfParse
     from engine.synthesis.evidence import sentence_spans
     from engine.text.addressed import addresses_the_model
+    from engine.text.back_matter import is_back_matter
     from engine.text.furniture import has_page_furniture
 
     pdfs = sorted(p for folder in FOLDERS for p in folder.glob("*.pdf"))
     if not pdfs:
         sys.exit(f"no PDFs under {', '.join(map(str, FOLDERS))}; set QUIRE_SHARED")
     sentences = 0
-    flagged: dict[str, list[dict[str, str]]] = {"addresses_the_model": [], "page_furniture": []}
+    flagged: dict[str, list[dict[str, str]]] = {"addresses_the_model": [], "page_furniture": [], "back_matter": []}
     planted_found = 0
     started = time.perf_counter()
     for pdf in pdfs:
@@ -53,7 +55,7 @@ def run() -> dict[str, Any]:
                     continue
                 sentences += 1
                 for name, test in (("addresses_the_model", addresses_the_model),
-                                   ("page_furniture", has_page_furniture)):
+                                   ("page_furniture", has_page_furniture), ("back_matter", is_back_matter)):
                     if test(sentence):
                         flagged[name].append({"file": pdf.name, "page": str(passage.page_start),
                                               "sentence": " ".join(sentence.split())[:300]})

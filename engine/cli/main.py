@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from engine.errors import Cancelled, EngineError
 from engine.process import prepare_process
@@ -31,8 +32,18 @@ COMMAND_MODULES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser that takes an option only as spelled in full: by prefix, "--mode digest" was read as
+    "--model digest" and failed on a model file named "digest"; it is now refused as an unknown option,
+    with the usage that names --digest."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="quire", description="Quire: an offline research assistant for your PDFs.")
+    parser = _Parser(prog="quire", description="Quire: an offline research assistant for your PDFs.")
     parser.add_argument("--home", metavar="DIR", help="library folder (default: $QUIRE_HOME or your user data dir)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

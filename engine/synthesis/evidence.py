@@ -42,6 +42,7 @@ from engine.synthesis.question import (
 )
 from engine.synthesis.run_in import sentence_start
 from engine.text.addressed import addresses_the_model
+from engine.text.back_matter import asks_about_back_matter, is_back_matter
 from engine.text.furniture import has_page_furniture
 from engine.tuning import SYNTHESIS
 from engine.types import LIBRARY_SOURCE, Reference, SearchHit
@@ -216,8 +217,11 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     rank after them), where the reader's time per sentence matters more than a rare miss. None: an answer's
     limit, ``ANSWER_READ_LIMIT``, looked up at each call so that a benchmark can set it."""
     # A title line run into the text is a PDF's: a datastore record's text is what its datastore chose to keep.
+    # Thanks, funding and who-did-what answer only a question about them.
+    back_matter_asked = asks_about_back_matter(question)
     found = [[(start, end) for start, end in sentence_spans(r.text)
-              if r.source != LIBRARY_SOURCE or not restates_title(r.text[start:end], r.bib.title)] for r in references]
+              if (r.source != LIBRARY_SOURCE or not restates_title(r.text[start:end], r.bib.title))
+              and (back_matter_asked or not is_back_matter(r.text[start:end]))] for r in references]
     spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end in passage]
     texts = [r.text[start:end] for r, start, end in spans]
     topics, hands = _scores(question, texts, scorer)

@@ -18,6 +18,8 @@ import numpy as np
 from engine.cite.markers import strip_markers
 from engine.cite.support import SupportScorer
 from engine.synthesis.evidence import Evidence, Quote
+from engine.synthesis.run_in import NEEDS_MORE
+from engine.text.artefacts import as_shown
 
 
 @dataclass(frozen=True)
@@ -93,8 +95,10 @@ _LEAD = re.compile(r"^((in (addition|contrast|particular|summary|this (study|wor
                    r"observe|demonstrate|demonstrated|report|reveal|revealed|suggest|confirm|confirmed) that\s+)?",
                    re.IGNORECASE)
 _PARENS = re.compile(r"\s*[(\[][^()\[\]]*[)\]]")
-_CLAUSE = re.compile(r"[;:]|,\s+(which|while|whereas|and thus|but|although|suggesting|indicating)\b| – | — ")
+# A colon ends a clause, not the one in a web address ("http://").
+_CLAUSE = re.compile(r";|:(?!//)|,\s+(which|while|whereas|and thus|but|although|suggesting|indicating)\b| – | — ")
 HEADING_WORDS = 9
+_WEB_ADDRESS = re.compile(r"https?:|www\.|\.(?:com|org|edu|net)\b", re.IGNORECASE)
 
 
 # A clause opening with one of these depends on the rest of the sentence ("Since our algorithm is
@@ -106,11 +110,13 @@ _DEPENDENT = re.compile(r"^(since|because|although|though|while|whereas|if|when|
 def heading(quote: str) -> str:
     """A section heading from its best quote: the opening clause, lead-ins and parentheses dropped, when
     it is a statement of at most nine words; ``""`` (no heading) when only a cut-off fragment would do."""
-    text = " ".join(strip_markers(quote).split())
+    text = as_shown(strip_markers(quote))  # a footnote's number glued to a word is no part of the point
     text = _PARENS.sub("", _LEAD.sub("", text)).strip()
     clause = _CLAUSE.split(text, maxsplit=1)[0].strip().rstrip(" ,.;:")
     words = clause.split()
-    if not words or len(words) > HEADING_WORDS or _DEPENDENT.match(clause):
+    if not words or len(words) > HEADING_WORDS or _DEPENDENT.match(clause) or _WEB_ADDRESS.search(clause):
+        return ""
+    if words[-1].lower() in NEEDS_MORE:  # "... is available at": the clause was cut mid-phrase
         return ""
     return capitalised(clause)
 

@@ -42,7 +42,7 @@ _POINTS = re.compile(r"(?:This|These|Those|We|It|Its|They|There|Such)\b")
 # furniture ("Dev Cell. Author manuscript ...", "Submitted November 15, ...") or a table's cells.
 _PROSE_OPENING = re.compile(_SENTENCE_OPENER + r"\s|[A-Z][a-z]+(?:-[a-z]+)?\s[a-z(]")
 # A line that ends with one of these stops mid-phrase: the sentence goes on (often past a page break).
-_NEEDS_MORE = frozenset("a an the of in on at to for with by from and or but nor as that which whose our their its "
+NEEDS_MORE = frozenset("a an the of in on at to for with by from and or but nor as that which whose our their its "
                         "is are was were be been this these those than via into within between using".split())
 
 
@@ -68,6 +68,6 @@ def _after_heading_line(text: str, start: int, end: int) -> int:
                   and not _POINTS.match(line)  # "This suggests a ... procedure of the form" [an equation]
                   and not re.search(r"[.:;,!?\-–—(\[]$", line)  # a sentence or a lead-in goes on
                   and not re.search(r"[a-z]\.", line)  # "tilings.17" is a sentence's end, not a heading's
-                  and words[-1].lower() not in _NEEDS_MORE
+                  and words[-1].lower() not in NEEDS_MORE
                   and _PROSE_OPENING.match(rest) is not None)
     return end - len(rest) if is_heading else start

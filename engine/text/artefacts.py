@@ -48,6 +48,17 @@ def without_footnote_marks(text: str) -> str:
     return _AFTER_PUNCTUATION.sub("", cleaned)
 
 
+def opens_with_footnote_mark(line: str) -> bool:
+    """Whether ``line`` opens with a footnote's number glued to its first word ("1The source code for ...",
+    "5It is also possible ..."): the line is a footnote's own text, set apart from the prose around it."""
+    text = line.lstrip()
+    glued = _BEFORE_WORD.match(text)
+    if glued:
+        word = glued.group(2)
+        return word[0].isupper() and word.lower() not in _UNITS and not word[1:].isupper()
+    return bool(_BEFORE_SHORT_WORD.match(text))
+
+
 def as_shown(quote: str) -> str:
     """A verbatim quote as a reader sees it: glued footnote numbers left out, whitespace (line breaks of the
     PDF's layout) made single spaces. The verbatim text stays with the citation, for the highlight."""

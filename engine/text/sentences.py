@@ -5,7 +5,9 @@ construction. Abbreviations (``et al.``, ``e.g.``, ``Fig.``), decimals and initi
 sentence; a pattern the caller names (such as a citation marker after a full stop, ``... shown. [2]``)
 stays with the sentence before. A line break before a capital ends a "sentence" when the line before
 ends in a capitalised word or a number: that is how titles, author lines and headings sit in
-extracted PDF text.
+extracted PDF text. It does so too after a footnote's own line ("1The source code for REVERB is
+available at http:// reverb.cs.washington.edu/"), which a page sets between two paragraphs: ending in
+a web address, it would otherwise run into the next sentence.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from typing import NamedTuple
 
 from engine.text.abbreviations import is_abbreviation
+from engine.text.artefacts import opens_with_footnote_mark
 
 # A candidate end: . ! or ? (optionally followed by closing quotes or brackets), then whitespace.
 # A footnote's number glued after the stop ("(Equation 1).6 Starting from ...") ends the sentence too, when
@@ -42,7 +45,7 @@ def split_spans(text: str, min_chars: int = 1, attached: re.Pattern[str] | None 
         end = match.end()
         if match.start() == end:  # a line break: a boundary only after a heading- or name-like line
             previous_word = text[:end].rsplit(None, 1)[-1] if text[:end].strip() else ""
-            if not previous_word or previous_word[0].islower():
+            if not previous_word or (previous_word[0].islower() and not _footnote_line(text, end)):
                 continue
             _append(text, start, end, spans)
             start = end
@@ -88,6 +91,11 @@ def _ends_in_abbreviation(text: str, dot: int) -> bool:
     if is_abbreviation(word):
         return True
     return bool(word.isdigit() and dot + 1 < len(text) and text[dot + 1].isdigit())  # a decimal: "3.5"
+
+
+def _footnote_line(text: str, end: int) -> bool:
+    """Whether the line that ends at ``end`` is a footnote's own text (it opens with the footnote's number)."""
+    return opens_with_footnote_mark(text[text.rfind("\n", 0, end) + 1:end])
 
 
 def _next_nonspace(text: str, index: int) -> int | None:

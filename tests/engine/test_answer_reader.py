@@ -29,7 +29,7 @@ ABOUT = ("Recent representation learning methods in NLP rely on training large n
          "unsupervised data.")
 ANSWERS = ("Starting from the trained SciBERT model, we pretrain the Transformer parameters on the citation "
            "objective to learn paper representations that capture document-level relatedness.")
-UNRELATED = "The authors thank the reviewers for their helpful comments on an earlier draft of this paper."
+UNRELATED = "The appendix lists the hardware and software versions used in every experiment reported here."
 
 
 def reference(text: str, n: int = 1) -> Reference:

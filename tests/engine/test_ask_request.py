@@ -109,3 +109,14 @@ def test_the_cli_reports_a_bad_scope_in_the_requests_own_words(tmp_path: Path,
     assert "'deadbeef' is not in the library" in capsys.readouterr().err
     assert main(["--home", home, "ask", "How do protein coronas form?", "--digest", "--source", "pes2o"]) == 1
     assert "Unknown search source 'pes2o'" in capsys.readouterr().err
+
+
+def test_an_option_is_taken_only_as_spelled_in_full(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """By prefix, "--mode digest" was read as "--model digest" and failed on a model file named "digest"."""
+    from engine.cli.main import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["--home", str(tmp_path / "cli-home"), "ask", "How do protein coronas form?", "--mode", "digest"])
+    assert refused.value.code == 2
+    error = capsys.readouterr().err
+    assert "unrecognized arguments: --mode digest" in error and "model file" not in error

@@ -236,3 +236,13 @@ def test_a_cell_shows_its_quote_without_a_glued_footnote_digit(scorer: SupportSc
                         search=search_in(texts), scorer=scorer)
     [cell] = table.rows[0].cells
     assert cell.text == sentence[1:] and cell.quote == sentence  # the quote stays verbatim for the highlight
+
+
+def test_a_papers_thanks_are_never_its_data_cell(scorer: SupportScorer) -> None:
+    """PaperMage's "Data / sample" cell was its acknowledgements, which share the column's words."""
+    thanks = "Erin Bransom and Bailey Kuehl helped with data annotation for training and evaluating those Predictors."
+    texts = {"specter": [thanks, *PAPERS["specter"]]}
+    table = build_table(QUESTION, (TableColumn("Data", "What data are used for training?"),), papers("specter"),
+                        search=search_in(texts), scorer=scorer)
+    [row] = table.rows
+    assert row.cells[0].quote in PAPERS["specter"]

@@ -132,6 +132,11 @@ def test_a_heading_that_would_be_a_cut_off_fragment_is_left_out() -> None:
                    "wild type.") == ""
     assert heading("Since our algorithm is trained on data from the source domain, it transfers poorly.") == ""
     assert heading("[1]") == ""
+    # A footnote's text: its number is no part of a heading, and a clause cut inside a web address names nothing.
+    assert heading("1The source code for REVERB is available at http:// reverb.cs.washington.edu/") == ""
+    assert heading("2The corpus is available at www.example.org for research use.") == ""
+    assert heading("3The English language filter reduces parsing errors.") == \
+        "The English language filter reduces parsing errors"
 
 
 def test_question_kinds_and_quantities() -> None:

@@ -68,6 +68,20 @@ def test_a_footnote_number_glued_after_the_stop_ends_the_sentence() -> None:
     assert split_sentences("See Section 2.3 For details.") == ["See Section 2.3 For details."]
 
 
+def test_a_footnote_on_a_line_of_its_own_ends_at_its_line() -> None:
+    # ReVerb's PDF text: the footnote ends in a web address, and ran into the next paragraph's sentence.
+    text = ("Our syntactic constraint leads the extractor to include nouns in the relation phrase, solving this "
+            "problem.\n1The source code for REVERB is available at http:// reverb.cs.washington.edu/\nAlthough the "
+            "syntactic constraint significantly reduces incoherent extractions, it allows overly-specific ones.")
+    assert split_sentences(text)[1:] == [
+        "1The source code for REVERB is available at http:// reverb.cs.washington.edu/",
+        "Although the syntactic constraint significantly reduces incoherent extractions, it allows overly-specific "
+        "ones."]
+    # A line that opens with a number and a unit, or with a name that starts with a digit, is prose going on.
+    for line in ("stimulated at\n10Hz for an hour, which\nThe cells", "the receptor\n5HT1A is expressed in\nNeurons"):
+        assert len(split_sentences(line)) == 1, line
+
+
 def test_decimals_do_not_split_and_named_patterns_stay_with_the_sentence_before() -> None:
     marker = re.compile(r"\[\d+\]")
     text = "It rose by 3.5 points. [2] Then it fell."
