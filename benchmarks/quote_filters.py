@@ -5,7 +5,8 @@ The filters (``engine.text.addressed.addresses_the_model``,
 out an instruction planted for a model, a repository's page stamp and a paper's thanks, funding and
 contributions, and nothing a reader would want quoted. This script ingests the 24
 corpus papers and the 42 LitQA2 dev papers as the app does (``PdfParse``, OCR off), splits every
-text passage into the sentences a quote can be (``engine.synthesis.evidence.sentence_spans``) and
+text passage into the sentences a quote can be (``engine.synthesis.evidence.sentence_spans``, before
+its own screening by the first two filters) and
 counts, per filter, the sentences it flags, listing each so a person can read them. A planted
 instruction set into one passage of each paper checks that the filter still finds it there.
 
@@ -48,7 +49,7 @@ def run() -> dict[str, Any]:
             passages = [p for p in parse.passages() if p.kind == "text"]
         for index, passage in enumerate(passages):
             text = f"{passage.text} {PLANTED}" if index == len(passages) // 2 else passage.text
-            for start, end in sentence_spans(text):
+            for start, end in sentence_spans(text, screen=False):  # before the filters counted here
                 sentence = text[start:end]
                 if PLANTED in sentence:  # alone, or glued to a passage's unfinished last sentence
                     planted_found += addresses_the_model(sentence)

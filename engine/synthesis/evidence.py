@@ -140,8 +140,10 @@ def tabular(text: str) -> bool:
     return sum(bool(_NUMERIC.match(t)) for t in tokens) >= max(3, len(tokens) / 3)
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Whole prose sentences of ``text`` fit to quote; an over-long one is cut at its last clause break."""
+def sentence_spans(text: str, screen: bool = True) -> list[tuple[int, int]]:
+    """Whole prose sentences of ``text`` fit to quote; an over-long one is cut at its last clause break.
+    ``screen``: False keeps the sentences that carry a page stamp or address a model reading the PDF (what
+    benchmarks/quote_filters.py counts the filters on)."""
     spans = []
     for start, end in split_spans(text):
         start = sentence_start(text, start, end)  # the quote starts after a heading run into the sentence
@@ -154,7 +156,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         piece = text[start:end]
         # A repository's page stamp or an instruction planted for a model reading the PDF is never a quote.
         if (end - start >= MIN_QUOTE_CHARS and prose_like(piece) and not is_caption(piece) and not tabular(piece)
-                and not addresses_the_model(piece) and not has_page_furniture(piece)):
+                and not (screen and (addresses_the_model(piece) or has_page_furniture(piece)))):
             spans.append((start, end))
     return spans
 
