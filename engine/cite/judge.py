@@ -234,7 +234,7 @@ class SupportJudge:
         claims = [" ".join(strip_markers(claim).split()) for claim, _ in items]
         heads = [main_clause(claim) for claim in claims]
         # The claim in its sources' words (engine/cite/readings.py); not behind the similarity gate.
-        readings = [second_reading(claim, aliases if aliases is not None else abbreviations([passage]))
+        readings = [second_reading(claim, aliases if aliases is not None else abbreviations([passage]), passage)
                     if self.similarity_floor is None else "" for claim, (_, passage) in zip(claims, items, strict=True)]
         windows = [self._windows(claim, passage, whole) for claim, (_, passage) in zip(claims, items, strict=True)]
         if self.ranker is not None and self.similarity_floor is not None:

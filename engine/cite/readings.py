@@ -7,6 +7,8 @@ is judged neutral. The second reading undoes both, and the judge takes whichever
 supports (the checks apply to both):
 
 - abbreviations the sources define ("cyclic tetra-adenylate (cA4)") replace their long forms;
+- a number is written as the passage writes the same value ("81.1 million" as "81.1M": read as they stood,
+  "S2ORC contains 81.1 million papers." against "S2ORC consists of 81.1M papers." was judged contradicted);
 - a specificational sentence "The X that/which Y is Z." becomes "Z Y." ("Sodium coordinates ...").
 """
 
@@ -17,6 +19,12 @@ from collections.abc import Iterable, Mapping
 
 # "long form (SHORT)": a short form of 2-10 characters with a capital or digit, in parentheses.
 _DEFINITION = re.compile(r"((?:[\w-]+\s+){1,6}[\w-]+)\s*\(\s*([A-Za-z][\w-]{1,9}?)\s*\)")
+# A number with its scale: "81.1 million", "81.1M", "146K", "2.5bn", or written out in full with thousands
+# separators ("81,100,000"). A letter counts only glued to its number: "0.5 M NaCl" is a concentration.
+_SCALED = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)(?:\s?(thousand|million|billion|trillion)\b|(K|M|B|bn|mn)\b)"
+                     r"|(?<![\w.,])(\d{1,3}(?:,\d{3})+)(?![\w,]|\.\d)")
+_SCALE = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "billion": 1e9, "b": 1e9, "bn": 1e9,
+          "trillion": 1e12}
 _CLEFT = re.compile(r"^(?:the|a|an)\s+[^,;]{2,80}?\s+(?:that|which|who)\s+(?P<rest>[^,;]+?)\s+"
                     r"(?:is|are|was|were)\s+(?P<answer>[^,;]{1,80}?)\s*[.!]?$", re.IGNORECASE)
 
@@ -55,10 +63,31 @@ def _long_form(words: list[str], short: str) -> str:
     return ""
 
 
-def second_reading(claim: str, aliases: Mapping[str, str]) -> str:
-    """The claim with defined long forms replaced by their abbreviations and a specificational
-    sentence turned round; empty when neither applies."""
-    reading = claim.strip()
+def _value(match: re.Match[str]) -> float:
+    if match.group(4):
+        return float(match.group(4).replace(",", ""))
+    scale = (match.group(2) or match.group(3)).lower()
+    return float(match.group(1)) * _SCALE[scale]
+
+
+def in_passage_numbers(claim: str, passage: str) -> str:
+    """``claim`` with each number that has a scale written as ``passage`` writes the same value, where it does."""
+    written = {}
+    for match in _SCALED.finditer(passage):
+        written.setdefault(_value(match), match.group(0))
+
+    def as_written(match: re.Match[str]) -> str:
+        value = _value(match)
+        same = next((text for known, text in written.items() if abs(known - value) <= 1e-9 * max(known, value)), None)
+        return same if same is not None else match.group(0)
+
+    return _SCALED.sub(as_written, claim)
+
+
+def second_reading(claim: str, aliases: Mapping[str, str], passage: str = "") -> str:
+    """The claim with defined long forms replaced by their abbreviations, its numbers written as ``passage``
+    writes them, and a specificational sentence turned round; empty when none applies."""
+    reading = in_passage_numbers(claim.strip(), passage) if passage else claim.strip()
     for long_form, short in sorted(aliases.items(), key=lambda item: -len(item[0])):
         reading = re.sub(rf"\b{re.escape(long_form)}\b(\s*\({re.escape(short)}\))?", short, reading,
                          flags=re.IGNORECASE)

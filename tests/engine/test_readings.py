@@ -21,3 +21,21 @@ def test_a_specificational_sentence_is_turned_round_in_the_sources_words() -> No
 def test_a_claim_with_nothing_to_change_has_no_second_reading() -> None:
     assert second_reading("SPECTER can be applied without task-specific fine-tuning.", {"natural language": "NL"}) == ""
     assert second_reading("", {}) == ""
+
+
+def test_a_number_is_read_as_the_passage_writes_the_same_value() -> None:
+    passage = "3 The S2ORC dataset The resulting corpus consists of 81.1M papers, with 8.1M full texts."
+    assert second_reading("S2ORC contains 81.1 million papers.", {}, passage) == "S2ORC contains 81.1M papers."
+    assert second_reading("About 3 thousand died.", {}, "about 3,000 deaths") == "About 3,000 died."
+    # Another value, a concentration's "M" and a year are left as they are.
+    assert second_reading("S2ORC contains 81 million papers.", {}, passage) == ""
+    assert second_reading("We grew 0.5 million cells.", {}, "in 0.5 M NaCl") == ""
+    assert second_reading("It ran 2,020 trials.", {}, "in 2020") == ""
+
+
+def test_a_true_claim_written_with_another_number_notation_is_supported() -> None:
+    """Read as it stood, the judge's model found "81.1 million" against "81.1M" a contradiction (P 0.53)."""
+    from engine.cite.judge import default_judge
+
+    judgement = default_judge().judge("S2ORC contains 81.1 million papers.", "S2ORC consists of 81.1M papers.")
+    assert judgement.verdict == "supported", judgement
