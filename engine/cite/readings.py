@@ -72,7 +72,7 @@ def _value(match: re.Match[str]) -> float:
 
 def in_passage_numbers(claim: str, passage: str) -> str:
     """``claim`` with each number that has a scale written as ``passage`` writes the same value, where it does."""
-    written = {}
+    written: dict[float, str] = {}
     for match in _SCALED.finditer(passage):
         written.setdefault(_value(match), match.group(0))
 
