@@ -15,6 +15,8 @@ from engine.synthesis.plan import Theme, heading
 from engine.text.artefacts import as_shown
 from engine.types import AnswerSentence, Reference
 
+REPEATED_SHARE = 0.8  # a heading with this share of its quote's words is the quote again
+
 ANSWER_HEADING = "Answer"
 # Section 0's heading when its lead says that no passage answers: its quote is the closest, not an answer.
 NO_ANSWER_HEADING = "No answer found"
@@ -30,6 +32,12 @@ def quote_sentence(quote: Quote, references: Mapping[int, Reference], section: i
     shown = defuse_markers(as_shown(quote.text))
     return AnswerSentence(text=f"“{shown}” [{quote.n}]", citations=(citation,), supported=True, section=section,
                           needs_citation=True)
+
+
+def repeats(title: str, quote: str) -> bool:
+    """Whether the heading ``title`` holds nearly all of ``quote``'s words (it would say the quote twice)."""
+    words = as_shown(quote).split()
+    return bool(title) and len(title.split()) >= REPEATED_SHARE * len(words)
 
 
 def digest_sentences(direct: Sequence[Quote], themes: Sequence[Theme], references: Mapping[int, Reference],
@@ -50,8 +58,12 @@ def digest_sentences(direct: Sequence[Quote], themes: Sequence[Theme], reference
         if not quotes:
             continue
         section = len(headings)
-        # The heading names the theme's best quote that is shown (the direct answer is not repeated here).
-        headings.append(heading(max(quotes, key=lambda q: q.answer).text))
+        # The heading names the theme's best quote that is shown (the direct answer is not repeated here); over a
+        # section of that one quote, a heading that is the quote again ("The English language filter reduces
+        # GRO-BID parsing errors" above the sentence itself) is left out.
+        best = max(quotes, key=lambda q: q.answer)
+        title = heading(best.text)
+        headings.append("" if len(quotes) == 1 and repeats(title, best.text) else title)
         for quote in sorted(quotes, key=lambda q: -q.answer):
             sentences.append(quote_sentence(quote, references, section, rects_for))
     return sentences, tuple(headings)

@@ -40,7 +40,7 @@ _OPENS_A_CLAUSE = re.compile(r"(?:" + _OPENER_WORDS + r"|That|Thus|Therefore|Hen
 _POINTS = re.compile(r"(?:This|These|Those|We|It|Its|They|There|Such)\b")
 # The next line opens as prose does ("To determine if ...", "Statistical tests were ..."), not as a page's
 # furniture ("Dev Cell. Author manuscript ...", "Submitted November 15, ...") or a table's cells.
-_PROSE_OPENING = re.compile(_SENTENCE_OPENER + r"\s|[A-Z][a-z]+(?:-[a-z]+)?\s[a-z(]")
+_PROSE_OPENING = re.compile(_SENTENCE_OPENER + r"\s|[A-Z][a-z]+(?:-[a-z]+)?\s[a-z(]|[A-Z][\w-]*\s[a-z]{2,}\s")
 # A line that ends with one of these stops mid-phrase: the sentence goes on (often past a page break).
 NEEDS_MORE = frozenset("a an the of in on at to for with by from and or but nor as that which whose our their its "
                         "is are was were be been this these those than via into within between using".split())
@@ -66,7 +66,8 @@ def _after_heading_line(text: str, start: int, end: int) -> int:
     is_heading = (0 < len(words) <= MAX_LINE_HEADING_WORDS and re.match(r"\d|[A-Z][\w-]", line) is not None
                   and not (_OPENS_A_CLAUSE.match(line) and "," in line)  # "Thus, human ... share many" goes on
                   and not _POINTS.match(line)  # "This suggests a ... procedure of the form" [an equation]
-                  and not re.search(r"[.:;,!?\-–—(\[]$", line)  # a sentence or a lead-in goes on
+                  and not re.search(r"[.:;,!?\-–—(\[]\d{0,2}$", line)  # a sentence or a lead-in goes on ("...:2")
+                  and not line.startswith("To ")  # "To enable\nLLMs to follow ...": a purpose clause goes on
                   and not re.search(r"[a-z]\.", line)  # "tilings.17" is a sentence's end, not a heading's
                   and words[-1].lower() not in NEEDS_MORE
                   and _PROSE_OPENING.match(rest) is not None)

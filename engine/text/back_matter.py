@@ -28,6 +28,7 @@ _BACK_MATTER = re.compile(
     r"(?:grants?|awards?|fellowships?|contracts?)\b"
     # Declarations.
     r"|\bcompeting\s+(?:financial\s+)?interests\b|\bconflicts?\s+of\s+interests?\b"
+    r"|\b(?:co-?founder|shareholder|co-?inventors?)\b|\bscientific\s+advisory\b"
     # Who did what: "helped with data annotation", "J.S. wrote the manuscript".
     r"|\b(?:helped|assisted)\s+with\s+(?:the\s+)?(?:data|writing|annotation|experiments?|analysis|manuscript)"
     r"|\b(?:wrote|edited)\s+the\s+(?:manuscript|paper)\b",

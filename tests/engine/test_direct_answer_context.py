@@ -69,3 +69,18 @@ def test_two_asks_answered_by_adjacent_sentences_are_each_quoted_once() -> None:
               Quote(1, *spans[1], text[slice(*spans[1])], 0.5, 0.8, ask=1))
     item = Evidence(reference, quotes, 0.5, sentences=(*quotes, Quote(1, *spans[2], text[slice(*spans[2])], 0.5, 0.1)))
     assert [q.text for q in direct_answers([item])] == [NAMED, CONTINUES]
+
+
+def test_a_heading_that_is_its_one_quote_again_is_left_out() -> None:
+    """S2ORC's digest headed a section "The English language filter reduces GRO-BID parsing errors" over that
+    very sentence; a heading over more than one quote still names their best one."""
+    filter_sentence = "The English language filter reduces GRO-BID parsing errors."
+    text = f"{NAMED} {OTHER} {filter_sentence}"
+    reference = Reference(1, "p1", "d1", "library", Bibliography("A paper"), text, page=1)
+    quotes = [Quote(1, s, e, text[s:e], 0.5, 0.5) for s, e in sentence_spans(text)]
+    alone = Theme("", (quotes[2],))
+    _, headings = digest_sentences([quotes[0]], [alone], {1: reference})
+    assert headings == ("Answer", "")
+    together = Theme("", (quotes[2], quotes[1]))
+    _, headings = digest_sentences([quotes[0]], [together], {1: reference})
+    assert headings[1] == "The English language filter reduces GRO-BID parsing errors"

@@ -64,6 +64,7 @@ def test_page_furniture(text: str, furniture: bool) -> None:
     ("We acknowledge the ERC 2011 Starting Independent Research Grant n. 283554 (COMPOSES).", True),
     ("SB acknowledges support from NIH 3R01CA078831-20S1.", True),
     ("The authors declare no competing interests.", True),
+    ("EMM is a co-founder, shareholder, and scientific advisory member of a company.", True),
     ("Erin Bransom and Bailey Kuehl helped with data annotation for training and evaluating those Predictors.", True),
     ("E.-Y.L. and J.H. drafted the manuscript, and M.H.K. edited the manuscript.", True),
     # Findings and methods in the same words.

@@ -29,6 +29,10 @@ def quoted(text: str) -> list[str]:
      "In Ciona, affinity-optimizing SNVs lead to loss of tissue-specific expression in the heart progenitors."),
     ("In vitro protein pull-down assay\n",
      "In total, 500 μg GST-PWWP3 and 500 μg MBP were incubated with the beads overnight."),
+    # The next line opens with a name in capitals or with digits, as biology's sentences often do.
+    ("Human and mouse Gata4 heart enhancers contain low-affinity ETS sites\n",
+     "GATA4 is a key TF within the developing heart."),
+    ("Co-IP assay\n", "Co-IP assay was conducted as previously described (Yang et al, 2023)."),
 ])
 def test_a_heading_is_left_out_of_the_quote(heading: str, sentence: str) -> None:
     assert quoted(heading + sentence) == [sentence]
@@ -44,6 +48,9 @@ def test_a_heading_is_left_out_of_the_quote(heading: str, sentence: str) -> None
     "Previous descriptions of relatively common variants were ambiguous\nHsMOR(N40D) allele carriers were studied.",
     # A line of prose that ends a sentence is not a heading of the next.
     "We measured the viscosity of the nuclei in all cells.\nThe cytoplasm was measured in the same way afterwards.",
+    # A purpose clause and a lead-in with a footnote's number are not headings.
+    "To enable\nLLMs to follow natural language instructions, we tune them on tasks phrased as instructions.",
+    "In the words of one patient:2\nI had been studying CLL through the internet for a long time.",
     # One line, no heading.
     "Region A consists of papers related to deep generative models and their training objectives.",
 ])
