@@ -41,9 +41,10 @@ _POINTS = re.compile(r"(?:This|These|Those|We|It|Its|They|There|Such)\b")
 # The next line opens as prose does ("To determine if ...", "Statistical tests were ..."), not as a page's
 # furniture ("Dev Cell. Author manuscript ...", "Submitted November 15, ...") or a table's cells.
 _PROSE_OPENING = re.compile(_SENTENCE_OPENER + r"\s|[A-Z][a-z]+(?:-[a-z]+)?\s[a-z(]|[A-Z][\w-]*\s[a-z]{2,}\s")
-# A line that ends with one of these stops mid-phrase: the sentence goes on (often past a page break).
+# A line that ends with one of these stops mid-phrase: the sentence goes on (often past a page break). A theme's
+# heading that ends with one was cut mid-phrase too (engine/synthesis/plan.py).
 NEEDS_MORE = frozenset("a an the of in on at to for with by from and or but nor as that which whose our their its "
-                        "is are was were be been this these those than via into within between using".split())
+                       "is are was were be been this these those than via into within between using".split())
 
 
 def sentence_start(text: str, start: int, end: int) -> int:
