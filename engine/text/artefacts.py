@@ -36,13 +36,15 @@ def _mark_removed(match: re.Match[str]) -> str:
     return " " if match.start() > 0 and not match.string[match.start() - 1].isspace() else ""
 
 
+def _glued_mark(word: str) -> bool:
+    """Whether a number glued before ``word`` is a footnote's mark: not a unit ("10mg") or an isotope ("56Fe")."""
+    return word.lower() not in _UNITS and not (word[0].isupper() and word[1:].isupper())
+
+
 def without_footnote_marks(text: str) -> str:
     """``text`` with footnote numbers that extraction glued to a neighbouring word removed."""
     def before_word(match: re.Match[str]) -> str:
-        word = match.group(2)
-        if word.lower() in _UNITS or (word[0].isupper() and word[1:].isupper()):
-            return match.group(0)
-        return _mark_removed(match)
+        return _mark_removed(match) if _glued_mark(match.group(2)) else match.group(0)
 
     cleaned = _BEFORE_SHORT_WORD.sub(_mark_removed, _BEFORE_WORD.sub(before_word, text))
     return _AFTER_PUNCTUATION.sub("", cleaned)
@@ -54,8 +56,7 @@ def opens_with_footnote_mark(line: str) -> bool:
     text = line.lstrip()
     glued = _BEFORE_WORD.match(text)
     if glued:
-        word = glued.group(2)
-        return word[0].isupper() and word.lower() not in _UNITS and not word[1:].isupper()
+        return glued.group(2)[0].isupper() and _glued_mark(glued.group(2))
     return bool(_BEFORE_SHORT_WORD.match(text))
 
 
