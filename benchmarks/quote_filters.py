@@ -1,7 +1,8 @@
 """How many quotable sentences of real papers do the quote filters take away, and which?
 
 The filters (``engine.text.addressed.addresses_the_model``,
-``engine.text.furniture.has_page_furniture`` and ``engine.text.back_matter.is_back_matter``) must take
+``engine.text.furniture.has_page_furniture`` and ``engine.text.back_matter.back_matter_flags``: a sentence that
+thanks or declares, or one under an "Acknowledgements" or "Author Contributions" heading) must take
 out an instruction planted for a model, a repository's page stamp and a paper's thanks, funding and
 contributions, and nothing a reader would want quoted. This script ingests the 24
 corpus papers and the 42 LitQA2 dev papers as the app does (``PdfParse``, OCR off), splits every
@@ -34,14 +35,15 @@ def run() -> dict[str, Any]:
     from engine.ingest.pipeline import IngestOptions, PdfParse
     from engine.synthesis.evidence import sentence_spans
     from engine.text.addressed import addresses_the_model
-    from engine.text.back_matter import is_back_matter
+    from engine.text.back_matter import back_matter_flags, is_back_matter
     from engine.text.furniture import has_page_furniture
 
     pdfs = sorted(p for folder in FOLDERS for p in folder.glob("*.pdf"))
     if not pdfs:
         sys.exit(f"no PDFs under {', '.join(map(str, FOLDERS))}; set QUIRE_SHARED")
     sentences = 0
-    flagged: dict[str, list[dict[str, str]]] = {"addresses_the_model": [], "page_furniture": [], "back_matter": []}
+    flagged: dict[str, list[dict[str, str]]] = {"addresses_the_model": [], "page_furniture": [], "back_matter": [],
+                                                "back_matter_section_only": []}
     planted_found = 0
     started = time.perf_counter()
     for pdf in pdfs:
@@ -49,15 +51,19 @@ def run() -> dict[str, Any]:
             passages = [p for p in parse.passages() if p.kind == "text"]
         for index, passage in enumerate(passages):
             text = f"{passage.text} {PLANTED}" if index == len(passages) // 2 else passage.text
-            for start, end in sentence_spans(text, screen=False):  # before the filters counted here
+            spans = sentence_spans(text, screen=False)  # before the filters counted here
+            in_section = back_matter_flags(text, spans)
+            for (start, end), section in zip(spans, in_section, strict=True):
                 sentence = text[start:end]
                 if PLANTED in sentence:  # alone, or glued to a passage's unfinished last sentence
                     planted_found += addresses_the_model(sentence)
                     continue
                 sentences += 1
-                for name, test in (("addresses_the_model", addresses_the_model),
-                                   ("page_furniture", has_page_furniture), ("back_matter", is_back_matter)):
-                    if test(sentence):
+                said = is_back_matter(sentence)
+                for name, found in (("addresses_the_model", addresses_the_model(sentence)),
+                                    ("page_furniture", has_page_furniture(sentence)), ("back_matter", said),
+                                    ("back_matter_section_only", section and not said)):
+                    if found:
                         flagged[name].append({"file": pdf.name, "page": str(passage.page_start),
                                               "sentence": " ".join(sentence.split())[:300]})
     return {"papers": len(pdfs), "quotable_sentences": sentences,

@@ -360,15 +360,19 @@ class Engine(EngineSetup):
     def check(self, claim: str, *, k: int = 20, source: str = "all", doc_ids: Collection[str] | None = None,
               progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> ClaimCheck:
         """Search the library and datastores for ``claim`` and judge each passage found: the result lists
-        supporting passages first, then contradicting ones, each with its verdict and verbatim quote.
+        supporting passages first, then contradicting ones, each with its verdict and verbatim quote, then the
+        rest, nearest the claim first, each with its sentence nearest the claim.
         Raises ClaimError for an empty claim; a very long claim is cut (see ``ClaimCheck.notes``)."""
-        from engine.cite.claims import check_claim
+        from engine.cite.claims import check_claim, nearness_by
+        from engine.cite.support import SupportScorer
 
         def search(text: str, count: int, report: ProgressCallback, token: CancelToken | None) -> list[SearchHit]:
             return self.search(text, k=count, source=source, doc_ids=doc_ids, rewrite=False, progress=report,
                                cancel=token)
 
-        return check_claim(claim, search, self.support_judge, k=k, progress=progress, cancel=cancel)
+        nearness = nearness_by(SupportScorer(self.support_embedder, judge=None, reader=None))
+        return check_claim(claim, search, self.support_judge, k=k, progress=progress, cancel=cancel,
+                           nearness=nearness)
 
     def check_evidence(self, claim: str, evidence: str, reader: SupportReader | None = None) -> PairVerdict:
         """Judge ``claim`` against the given evidence text: verdict, score, the deciding quote, and notes.

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from engine.cite.checks import check
 from engine.cite.judge import (
     NOT_STATED,
     READ_SUPPORTED,
@@ -23,9 +24,11 @@ from engine.cite.judge import (
     on_topic,
     revisable,
 )
+from engine.cite.support import SupportScorer
 from engine.errors import ClaimError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.text.artefacts import as_shown
+from engine.text.back_matter import asks_about_back_matter, back_matter_flags
 from engine.text.stopwords import COMMON_ENGLISH_WORDS
 from engine.text.tokens import LETTERS, lower_words
 from engine.types import SearchHit
@@ -36,6 +39,8 @@ CLOSEST_SHOWN = 3  # passages shown as read when none supports or contradicts a 
 NOT_STATED_HERE = "not stated here"  # how a passage that neither supports nor contradicts a claim is labelled
 
 SearchFn = Callable[[str, int, ProgressCallback, CancelToken | None], Sequence[SearchHit]]
+# The window of a found passage nearest the claim, as (closeness, start, end); None for a passage with no prose.
+Nearness = Callable[[str, SearchHit], "tuple[float, int, int] | None"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,7 @@ class CheckedPassage:
     title: str
     page: int | None
     reason: str = ""
+    closeness: float = 0.0  # how near the passage comes to the claim (its nearest window), when measured
 
     @property
     def shown_quote(self) -> str:
@@ -79,7 +85,8 @@ class ClaimCheck:
 
     def closest(self, count: int = CLOSEST_SHOWN) -> list[CheckedPassage]:
         """When no passage supports or contradicts the claim, the ``count`` read passages nearest to it
-        (search's order): what a researcher checks to see that the library does not say it; else []."""
+        (the order they are listed in): what a researcher checks to see that the library does not say it;
+        else []."""
         if self.supporting or self.contradicting:
             return []
         return [p for p in self.passages if p.verdict == "unsupported"][:count]
@@ -170,8 +177,10 @@ def _read_again(claim: str, evidence: str, judgement: Judgement, reader: Reader)
 
 
 def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
-                progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> ClaimCheck:
-    """Search for the claim and judge each passage found: supporting ones first, then contradicting ones."""
+                progress: ProgressCallback = no_progress, cancel: CancelToken | None = None,
+                nearness: Nearness | None = None) -> ClaimCheck:
+    """Search for the claim and judge each passage found: supporting ones first, then contradicting ones, then
+    the rest, nearest the claim first when ``nearness`` measures it (else in search's order)."""
     text, notes = prepare_claim(claim)
     progress(Progress("searching", 0, 2, "searching for passages about the claim"))
     hits = list(search(text, k, progress, cancel))
@@ -180,11 +189,15 @@ def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
     progress(Progress("judging", 1, 2, f"judging {len(hits)} passages"))
     judgements = judge.judge_passages(text, [hit.text for hit in hits])
     passages = [found_passage(text, hit, j) for hit, j in zip(hits, judgements, strict=True)]
+    if nearness is not None:
+        passages = [nearest_shown(text, p, nearness(text, hit), hit.text)
+                    for p, hit in zip(passages, hits, strict=True)]
     order = {"supported": 0, "partial": 1, "contradicted": 2, "unsupported": 3}
-    # Passages that say nothing either way keep search's order (the sort is stable): their P(supports) is
-    # near zero for all of them and ranks noise, while search ranks how close each is to the claim.
+    # Passages that say nothing either way are ranked by how near they come to the claim, not by P(supports),
+    # which is near zero for all of them and ranks noise; without a measure they keep search's order (the sort
+    # is stable).
     passages.sort(key=lambda p: (order[p.verdict], -(p.contradiction if p.verdict == "contradicted" else
-                                                      0.0 if p.verdict == "unsupported" else p.score)))
+                                                      p.closeness if p.verdict == "unsupported" else p.score)))
     progress(Progress("judging", 2, 2, "done"))
     return ClaimCheck(text, tuple(passages), tuple(notes))
 
@@ -200,3 +213,33 @@ def found_passage(claim: str, hit: SearchHit, judgement: Judgement) -> CheckedPa
         verdict, reason = "unsupported", NOT_STATED
     return CheckedPassage(verdict, judgement.score, judgement.contradiction, judgement.quote, judgement.start,
                           judgement.end, hit.passage_id, hit.doc_id, hit.source, hit.bib.title, hit.page, reason)
+
+
+def nearness_by(scorer: SupportScorer) -> Nearness:
+    """How near a found passage comes to a claim: its sentence the support scorer ranks first against it
+    (embedding cosine and shared content words), read as part of its paper: the title's words count as in
+    every sentence, since a passage on SPECTER's training says "To train our model, ...". Thanks and funding
+    are never the sentence shown unless the claim is about them (benchmarks/check_closest.py)."""
+    def nearest(claim: str, hit: SearchHit) -> tuple[float, int, int] | None:
+        ranked = scorer.rank(claim, hit.text, pairs=False, about=hit.bib.title)
+        hidden = [False] * len(ranked) if asks_about_back_matter(claim) else \
+            back_matter_flags(hit.text, [(m.start, m.end) for m in ranked])
+        return next(((m.score, m.start, m.end) for m, back_matter in zip(ranked, hidden, strict=True)
+                     if not back_matter), None)
+    return nearest
+
+
+def nearest_shown(claim: str, passage: CheckedPassage, nearest: tuple[float, int, int] | None,
+                  text: str) -> CheckedPassage:
+    """A passage that neither supports nor contradicts the claim, shown with its sentence nearest the claim.
+    The judge's quote for it is the window it found likeliest to support the claim, and with every window
+    unlikely that is noise ("{'window': [5, 10, 15], ...}" for "SPECTER is trained on 10 million PubMed
+    abstracts."); a researcher checking that the library does not say it wants to read what it says instead.
+    The reason shown is the one the checks give for that sentence (a number it lacks, a "not"), else that
+    the passage does not state the claim."""
+    if passage.verdict != "unsupported" or nearest is None:
+        return passage
+    closeness, start, end = nearest
+    problem = check(claim, text[start:end])
+    return replace(passage, closeness=closeness, quote=text[start:end], quote_start=start, quote_end=end,
+                   reason=NOT_STATED if problem is None else problem.reason)

@@ -113,8 +113,9 @@ class SupportScorer:
             self._windows[key] = quote_windows(passage_text, pairs=pairs)
         return self._windows[key]
 
-    def rank(self, claim: str, passage_text: str, pairs: bool = True) -> list[Match]:
-        """Every window of the passage scored against ``claim``, best first (``pairs``: also two-sentence windows)."""
+    def rank(self, claim: str, passage_text: str, pairs: bool = True, about: str = "") -> list[Match]:
+        """Every window of the passage scored against ``claim``, best first (``pairs``: also two-sentence windows).
+        ``about``: what the whole passage is about (its paper's title), whose words count as in every window."""
         windows = self.windows(passage_text, pairs)
         if not windows:
             return []
@@ -122,9 +123,10 @@ class SupportScorer:
         claim_vector = self.vectors([cleaned])[0]
         cosines = self.vectors([w.text for w in windows]) @ claim_vector
         claim_words = content_words(cleaned)
+        shared = content_words(about) if about else set()
         matches = []
         for window, cosine in zip(windows, cosines, strict=True):
-            share = overlap(claim_words, content_words(window.text))
+            share = overlap(claim_words, content_words(window.text) | shared)
             score = self.weight * float(cosine) + (1 - self.weight) * share
             matches.append(Match(score, float(cosine), share, window.start, window.end))
         matches.sort(key=lambda m: (-m.score, m.end - m.start))

@@ -103,7 +103,8 @@ def passage_json(passage: CheckedPassage) -> dict[str, Any]:
     return {"verdict": passage.verdict, "score": passage.score, "quote": passage.quote,
             "passage_id": passage.passage_id, "doc_id": passage.doc_id, "title": passage.title,
             "page": passage.page, "source": passage.source, "contradiction": passage.contradiction,
-            "quote_start": passage.quote_start, "quote_end": passage.quote_end, "reason": passage.reason}
+            "quote_start": passage.quote_start, "quote_end": passage.quote_end, "reason": passage.reason,
+            "closeness": passage.closeness}
 
 
 def _print_passage(passage: CheckedPassage) -> None:

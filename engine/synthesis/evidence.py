@@ -42,7 +42,7 @@ from engine.synthesis.question import (
 )
 from engine.synthesis.run_in import sentence_start
 from engine.text.addressed import addresses_the_model
-from engine.text.back_matter import asks_about_back_matter, is_back_matter
+from engine.text.back_matter import asks_about_back_matter, back_matter_flags
 from engine.text.furniture import has_page_furniture
 from engine.tuning import SYNTHESIS
 from engine.types import LIBRARY_SOURCE, Reference, SearchHit
@@ -221,9 +221,10 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     # A title line run into the text is a PDF's: a datastore record's text is what its datastore chose to keep.
     # Thanks, funding and who-did-what answer only a question about them.
     back_matter_asked = asks_about_back_matter(question)
-    found = [[(start, end) for start, end in sentence_spans(r.text)
+    found = [[(start, end) for (start, end), back_matter in zip(spans, back_matter_flags(r.text, spans), strict=True)
               if (r.source != LIBRARY_SOURCE or not restates_title(r.text[start:end], r.bib.title))
-              and (back_matter_asked or not is_back_matter(r.text[start:end]))] for r in references]
+              and (back_matter_asked or not back_matter)] for r, spans in
+             ((r, sentence_spans(r.text)) for r in references)]
     spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end in passage]
     texts = [r.text[start:end] for r, start, end in spans]
     topics, hands = _scores(question, texts, scorer)

@@ -2,7 +2,8 @@
 
 These sentences sit in the same text as the findings ("We thank ... for help with data annotation",
 "This work was supported by NIH grant ...", "The authors declare no competing interests.", "Erin Bransom
-and Bailey Kuehl helped with data annotation ..."), and they share the words of many questions ("data",
+and Bailey Kuehl helped with data annotation ..."; anything under an "Acknowledgements" or "Author
+Contributions" heading), and they share the words of many questions ("data",
 "training", "annotation"), so they were quoted as answers: a table of papers gave PaperMage's
 acknowledgements as its "Data / sample". They answer only a question about funding, thanks or
 authorship, which :func:`asks_about_back_matter` recognises.
@@ -11,6 +12,7 @@ authorship, which :func:`asks_about_back_matter` recognises.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _BACK_MATTER = re.compile(
     # Thanks: "We would like to thank", "The authors are grateful to", "Dr X is thanked for".
@@ -34,6 +36,18 @@ _BACK_MATTER = re.compile(
     r"|\b(?:wrote|edited)\s+the\s+(?:manuscript|paper)\b",
     re.IGNORECASE)
 
+# A back-matter section's heading on a line of its own ("Acknowledgements", "9 Acknowledgements", "AUTHOR
+# CONTRIBUTIONS", "Conflict of interest statement", "Funding:").
+_SECTION_HEADING = re.compile(
+    r"^[ \t]*(?:\d+(?:\.\d+)*\.?[ \t]*|[A-Z]\.?[ \t]+)?(?:acknowledge?ments?|funding(?:[ \t]+(?:information|sources?|"
+    r"statement))?|financial[ \t]+support|authors?['’]?[ \t]+contributions?|contributions|competing[ \t]+(?:financial"
+    r"[ \t]+)?interests?(?:[ \t]+statement)?|conflicts?[ \t]+of[ \t]+interests?(?:[ \t]+statement)?|declarations?"
+    r"(?:[ \t]+of[ \t]+(?:competing[ \t]+)?interests?)?|disclosures?)[ \t]*[:.]?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE)
+# A line that ends a back-matter section: the next heading (short, no sentence's closing punctuation).
+_HEADING_CHARS = 70
+
+
 _ASKS = re.compile(r"\b(?:fund\w*|grants?|sponsor\w*|thank\w*|acknowledg\w*|competing|conflicts?\s+of\s+interest|"
                    r"contribut\w*|authors?hip|who\s+(?:wrote|supported|paid))\b", re.IGNORECASE)
 
@@ -41,6 +55,39 @@ _ASKS = re.compile(r"\b(?:fund\w*|grants?|sponsor\w*|thank\w*|acknowledg\w*|comp
 def is_back_matter(sentence: str) -> bool:
     """Whether ``sentence`` thanks someone, states funding or a declaration, or says which author did what."""
     return bool(_BACK_MATTER.search(" ".join(sentence.split())))
+
+
+def back_matter_flags(text: str, spans: Sequence[tuple[int, int]]) -> list[bool]:
+    """For each (start, end) sentence of ``text``: whether it is back matter, by what it says or by the section
+    it stands in."""
+    sections = back_matter_sections(text)
+    return [is_back_matter(text[start:end]) or any(first <= start < last for first, last in sections)
+            for start, end in spans]
+
+
+def back_matter_sections(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each back-matter section of ``text``: from its heading line ("Acknowledgements",
+    "Author Contributions", "Competing interests", ...) to the next heading that is not one, or the end.
+    What a section says need not read as thanks ("Paul Sayre provided feedback on initial designs of the
+    library", "Joseph Chee Chang implemented an end-to-end web-based visual interface"), so the heading decides.
+    A line that only looks like a heading (a short one without a full stop) ends the section early: the error
+    keeps a sentence quotable, never hides one that is not back matter."""
+    sections: list[tuple[int, int]] = []
+    for heading in _SECTION_HEADING.finditer(text):
+        if sections and heading.start() < sections[-1][1]:
+            continue  # a heading inside the section before ("Acknowledgements" then "Author Contributions")
+        end = len(text)
+        position = text.find("\n", heading.end())
+        while position != -1:
+            line_end = text.find("\n", position + 1)
+            line = text[position + 1:len(text) if line_end == -1 else line_end].strip()
+            if (0 < len(line) < _HEADING_CHARS and not line.endswith((".", ",", ";"))
+                    and not _SECTION_HEADING.fullmatch(line)):
+                end = position + 1
+                break
+            position = line_end
+        sections.append((heading.start(), end))
+    return sections
 
 
 def asks_about_back_matter(question: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.text.addressed import addresses_the_model
-from engine.text.back_matter import asks_about_back_matter, is_back_matter
+from engine.text.back_matter import asks_about_back_matter, back_matter_flags, back_matter_sections, is_back_matter
 from engine.text.furniture import has_page_furniture
 
 
@@ -82,3 +82,35 @@ def test_a_question_about_funding_or_thanks_is_answered_from_back_matter() -> No
     assert asks_about_back_matter("Which grants funded the S2ORC project?")
     assert asks_about_back_matter("Who do the authors thank?")
     assert not asks_about_back_matter("What data is SPECTER trained on?")
+
+
+PAPERMAGE_ENDING = (
+    "Developers should be vigilant when integrating papermage output into any downstream application.\n"
+    "Acknowledgements\n"
+    "We thank our teammates at Semantic Scholar for their help on this project. In particular: Rodney Kinney provided "
+    "insight during discussions about how best to represent data extracted from documents; Paul Sayre provided "
+    "feedback on initial designs of the library.\n"
+    "This project was supported in part by NSF Grant OIA-2033558.\n"
+    "Author Contributions\n"
+    "Joseph Chee Chang implemented an end-to-end web-based visual interface for papermage.\n"
+    "A Appendix\n"
+    "The Predictors are trained on 2,000 annotated pages.")
+
+
+def test_what_stands_under_an_acknowledgements_heading_is_back_matter_to_the_next_heading() -> None:
+    sections = back_matter_sections(PAPERMAGE_ENDING)
+    assert [PAPERMAGE_ENDING[a:b].split("\n")[0] for a, b in sections] == ["Acknowledgements"]
+    inside = PAPERMAGE_ENDING[sections[0][0]:sections[0][1]]
+    assert "Joseph Chee Chang" in inside and "Predictors are trained" not in inside  # the appendix is not
+    spans = [(m, m + len(s)) for s in ("Developers should be vigilant", "Paul Sayre provided feedback",
+                                       "Joseph Chee Chang implemented", "The Predictors are trained")
+             for m in [PAPERMAGE_ENDING.index(s)]]
+    # "Paul Sayre provided feedback" and "Joseph Chee Chang implemented" do not read as thanks on their own.
+    assert not is_back_matter("Joseph Chee Chang implemented an end-to-end web-based visual interface for papermage.")
+    assert back_matter_flags(PAPERMAGE_ENDING, spans) == [False, True, True, False]
+
+
+def test_a_heading_word_inside_prose_opens_no_section() -> None:
+    text = ("We compare against the funding model of Smith et al.\nAcknowledgements of prior work are given in "
+            "Section 2, and the competing interests of reviewers are discussed there.")
+    assert back_matter_sections(text) == []
