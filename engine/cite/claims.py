@@ -25,6 +25,7 @@ from engine.cite.judge import (
     revisable,
 )
 from engine.cite.support import SupportScorer
+from engine.cite.windows import not_prose
 from engine.errors import ClaimError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.text.artefacts import as_shown
@@ -219,13 +220,14 @@ def nearness_by(scorer: SupportScorer) -> Nearness:
     """How near a found passage comes to a claim: its sentence the support scorer ranks first against it
     (embedding cosine and shared content words), read as part of its paper: the title's words count as in
     every sentence, since a passage on SPECTER's training says "To train our model, ...". Thanks and funding
-    are never the sentence shown unless the claim is about them (benchmarks/check_closest.py)."""
+    are never the sentence shown unless the claim is about them, nor a table or an equation run together into
+one "sentence" (benchmarks/check_closest.py)."""
     def nearest(claim: str, hit: SearchHit) -> tuple[float, int, int] | None:
         ranked = scorer.rank(claim, hit.text, pairs=False, about=hit.bib.title)
         hidden = [False] * len(ranked) if asks_about_back_matter(claim) else \
             back_matter_flags(hit.text, [(m.start, m.end) for m in ranked])
         return next(((m.score, m.start, m.end) for m, back_matter in zip(ranked, hidden, strict=True)
-                     if not back_matter), None)
+                     if not back_matter and not not_prose(hit.text[m.start:m.end])), None)
     return nearest
 
 

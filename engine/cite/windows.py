@@ -9,18 +9,23 @@ are its stemmed words less function words and words that only frame a claim ("sh
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 
 from engine.cite.markers import strip_markers
 from engine.cite.sentences import Span, split_spans
 from engine.text.stem import stem
-from engine.text.stopwords import CLAIM_FRAMING_WORDS, STOP_WORDS
+from engine.text.stopwords import CLAIM_FRAMING_WORDS, COMMON_ENGLISH_WORDS, STOP_WORDS
 from engine.text.tokens import WORD_OR_NUMBER, lower_words
 
 MAX_QUOTE_CHARS = 320
 
 # What a claim's words are checked against: neither function words nor words that only frame it.
 _NOT_CONTENT = STOP_WORDS | CLAIM_FRAMING_WORDS
+
+# How a sentence ends: a closing mark, perhaps a closing quote or bracket, perhaps a citation number after it.
+_SENTENCE_END = re.compile(r"[.!?)\]”\"’']\s*(?:\[\d+(?:[,–-]\s*\d+)*\])?$")
+PROSE_FUNCTION_SHARE = 0.10  # prose has 30-50 % ("the", "of", "and", "is", "we" ...); tables and equations ~0
 
 
 def content_words(text: str) -> set[str]:
@@ -63,6 +68,19 @@ def prose_like(text: str) -> bool:
     if len(words) < 6:
         return False
     return sum(w[0].islower() for w in words) >= 0.45 * len(words)
+
+
+def not_prose(text: str) -> bool:
+    """A table, an equation, code or a figure's labels that extraction ran together into one "sentence": it does
+    not end as a sentence does, and under a tenth of its words are English function words ("Citation contexts
+    References to tables / figures / equations Linked to graph ... S2ORC (PDF-parse) 8.1M full text yes ...").
+    Either alone is not enough: terse biology ("Thus, EPRS1 blocked PCBP2-mediated MAVS ubiquitination ...") has
+    few function words, and a long sentence cut at a clause break has no full stop."""
+    flat = " ".join(text.split())
+    if _SENTENCE_END.search(flat):
+        return False
+    words = [w.strip(".,;:()[]{}\"'“”‘’").lower() for w in flat.split()]
+    return sum(w in COMMON_ENGLISH_WORDS for w in words) < PROSE_FUNCTION_SHARE * len(words)
 
 
 def _cut_long(text: str, span: Span, max_chars: int) -> list[Span]:

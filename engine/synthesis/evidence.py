@@ -29,7 +29,7 @@ import numpy as np
 from engine.cite.reader import neighbours, reader_text
 from engine.cite.sentences import split_spans
 from engine.cite.support import SupportScorer
-from engine.cite.windows import content_words, overlap, prose_like
+from engine.cite.windows import content_words, not_prose, overlap, prose_like
 from engine.synthesis.question import (
     Question,
     QuestionKind,
@@ -135,9 +135,10 @@ def is_caption(text: str) -> bool:
 
 
 def tabular(text: str) -> bool:
-    """A table row that reads like a sentence: a third or more of its tokens are numbers."""
+    """A table row that reads like a sentence: a third or more of its tokens are numbers; or text that is not
+    prose at all (:func:`not_prose`)."""
     tokens = text.split()
-    return sum(bool(_NUMERIC.match(t)) for t in tokens) >= max(3, len(tokens) / 3)
+    return sum(bool(_NUMERIC.match(t)) for t in tokens) >= max(3, len(tokens) / 3) or not_prose(text)
 
 
 def sentence_spans(text: str, screen: bool = True) -> list[tuple[int, int]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.cite.windows import not_prose
 from engine.text.addressed import addresses_the_model
 from engine.text.back_matter import asks_about_back_matter, back_matter_flags, back_matter_sections, is_back_matter
 from engine.text.furniture import has_page_furniture
@@ -114,3 +115,21 @@ def test_a_heading_word_inside_prose_opens_no_section() -> None:
     text = ("We compare against the funding model of Smith et al.\nAcknowledgements of prior work are given in "
             "Section 2, and the competing interests of reviewers are discussed there.")
     assert back_matter_sections(text) == []
+
+
+@pytest.mark.parametrize(("text", "prose"), [
+    # A table, code and an equation that extraction ran together into one "sentence" (S2ORC, MapReduce, LDA).
+    ("Citation contexts References to tables / figures / equations Linked to graph Academic disciplines S2ORC "
+     "(PDF-parse) 8.1M full text yes S2ORC (full) multi S2ORC (LATEX-parse) 1.5M full text yes", False),
+    ("i++; if (start < i) // Emit sum for input->key() Emit(IntToString(value)); } }; REGISTER_REDUCER(Adder); "
+     "return 0; }", False),
+    ("Qk \" m Y # j=1 Γ(αj + n(t = j, d = i)) Γ(ᾱ) Qk × = Γ (ᾱ + n(d = i)) j=1 Γ(αj) i=1 topic likelihood", False),
+    # Terse prose with few function words still ends as a sentence; a long one cut at a comma is still prose.
+    ("Thus, EPRS1 blocked PCBP2-mediated MAVS ubiquitination and degradation, thereby maintaining strong antiviral "
+     "immune responses (Fig. 3d).", True),
+    ("From the XML output of GROBID, we extract (i) metadata such as title, authors, and abstract, (ii) paragraphs "
+     "from the body text organized under section headings", True),
+    ("MapReduce reads its input from and writes its output to the Google File System [8]", True),
+])
+def test_text_that_is_not_prose_is_never_a_quote(text: str, prose: bool) -> None:
+    assert not_prose(text) is not prose
