@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from engine.cite.markers import strip_markers
 from engine.cite.sentences import Span, split_spans
+from engine.text.back_matter import is_reference_entry
 from engine.text.stem import stem
 from engine.text.stopwords import CLAIM_FRAMING_WORDS, COMMON_ENGLISH_WORDS, STOP_WORDS
 from engine.text.tokens import WORD_OR_NUMBER, lower_words
@@ -50,11 +51,13 @@ class Window:
 
 def quote_windows(passage_text: str, max_chars: int = MAX_QUOTE_CHARS, pairs: bool = True) -> list[Window]:
     """Single sentences and (with ``pairs``) adjacent pairs when short enough; over-long sentences are
-    cut at spaces. Front matter (title and author lines) is not prose and never becomes a quote."""
+    cut at spaces. Front matter (title and author lines) is not prose and never becomes a quote, nor does an
+    entry of a reference list left in the running text."""
     sentences: list[Span] = []
     for span in split_spans(passage_text):
         sentences.extend(_cut_long(passage_text, span, max_chars))
-    sentences = [s for s in sentences if prose_like(passage_text[s.start:s.end])]
+    sentences = [s for s in sentences if prose_like(passage_text[s.start:s.end])
+                 and not is_reference_entry(passage_text[s.start:s.end])]
     windows = [Window(s.start, s.end, passage_text[s.start:s.end]) for s in sentences]
     for first, second in itertools.pairwise(sentences if pairs else []):
         if second.end - first.start <= max_chars and not passage_text[first.end:second.start].strip():

@@ -42,7 +42,7 @@ from engine.synthesis.question import (
 )
 from engine.synthesis.run_in import sentence_start
 from engine.text.addressed import addresses_the_model
-from engine.text.back_matter import asks_about_back_matter, back_matter_flags
+from engine.text.back_matter import asks_about_back_matter, back_matter_flags, is_reference_entry
 from engine.text.furniture import has_page_furniture
 from engine.tuning import SYNTHESIS
 from engine.types import LIBRARY_SOURCE, Reference, SearchHit
@@ -157,6 +157,7 @@ def sentence_spans(text: str, screen: bool = True) -> list[tuple[int, int]]:
         piece = text[start:end]
         # A repository's page stamp or an instruction planted for a model reading the PDF is never a quote.
         if (end - start >= MIN_QUOTE_CHARS and prose_like(piece) and not is_caption(piece) and not tabular(piece)
+                and not is_reference_entry(piece)
                 and not (screen and (addresses_the_model(piece) or has_page_furniture(piece)))):
             spans.append((start, end))
     return spans

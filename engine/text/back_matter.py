@@ -52,6 +52,23 @@ _ASKS = re.compile(r"\b(?:fund\w*|grants?|sponsor\w*|thank\w*|acknowledg\w*|comp
                    r"contribut\w*|authors?hip|who\s+(?:wrote|supported|paid))\b", re.IGNORECASE)
 
 
+# An entry of a reference list: "(16) Zhang, R.; et al. Probing ...", "[3] Andersen, H. C. Rattle: ...",
+# "Letunic, I. & Bork, P. Interactive Tree Of Life ...", "Wu, G. A. et al. Sequencing of ...". Unnumbered, it takes
+# a second author or "et al.", so that "Furthermore, E. coli isolates ..." is not one.
+_AUTHOR = r"(?:(?:van|von|de|del|della|da|di|du|le|la|ten|ter)\s+)?[A-Z][\w'’-]+,\s+(?:[A-Z]\.\s?-?){1,3}"
+_REFERENCE_ENTRY = re.compile(
+    r"\s*(?:(?:\(\d{1,3}\)|\[\d{1,3}\]|\d{1,3}\.)\s*" + _AUTHOR
+    + r"|" + _AUTHOR + r"(?:\s*et al\.|[;,]\s*(?:and\s+|&\s+)?" + _AUTHOR + r"|\s*&\s*" + _AUTHOR + r"))")
+
+
+def is_reference_entry(sentence: str) -> bool:
+    """Whether ``sentence`` is an entry of a reference list that extraction left in the running text (the list
+    was not recognised as one): it gives another paper's authors and title, never this paper's finding, and a
+    title that shares a question's words ("Hepatitis C virus protease NS3/4A cleaves mitochondrial antiviral
+    signaling protein ...") was quoted, or judged to support a sentence, as if the paper said it."""
+    return bool(_REFERENCE_ENTRY.match(" ".join(sentence.split())))
+
+
 def is_back_matter(sentence: str) -> bool:
     """Whether ``sentence`` thanks someone, states funding or a declaration, or says which author did what."""
     return bool(_BACK_MATTER.search(" ".join(sentence.split())))

@@ -6,7 +6,13 @@ import pytest
 
 from engine.cite.windows import not_prose
 from engine.text.addressed import addresses_the_model
-from engine.text.back_matter import asks_about_back_matter, back_matter_flags, back_matter_sections, is_back_matter
+from engine.text.back_matter import (
+    asks_about_back_matter,
+    back_matter_flags,
+    back_matter_sections,
+    is_back_matter,
+    is_reference_entry,
+)
 from engine.text.furniture import has_page_furniture
 
 
@@ -133,3 +139,31 @@ def test_a_heading_word_inside_prose_opens_no_section() -> None:
 ])
 def test_text_that_is_not_prose_is_never_a_quote(text: str, prose: bool) -> None:
     assert not_prose(text) is not prose
+
+
+@pytest.mark.parametrize(("sentence", "entry"), [
+    ("(18) Li, X.-D.; Sun, L.; Seth, R. B.; Pineda, G.; Chen, Z. J. Hepatitis C virus protease NS3/4A cleaves "
+     "mitochondrial antiviral signaling protein off the mitochondria to evade innate immunity.", True),
+    ("(24) Kuzkin, V. A. On angular momentum balance for particle systems with periodic boundary conditions.", True),
+    ("Letunic, I. & Bork, P. Interactive Tree Of Life (iTOL) v5: an online tool for phylogenetic tree display.", True),
+    ("Wu, G. A. et al. Sequencing of diverse mandarin, pummelo and orange genomes reveals complex history.", True),
+    ("Raynes, Y., Wylie, C. S., Sniegowski, P. D. & Weinreich, D. M. Sign of selection on mutation rate modifiers "
+     "depends on population size.", True),
+    # A sentence adverb before an abbreviated genus, a numbered item of prose, a citation inside a sentence.
+    ("Furthermore, E. coli isolates from poultry meat were also enriched.", False),
+    ("Thus, S. epi-OVA-primed T cells are functionally distinct from tumor-primed T cells.", False),
+    ("(2) PubMed (Cohan et al., 2018) is a summarization dataset in the scientific domain.", False),
+    ("As Zhang, R. et al. showed, the protease cleaves MAVS.", False),
+])
+def test_an_entry_of_a_reference_list_left_in_the_text_is_recognised(sentence: str, entry: bool) -> None:
+    assert is_reference_entry(sentence) is entry
+
+
+def test_a_reference_entry_is_never_a_quote_nor_a_window_the_judge_reads() -> None:
+    from engine.cite.windows import quote_windows
+    from engine.synthesis.evidence import sentence_spans
+
+    text = ("HCV NS3/4A cleaves MAVS in infected hepatocytes, as our blots show. (18) Li, X.-D.; Sun, L.; Seth, R. B. "
+            "Hepatitis C virus protease NS3/4A cleaves mitochondrial antiviral signaling protein off the mitochondria.")
+    assert [text[a:b][:8] for a, b in sentence_spans(text)] == ["HCV NS3/"]
+    assert [w.text[:8] for w in quote_windows(text, pairs=False)] == ["HCV NS3/"]
