@@ -189,7 +189,7 @@ def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
         cancel.check()
     progress(Progress("judging", 1, 2, f"judging {len(hits)} passages"))
     judgements = judge.judge_passages(text, [hit.text for hit in hits])
-    passages = [found_passage(text, hit, j) for hit, j in zip(hits, judgements, strict=True)]
+    passages = against_its_own_support([found_passage(text, hit, j) for hit, j in zip(hits, judgements, strict=True)])
     if nearness is not None:
         passages = [nearest_shown(text, p, nearness(text, hit), hit.text)
                     for p, hit in zip(passages, hits, strict=True)]
@@ -214,6 +214,19 @@ def found_passage(claim: str, hit: SearchHit, judgement: Judgement) -> CheckedPa
         verdict, reason = "unsupported", NOT_STATED
     return CheckedPassage(verdict, judgement.score, judgement.contradiction, judgement.quote, judgement.start,
                           judgement.end, hit.passage_id, hit.doc_id, hit.source, hit.bib.title, hit.page, reason)
+
+
+def against_its_own_support(passages: Sequence[CheckedPassage]) -> list[CheckedPassage]:
+    """The passages, a contradiction the judge's model alone found (no check found a clash) taken back where another
+    passage of the same paper supports the claim. A paper seldom says a thing and its opposite, and the six-layer
+    model reads "same subject, another statement" as refuting: "MapReduce re-executes the tasks of a failed
+    worker." was supported by one MapReduce passage and contradicted by four others ("When a MapReduce operation
+    is close to completion, the master schedules backup executions of the remaining in-progress tasks.", P 0.86)
+    that each hold enough of its words to count as on topic (benchmarks/check_contradicted.py)."""
+    supported_by = {(p.source, p.doc_id) for p in passages if p.verdict == "supported"}
+    return [replace(p, verdict="unsupported", reason=NOT_STATED)
+            if p.verdict == "contradicted" and p.reason == SAYS_OTHERWISE and (p.source, p.doc_id) in supported_by
+            else p for p in passages]
 
 
 def nearness_by(scorer: SupportScorer) -> Nearness:

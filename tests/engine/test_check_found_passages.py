@@ -42,3 +42,25 @@ def test_a_clash_a_check_finds_is_still_marked() -> None:
     found = verdicts("SPECTER does not use citations.",
                      "SPECTER uses pretrained language models in combination with graph-based citation signals.")
     assert found == {"p0": "contradicted"}
+
+
+SUPPORTING = ("Completed map tasks are re-executed on a failure because their output is stored on the local disk(s) "
+              "of the failed machine and is therefore inaccessible. Any map task or reduce task in progress on a "
+              "failed worker is also reset to idle and becomes eligible for rescheduling.")
+BACKUP = ("When a MapReduce operation is close to completion, the master schedules backup executions of the remaining "
+          "in-progress tasks.")
+CLAIM = "MapReduce re-executes the tasks of a failed worker."
+
+
+def test_a_paper_that_supports_the_claim_does_not_also_contradict_it_by_the_models_reading_alone() -> None:
+    judged = default_judge().judge(CLAIM, BACKUP)
+    assert judged.verdict == "contradicted"  # "same subject, another statement", on the claim's words
+    assert verdicts(CLAIM, SUPPORTING, BACKUP) == {"p0": "supported", "p1": "unsupported"}
+
+
+def test_another_papers_contradiction_still_stands() -> None:
+    def search(claim: str, k: int, progress: ProgressCallback, cancel: CancelToken | None) -> Sequence[SearchHit]:
+        return [SearchHit(f"p{i}", f"d{i}", "library", Bibliography("A paper"), text, score=1.0, page=1)
+                for i, text in enumerate((SUPPORTING, BACKUP))]
+    check = check_claim(CLAIM, search, default_judge())
+    assert {p.passage_id: p.verdict for p in check.passages} == {"p0": "supported", "p1": "contradicted"}
