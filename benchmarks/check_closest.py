@@ -13,13 +13,17 @@ is measured here on claims whose answer the library holds:
 - *written* claims a researcher might check, each false or unstated, with the words of the sentence that says
   what is true (chosen by reading the papers before any run; none was changed after).
 
+- *off-library* claims: HealthVer's COVID-19 claims, on no subject of the 24 papers; the closest passages are then
+  off-subject, and what is counted is how often the check notes a name of the claim that no passage found uses.
+
 Each claim is searched once and the same passages and verdicts are ordered four ways in one run: search's
 order with the judge's quote (how Quire listed them before), and by the passage's sentence nearest the claim,
 scored as the support scorer scores a window (embedding cosine and shared content words) with the sentence
 alone, with the paper's title words counted as in every sentence, by cosine alone, or as shipped
 (``engine.cite.claims.nearness_by``: title words, thanks and funding never shown). Only claims
 where nothing supports or contradicts are counted (the rest list no closest passages). The library is the
-corpus's 24 PDFs (``--home``; made there if empty). Results: benchmarks/results/check_closest.json.
+corpus's 24 PDFs (``--home``; made there if empty). Also counted: claims for which the check notes that no
+passage found names one of the claim's names. Results: benchmarks/results/check_closest.json.
 """
 
 from __future__ import annotations
@@ -72,6 +76,14 @@ WRITTEN: list[tuple[str, tuple[str, ...]]] = [
 ]
 
 
+def off_library_claims(count: int) -> list[str]:
+    """The first ``count`` distinct claims of HealthVer dev: COVID-19 claims, on no subject of the 24 papers."""
+    import csv
+
+    with (SHARED / "eval" / "healthver" / "healthver_dev.csv").open(encoding="utf-8") as handle:
+        return list(dict.fromkeys(row["claim"] for row in csv.DictReader(handle)))[:count]
+
+
 def flat(text: str) -> str:
     return " ".join(text.split())
 
@@ -112,7 +124,8 @@ def score_perturbed(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 for r in listed]
     return {"claims": len(rows), "with_closest_listed": len(listed),
             "source_passage_listed": round(sum(in_passage) / max(1, len(listed)), 3),
-            "source_sentence_quoted": round(sum(as_quote) / max(1, len(listed)), 3)}
+            "source_sentence_quoted": round(sum(as_quote) / max(1, len(listed)), 3),
+            "names_not_found_noted": sum(r["names_not_found"] for r in listed)}
 
 
 def score_written(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -120,7 +133,8 @@ def score_written(rows: list[dict[str, Any]]) -> dict[str, Any]:
     in_passage = [any(k in c["passage"] for k in r["keys"] for c in r["closest"]) for r in listed]
     as_quote = [any(k in c["quote"] for k in r["keys"] for c in r["closest"]) for r in listed]
     return {"claims": len(rows), "with_closest_listed": len(listed),
-            "true_passage_listed": sum(in_passage), "true_sentence_quoted": sum(as_quote)}
+            "true_passage_listed": sum(in_passage), "true_sentence_quoted": sum(as_quote),
+            "names_not_found_noted": [r["claim"] for r in listed if r["names_not_found"]]}
 
 
 def main() -> None:
@@ -129,11 +143,13 @@ def main() -> None:
     parser.add_argument("--per-kind", type=int, default=40)
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--label", default="shipped")
+    parser.add_argument("--off-library", type=int, default=20, help="HealthVer claims (COVID-19) checked too")
     args = parser.parse_args()
     engine = library(Path(args.home))
     pairs = make_pairs(corpus_docs(SHARED), random.Random(args.seed), per_doc=12, kinds=PERTURBED, references=False)
     chosen = [p for kind in PERTURBED for p in [q for q in pairs if q.kind == kind][:args.per_kind]]
-    claims = [(p.claim, p.kind, flat(p.evidence), ()) for p in chosen] + [(c, "written", "", k) for c, k in WRITTEN]
+    claims = [(p.claim, p.kind, flat(p.evidence), ()) for p in chosen] + [(c, "written", "", k) for c, k in WRITTEN] \
+        + [(c, "off-library", "", ()) for c in off_library_claims(args.off_library)]
     ways = orderings(engine)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in ways}
     started = time.perf_counter()
@@ -142,13 +158,15 @@ def main() -> None:
         for name, nearness in ways.items():
             check = checked(engine, claim, hits, nearness)
             rows[name].append({"claim": claim, "kind": kind, "source": source, "keys": list(keys),
-                               "closest": shown(engine, check)})
+                               "closest": shown(engine, check),
+                               "names_not_found": any("no passage found names" in n for n in check.notes)})
     seconds = time.perf_counter() - started
     report: dict[str, Any] = {}
     for name, mine in rows.items():
-        report[name] = {"perturbed": score_perturbed([r for r in mine if r["kind"] != "written"]),
+        report[name] = {"perturbed": score_perturbed([r for r in mine if r["kind"] in PERTURBED]),
                         **{kind: score_perturbed([r for r in mine if r["kind"] == kind]) for kind in PERTURBED},
-                        "written": score_written([r for r in mine if r["kind"] == "written"])}
+                        "written": score_written([r for r in mine if r["kind"] == "written"]),
+                        "off-library": score_written([r for r in mine if r["kind"] == "off-library"])}
     written = {name: [{"claim": r["claim"], "shown": [f"{c['title'][:40]}: {c['quote'][:160]}" for c in r["closest"]]}
                       for r in mine if r["kind"] == "written"] for name, mine in rows.items()}
     result = {"label": args.label, "seed": args.seed, "per_kind": args.per_kind,

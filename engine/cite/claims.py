@@ -25,13 +25,13 @@ from engine.cite.judge import (
     revisable,
 )
 from engine.cite.support import SupportScorer
-from engine.cite.windows import not_prose
+from engine.cite.windows import content_words, not_prose
 from engine.errors import ClaimError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.text.artefacts import as_shown
 from engine.text.back_matter import asks_about_back_matter, back_matter_flags
 from engine.text.stopwords import COMMON_ENGLISH_WORDS
-from engine.text.tokens import LETTERS, lower_words
+from engine.text.tokens import LETTERS, WORD, lower_words
 from engine.types import SearchHit
 
 MAX_CLAIM_CHARS = 1000  # a claim is a sentence or two; the judge reads ~160 tokens of claim and evidence
@@ -200,7 +200,28 @@ def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
     passages.sort(key=lambda p: (order[p.verdict], -(p.contradiction if p.verdict == "contradicted" else
                                                       p.closeness if p.verdict == "unsupported" else p.score)))
     progress(Progress("judging", 2, 2, "done"))
+    if not any(p.verdict in ("supported", "partial", "contradicted") for p in passages):
+        unused = words_not_found(text, [hit.text for hit in hits])
+        if unused and hits:
+            notes.append(f"no passage found names {', '.join(unused)}: the library may not cover this (check the "
+                         "spelling, or add papers on it)")
     return ClaimCheck(text, tuple(passages), tuple(notes))
+
+
+def words_not_found(claim: str, texts: Sequence[str]) -> list[str]:
+    """The claim's names (words written with a capital: "Rotavirus", "Java", "S2ORC") that none of ``texts`` uses
+    in any form: with nothing for or against a claim, its closest passages may be on another subject altogether
+    ("Rotavirus codes for six non-structural proteins." against biology papers without rotavirus showed Protein
+    Data Bank sentences, on "code" and "protein"), and a name the passages never use says so where closeness
+    cannot. A plain word missing ("contains" where the passage says "holds") says nothing about the subject."""
+    used = set().union(*(content_words(text) for text in texts)) if texts else set()
+    unused: list[str] = []
+    for word in WORD.findall(claim):
+        stems = content_words(word)
+        if (any(c.isupper() for c in word) and LETTERS.search(word) and stems and stems.isdisjoint(used)
+                and word not in unused):
+            unused.append(word)
+    return unused
 
 
 def found_passage(claim: str, hit: SearchHit, judgement: Judgement) -> CheckedPassage:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from fixtures.models import minilm
 
 from engine.bibliography import Bibliography
-from engine.cite.claims import Nearness, SearchFn, check_claim, nearness_by
+from engine.cite.claims import Nearness, SearchFn, check_claim, nearness_by, words_not_found
 from engine.cite.judge import NOT_STATED, default_judge
 from engine.cite.support import SupportScorer
 from engine.progress import CancelToken, ProgressCallback
@@ -77,3 +77,20 @@ def test_thanks_and_who_did_what_are_not_shown_as_what_a_paper_says() -> None:
     found = searching(("PaperMage: A Unified Toolkit for Processing Scientific Documents", ending))
     shown = check_claim("PaperMage is a Java library.", found, default_judge(), nearness=nearness()).closest()
     assert [p.quote[:20] for p in shown] == ["Developers should be"]
+
+
+def test_a_claims_word_no_passage_found_uses_is_named() -> None:
+    found = searching((SPECTER, HYPERPARAMETERS), (SPECTER, TRAINING_DATA))
+    check = check_claim("Rotavirus codes for six non-structural proteins.", found, default_judge(),
+                        nearness=nearness())
+    assert check.closest() and any("Rotavirus" in note and "may not cover" in note for note in check.notes)
+    assert words_not_found("S2ORC contains 81.1M papers.", ["The S2ORC corpus holds papers."]) == []  # a verb
+    assert words_not_found("S2ORC parses PDFs with Adobe Acrobat.", ["S2ORC parses PDFs with GROBID."]) == \
+        ["Adobe", "Acrobat"]
+
+
+def test_no_word_note_when_a_passage_supports_the_claim() -> None:
+    claim = "SPECTER is trained on a subset of the Semantic Scholar corpus with about 146K query papers in Zurich."
+    check = check_claim(claim, FOUND, default_judge(), nearness=nearness())
+    assert check.supporting or check.contradicting or check.closest()
+    assert not check.supporting or not any("Zurich" in note for note in check.notes)
