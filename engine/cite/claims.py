@@ -218,8 +218,7 @@ def words_not_found(claim: str, texts: Sequence[str]) -> list[str]:
     unused: list[str] = []
     for word in WORD.findall(claim):
         stems = content_words(word)
-        if (any(c.isupper() for c in word) and LETTERS.search(word) and stems and stems.isdisjoint(used)
-                and word not in unused):
+        if any(c.isupper() for c in word) and stems and stems.isdisjoint(used) and word not in unused:
             unused.append(word)
     return unused
 
@@ -255,7 +254,7 @@ def nearness_by(scorer: SupportScorer) -> Nearness:
     (embedding cosine and shared content words), read as part of its paper: the title's words count as in
     every sentence, since a passage on SPECTER's training says "To train our model, ...". Thanks and funding
     are never the sentence shown unless the claim is about them, nor a table or an equation run together into
-one "sentence" (benchmarks/check_closest.py)."""
+    one "sentence" (benchmarks/check_closest.py)."""
     def nearest(claim: str, hit: SearchHit) -> tuple[float, int, int] | None:
         ranked = scorer.rank(claim, hit.text, pairs=False, about=hit.bib.title)
         hidden = [False] * len(ranked) if asks_about_back_matter(claim) else \
