@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from check_contradicted import library  # noqa: E402
+from check_contradicted import library, store  # noqa: E402
 from judge_pairs import make_pairs  # noqa: E402
 from verify import SHARED, corpus_docs  # noqa: E402
 
@@ -172,9 +172,7 @@ def main() -> None:
     result = {"label": args.label, "seed": args.seed, "per_kind": args.per_kind,
               "seconds": round(seconds, 1), "load_average": round(os.getloadavg()[0], 2), "report": report,
               "written_shown": written}
-    stored = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
-    stored[args.label] = result
-    RESULTS.write_text(json.dumps(stored, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    store(RESULTS, args.label, result)
     print(json.dumps(report, indent=1))
 
 

@@ -46,6 +46,13 @@ KINDS = ("true", "negation", "number", "direction")
 Rule = Callable[[dict[str, Any]], bool]  # whether a stored passage counts as marked contradicted
 
 
+def store(results: Path, label: str, result: dict[str, Any]) -> None:
+    """Keep ``result`` under ``label`` in the results file, beside the runs kept before."""
+    stored = json.loads(results.read_text(encoding="utf-8")) if results.exists() else {}
+    stored[label] = result
+    results.write_text(json.dumps(stored, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def library(home: Path) -> Engine:
     engine = Engine(home)
     if not engine.documents():
@@ -176,9 +183,7 @@ def main() -> None:
     engine = library(Path(args.home))
     if args.written:
         result = {"label": args.label, "written_true_claims": written_true(engine)}
-        stored = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
-        stored[args.label] = result
-        RESULTS.write_text(json.dumps(stored, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        store(RESULTS, args.label, result)
         print(json.dumps(result, indent=1, ensure_ascii=False))
         return
     suite = [p for p in perturbation_suite(corpus_docs(SHARED)) if p.kind in KINDS]
@@ -192,9 +197,7 @@ def main() -> None:
     Path(args.rows).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     result = {"label": args.label, "seconds_per_check": round(seconds / max(1, len(rows)), 2),
               "load_average": round(os.getloadavg()[0], 2), "marks": summary(rows, shipped)}
-    stored = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
-    stored[args.label] = result
-    RESULTS.write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
+    store(RESULTS, args.label, result)
     print(json.dumps(result, indent=1))
 
 

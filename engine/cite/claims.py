@@ -190,8 +190,8 @@ def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
     progress(Progress("judging", 1, 2, f"judging {len(hits)} passages"))
     judgements = judge.judge_passages(text, [hit.text for hit in hits])
     passages = against_its_own_support([found_passage(text, hit, j) for hit, j in zip(hits, judgements, strict=True)])
-    if nearness is not None:
-        passages = [nearest_shown(text, p, nearness(text, hit), hit.text)
+    if nearness is not None:  # measured only where it is shown: the passages that say nothing either way
+        passages = [nearest_shown(text, p, nearness(text, hit), hit.text) if p.verdict == "unsupported" else p
                     for p, hit in zip(passages, hits, strict=True)]
     order = {"supported": 0, "partial": 1, "contradicted": 2, "unsupported": 3}
     # Passages that say nothing either way are ranked by how near they come to the claim, not by P(supports),
@@ -272,7 +272,7 @@ def nearest_shown(claim: str, passage: CheckedPassage, nearest: tuple[float, int
     abstracts."); a researcher checking that the library does not say it wants to read what it says instead.
     The reason shown is the one the checks give for that sentence (a number it lacks, a "not"), else that
     the passage does not state the claim."""
-    if passage.verdict != "unsupported" or nearest is None:
+    if nearest is None:
         return passage
     closeness, start, end = nearest
     problem = check(claim, text[start:end])

@@ -56,8 +56,7 @@ def quote_windows(passage_text: str, max_chars: int = MAX_QUOTE_CHARS, pairs: bo
     sentences: list[Span] = []
     for span in split_spans(passage_text):
         sentences.extend(_cut_long(passage_text, span, max_chars))
-    sentences = [s for s in sentences if prose_like(passage_text[s.start:s.end])
-                 and not is_reference_entry(passage_text[s.start:s.end])]
+    sentences = [s for s in sentences if prose_like(passage_text[s.start:s.end])]
     windows = [Window(s.start, s.end, passage_text[s.start:s.end]) for s in sentences]
     for first, second in itertools.pairwise(sentences if pairs else []):
         if second.end - first.start <= max_chars and not passage_text[first.end:second.start].strip():
@@ -66,11 +65,12 @@ def quote_windows(passage_text: str, max_chars: int = MAX_QUOTE_CHARS, pairs: bo
 
 
 def prose_like(text: str) -> bool:
-    """At least six words, mostly lower-case: rules out headings, author lists, tables of numbers."""
+    """At least six words, mostly lower-case, and not an entry of a reference list left in the running text: rules
+    out headings, author lists, tables of numbers and other papers' titles."""
     words = [w for w in text.split() if any(c.isalpha() for c in w)]
     if len(words) < 6:
         return False
-    return sum(w[0].islower() for w in words) >= 0.45 * len(words)
+    return sum(w[0].islower() for w in words) >= 0.45 * len(words) and not is_reference_entry(text)
 
 
 def not_prose(text: str) -> bool:

@@ -42,7 +42,7 @@ from engine.synthesis.question import (
 )
 from engine.synthesis.run_in import sentence_start
 from engine.text.addressed import addresses_the_model
-from engine.text.back_matter import asks_about_back_matter, back_matter_flags, is_reference_entry
+from engine.text.back_matter import asks_about_back_matter, back_matter_flags
 from engine.text.furniture import has_page_furniture
 from engine.tuning import SYNTHESIS
 from engine.types import LIBRARY_SOURCE, Reference, SearchHit
@@ -157,7 +157,6 @@ def sentence_spans(text: str, screen: bool = True) -> list[tuple[int, int]]:
         piece = text[start:end]
         # A repository's page stamp or an instruction planted for a model reading the PDF is never a quote.
         if (end - start >= MIN_QUOTE_CHARS and prose_like(piece) and not is_caption(piece) and not tabular(piece)
-                and not is_reference_entry(piece)
                 and not (screen and (addresses_the_model(piece) or has_page_furniture(piece)))):
             spans.append((start, end))
     return spans
@@ -212,6 +211,17 @@ def _squash(score: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, score))))
 
 
+def quotable_spans(reference: Reference, back_matter_asked: bool) -> list[tuple[int, int]]:
+    """The sentences of a passage that may answer: a title line run into the text is a PDF's (a datastore
+    record's text is what its datastore chose to keep), and thanks, funding and who-did-what answer only a
+    question about them."""
+    text = reference.text
+    spans = sentence_spans(text)
+    return [(start, end) for (start, end), back_matter in zip(spans, back_matter_flags(text, spans), strict=True)
+            if (reference.source != LIBRARY_SOURCE or not restates_title(text[start:end], reference.bib.title))
+            and (back_matter_asked or not back_matter)]
+
+
 def extract_evidence(question: str, references: Sequence[Reference], scorer: SupportScorer,
                      quotes_per_passage: int = 2, reference_lists: Sequence[bool] = (), read: bool = True,
                      read_limit: int | None = None) -> list[Evidence]:
@@ -220,13 +230,8 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     ``read_limit``: the reader reads only the sentences with the best hand-weighted scores (the rest
     rank after them), where the reader's time per sentence matters more than a rare miss. None: an answer's
     limit, ``ANSWER_READ_LIMIT``, looked up at each call so that a benchmark can set it."""
-    # A title line run into the text is a PDF's: a datastore record's text is what its datastore chose to keep.
-    # Thanks, funding and who-did-what answer only a question about them.
     back_matter_asked = asks_about_back_matter(question)
-    found = [[(start, end) for (start, end), back_matter in zip(spans, back_matter_flags(r.text, spans), strict=True)
-              if (r.source != LIBRARY_SOURCE or not restates_title(r.text[start:end], r.bib.title))
-              and (back_matter_asked or not back_matter)] for r, spans in
-             ((r, sentence_spans(r.text)) for r in references)]
+    found = [quotable_spans(r, back_matter_asked) for r in references]
     spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end in passage]
     texts = [r.text[start:end] for r, start, end in spans]
     topics, hands = _scores(question, texts, scorer)
