@@ -147,10 +147,22 @@ def test_empty_or_wordless_claims_are_refused_with_advice() -> None:
 
 
 def test_a_long_claim_is_cut_at_a_word_and_the_cut_is_said() -> None:
-    claim = ("SPECTER embeds scientific papers with citation-informed transformers. " * 300)[:20000]
+    claim = " ".join(f"SPECTER embeds scientific paper {i} with citation-informed transformers."
+                     for i in range(300))[:20000]
     text, notes = prepare_claim(claim)
     assert len(text) <= MAX_CLAIM_CHARS and claim.startswith(text) and not text.endswith(" ")
     assert len(notes) == 1 and "20,000" in notes[0] and f"first {len(text)}" in notes[0]
+
+
+def test_a_sentence_said_twice_is_judged_once_with_a_note() -> None:
+    """The judge read "Rotavirus codes proteins. Rotavirus codes proteins." as supported by 14 of 20 unrelated
+    passages; said once, by none."""
+    text, notes = prepare_claim("MapReduce runs on clusters. SPECTER uses citations.  MapReduce runs on  clusters. "
+                                "S2ORC has papers.")
+    assert text == "MapReduce runs on clusters. SPECTER uses citations. S2ORC has papers."
+    assert any("repeats a sentence" in note for note in notes)
+    assert prepare_claim("SPECTER uses citations. S2ORC has papers.") == ("SPECTER uses citations. S2ORC has papers.",
+                                                                         [])
 
 
 def test_a_question_is_judged_with_a_note() -> None:
