@@ -114,6 +114,9 @@ def test_a_cancelled_answer_shows_one_message_not_two() -> None:
     assert markup.count("what was written so far is kept") == 1 and "Cancelled;" not in markup
 
 
+CANCEL_TOKEN_SLACK = 8  # tokens already on their way to the window when Cancel was pressed
+
+
 @pytest.fixture
 def writing_client(tmp_path: Path) -> Iterator[EngineClient]:
     settings = Settings(retrieval=RetrievalSettings(rewrite=False, reranker="none", top_n=3),
@@ -126,7 +129,7 @@ def writing_client(tmp_path: Path) -> Iterator[EngineClient]:
 @pytest.mark.slow
 @pytest.mark.skipif(default_lm_path() is None or default_embedder_path() is None,
                     reason="the packaged SmolLM2 / MiniLM are not installed")
-def test_cancel_while_drafting_stops_the_real_model_within_a_second(
+def test_cancel_while_drafting_stops_the_real_model_within_a_few_tokens(
         qtbot: QtBot, writing_client: EngineClient, tmp_path: Path, titled_pdf: Callable[[str], Path],
         shown_errors: list[str]) -> None:
     client = writing_client
@@ -145,11 +148,13 @@ def test_cancel_while_drafting_stops_the_real_model_within_a_second(
     qtbot.waitUntil(lambda: len(tokens) >= 3 or not client.asking, timeout=300_000)
     assert client.asking, "the model finished before it could be stopped"
 
-    pressed = time.monotonic()
     window.cancel_action.trigger()
+    at_cancel = len(tokens)
     written = "".join(tokens)
     qtbot.waitUntil(lambda: not client.asking, timeout=30_000)
-    assert time.monotonic() - pressed < 1.0
+    # Counted in tokens, not seconds: on a loaded machine a second is a few tokens or many, but a model that
+    # was not stopped writes on to its token limit (hundreds) before the answer finishes.
+    assert len(tokens) - at_cancel <= CANCEL_TOKEN_SLACK, f"{len(tokens) - at_cancel} tokens after cancel"
 
     shown = window.ask_pane.answer_view.toPlainText()
     assert shown.count("Stopped") == 1
