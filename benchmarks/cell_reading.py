@@ -32,7 +32,7 @@ from reader import descending, rank_stats  # noqa: E402
 from reader_data import DEFAULT_OUT  # noqa: E402
 from train_reader import read_data  # noqa: E402
 
-from engine.cite.reader import AnswerReader  # noqa: E402
+from engine.cite.reader import AnswerReader, reader_text  # noqa: E402
 from engine.cite.support import SupportScorer  # noqa: E402
 from engine.embed import SentenceTransformerEmbedder  # noqa: E402
 from engine.synthesis.evidence import answer_scores, hand_scores  # noqa: E402
@@ -43,11 +43,8 @@ NEIGHBOUR_CHARS = (300, 150, 60, 0)
 
 
 def text_with(sentence: str, before: str, after: str, chars: int) -> str:
-    """engine.cite.reader.reader_text with each neighbour cut to ``chars`` (0: the sentence alone)."""
-    around = " ".join(p for p in (before.strip()[-chars:] if chars else "", after.strip()[:chars] if chars else "")
-                      if p)
-    text = " ".join(sentence.split())
-    return f"{text} [SEP] {' '.join(around.split())}" if around else text
+    """What the reader reads (engine.cite.reader.reader_text) with each neighbour cut to ``chars`` (0: none)."""
+    return reader_text(sentence, before.strip()[-chars:], after.strip()[:chars]) if chars else reader_text(sentence)
 
 
 def main() -> None:
