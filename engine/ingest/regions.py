@@ -28,6 +28,8 @@ _CAPTION_LABEL = re.compile(
     r"(?P<what>Fig(?:ure)?s?\.?|FIG(?:URE)?S?\.?|Table|TABLE|Scheme|SCHEME|Chart|Box|Algorithm|ALGORITHM)"
     r"\s*(?:S?\d{1,3}[A-Za-z]?|[IVX]{1,5})(?P<rest>.*)$")
 _PUNCT_AFTER_LABEL = re.compile(r"^\s*[.:|\u2014\u2013\-]")
+# A line that ends a sentence: a full stop, question or exclamation mark, or a closing quotation mark.
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s*$|[”\"]\s*$")
 _NUMERIC = re.compile(r"^[(\[]?[-+\u2212\u00b1<>=~]?\d[\d.,:%/\u00b1\u2212\-]*[)\]%*]?[,;]?$")
 
 
@@ -146,7 +148,7 @@ def classify_blocks(blocks: list[Block], page_width: float, page_height: float, 
                 and shapes[index].height >= 0.85 * body_height):
             continue
         if not shapes[index].tabular and (_is_heading(blocks, shapes, kinds, index, body_height, is_prose)
-                                          or _carries_on(blocks, kinds, index, body_height, pitch)
+                                          or _carries_on(blocks, kinds, index, body_height, pitch, is_prose)
                                           or _between_prose(blocks, shapes, index, body_height, pitch, is_prose)):
             continue
         kinds[index] = _nearest_label(blocks, labels, index) or (TABLE if shapes[index].tabular else FIGURE)
@@ -199,14 +201,25 @@ def _between_prose(blocks: list[Block], shapes: list[_Shape], index: int, body_h
             and any(near(i, False) for i in range(index + 1, min(len(blocks), index + 3))))
 
 
-def _carries_on(blocks: list[Block], kinds: list[str], index: int, body_height: float, pitch: float) -> bool:
-    """A short block that is the next line of the running text just above it (a paragraph's end)."""
-    previous = next((blocks[i] for i in range(index - 1, -1, -1) if kinds[i] == TEXT), None)
-    if previous is None:
+def _carries_on(blocks: list[Block], kinds: list[str], index: int, body_height: float, pitch: float,
+                is_prose: Callable[[int], bool]) -> bool:
+    """A short block that is the next line of the running text just above it (a paragraph's end).
+
+    In type smaller than the body's it carries on only a paragraph set in that same type (a quotation
+    or a boxed summary: "... logically entailed by" / "the source document”"), never a stack of short
+    lines (a table's cells in small type each carry on the one above)."""
+    previous_index = next((i for i in range(index - 1, -1, -1) if kinds[i] == TEXT), None)
+    if previous_index is None:
         return False
+    previous = blocks[previous_index]
     above, line = previous.lines[-1].rect, blocks[index].lines[0].rect
     height = above.y1 - above.y0
-    if height <= 0 or (body_height and (line.y1 - line.y0) < 0.9 * body_height):
+    if height <= 0:
+        return False
+    small = body_height and (line.y1 - line.y0) < 0.9 * body_height
+    if small and not (is_prose(previous_index) and len(previous.lines) >= 2
+                      and abs((line.y1 - line.y0) - height) <= 0.1 * height
+                      and _SENTENCE_END.search(blocks[index].lines[-1].text)):
         return False
     step = line.y1 - above.y1
     return 0 < step <= 1.3 * (pitch or 1.5 * height) and -3 * height <= line.x0 - above.x0 <= 1.5

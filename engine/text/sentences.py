@@ -7,7 +7,8 @@ stays with the sentence before. A line break before a capital ends a "sentence" 
 ends in a capitalised word or a number: that is how titles, author lines and headings sit in
 extracted PDF text. It does so too after a footnote's own line ("1The source code for REVERB is
 available at http:// reverb.cs.washington.edu/"), which a page sets between two paragraphs: ending in
-a web address, it would otherwise run into the next sentence.
+a web address, it would otherwise run into the next sentence; and after a closing quotation mark,
+where a quotation set apart from the text ends, often without a full stop.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from engine.text.artefacts import opens_with_footnote_mark
 _END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|(?<=[A-Za-z)\]])[.!?][\"'”’)\]]*\d{1,2}(?=\s+[A-Z0-9])"
                   r"|(?<=[^\s,;:(\-–])(?=\n[ \t]*[A-Z0-9])")
 _WORD_END = re.compile(r"[.!?][\"'”’)\]]*$")
+# A quotation set apart ends at its closing mark when the next paragraph begins ("... by the source
+# document”" / "We conduct ...").
+_CLOSING_QUOTES = ("”", '"')
 _END_CHARS = frozenset(".!?\"')]”’")
 _OPENERS = frozenset("([\"'“‘")
 
@@ -45,7 +49,8 @@ def split_spans(text: str, min_chars: int = 1, attached: re.Pattern[str] | None 
         end = match.end()
         if match.start() == end:  # a line break: a boundary only after a heading- or name-like line
             previous_word = text[:end].rsplit(None, 1)[-1] if text[:end].strip() else ""
-            if not previous_word or (previous_word[0].islower() and not _footnote_line(text, end)):
+            if not previous_word or (previous_word[0].islower() and not _footnote_line(text, end)
+                                     and not previous_word.endswith(_CLOSING_QUOTES)):
                 continue
             _append(text, start, end, spans)
             start = end

@@ -21,6 +21,8 @@ from tests.fixtures.pdfs import (
     all_figures_pdf,
     letter_by_letter_pdf,
     line_numbered_pdf,
+    quotation_pdf,
+    small_type_cells_pdf,
     two_column_figure_pdf,
 )
 
@@ -107,6 +109,32 @@ def test_a_figure_spanning_two_columns_stays_out_of_their_sentences(tmp_path: Pa
     assert "Activity of the enzyme" not in text and "Time (h)" not in text and "Mutant" not in text
     assert text_of(parsed.passages, "caption") == caption
     assert "Time (h)" in text_of(parsed.passages, "figure")
+
+
+def test_a_quotation_in_small_type_keeps_its_last_line(tmp_path: Path) -> None:
+    # A quotation's short last line, a block of its own in the quotation's smaller type, was read as figure
+    # text: the quote then ran on into the next paragraph ("... logically entailed by We conduct ...").
+    path = quotation_pdf(tmp_path / "quotation.pdf", BODY * 4 + "They define a fault as follows:",
+                         '"A fault is a statement that contradicts the source document, or is not directly stated, '
+                         'heavily implied, or logically entailed by', 'the source document."',
+                         "We then measured the rate again. " + BODY * 4)
+    with pymupdf.open(path) as document:  # the PDF does keep the last line apart
+        blocks = [b for b in document[0].get_text("dict")["blocks"] if b["type"] == 0]
+        assert any(["".join(s["text"] for s in line["spans"]) for line in b["lines"]] == ['the source document."']
+                   for b in blocks)
+    parsed = parse_pdf(path)
+    text = " ".join(text_of(parsed.passages, "text").split())
+    assert 'or logically entailed by the source document." We then measured the rate again.' in text
+    assert not text_of(parsed.passages, "figure")
+
+
+def test_a_table_of_short_cells_in_small_type_stays_a_table(tmp_path: Path) -> None:
+    # The rule above asks for a paragraph above and a sentence's end: cells stacked in small type carry on
+    # one another at the same pitch, and none is running text.
+    path = small_type_cells_pdf(tmp_path / "cells.pdf", BODY * 4,
+                                ["Reagent", "Thermo Fisher", "Cat# F10347", "FxCycle Violet stain."])
+    text = text_of(parse_pdf(path).passages, "text")
+    assert "Thermo Fisher" not in text and "Cat# F10347" not in text
 
 
 def test_margin_line_numbers_are_dropped(tmp_path: Path) -> None:

@@ -82,6 +82,15 @@ def test_a_footnote_on_a_line_of_its_own_ends_at_its_line() -> None:
         assert len(split_sentences(line)) == 1, line
 
 
+def test_a_quotation_set_apart_ends_at_its_closing_mark() -> None:
+    text = ("Wang et al. define faithfulness as:\n“Checking the factual errors in the summary, where a factual error "
+            "is not entailed by the source document”\nWe conduct human annotation studies. It ends.")
+    assert split_sentences(text)[1:] == ["We conduct human annotation studies.", "It ends."]
+    # Within a paragraph a line break is a space, and a quoted word before a capital does not end anything.
+    assert len(split_sentences("They call it “the fault” Smith et al. found it again.")) == 1
+    assert len(split_sentences("the so-called “fault”\nmodel is old.")) == 1
+
+
 def test_decimals_do_not_split_and_named_patterns_stay_with_the_sentence_before() -> None:
     marker = re.compile(r"\[\d+\]")
     text = "It rose by 3.5 points. [2] Then it fell."
