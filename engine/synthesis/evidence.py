@@ -35,6 +35,8 @@ from engine.synthesis.question import (
     QuestionKind,
     analyse,
     asks,
+    asks_about_questions,
+    is_question,
     new_names,
     quantities,
     states_counted,
@@ -231,6 +233,7 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     rank after them), where the reader's time per sentence matters more than a rare miss. None: an answer's
     limit, ``ANSWER_READ_LIMIT``, looked up at each call so that a benchmark can set it."""
     back_matter_asked = asks_about_back_matter(question)
+    questions_answer = asks_about_questions(question)
     found = [quotable_spans(r, back_matter_asked) for r in references]
     spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end in passage]
     texts = [r.text[start:end] for r, start, end in spans]
@@ -265,6 +268,8 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
                 answer = float(hands[position]) - prior
             else:  # a sentence the reader did not read ranks after every one it read
                 answer = _squash(float(combined[position]) - prior) if np.isfinite(combined[position]) else 0.0
+            if not questions_answer and is_question(texts[position]):
+                answer = 0.0  # a question states no answer (unless the question asks what a paper asks)
             # Not rounded: a squashed score over ~10 rounds to 1.0 at 4 places, and the tie then went to
             # whichever passage came first, not to the sentence that answers best.
             scored.append(Quote(reference.n, start, end, reference.text[start:end], round(float(topics[position]), 4),

@@ -161,6 +161,30 @@ def analyse(question: str) -> Question:
     return Question(question, kind, frozenset(content_words(question)), names, counted, units)
 
 
+# A question about the questions a paper asks ("Which research questions does LongEval address?") is answered by
+# sentences that are questions themselves; any other question is not: "RQ1: Does inter-annotator agreement improve
+# using fine-grained annotations?" names the topic of "What agreement does fine-grained evaluation reach?" and
+# states nothing.
+_ABOUT_QUESTIONS = re.compile(r"\b(questions?|RQs?\d*|ask(s|ed|ing)?|hypothes[ie]s|wonder(s|ed)?)\b", re.IGNORECASE)
+
+
+def asks_about_questions(question: str) -> bool:
+    """Whether ``question`` asks about questions (research questions, what a study asks, its hypotheses)."""
+    return bool(_ABOUT_QUESTIONS.search(question))
+
+
+def is_question(sentence: str) -> bool:
+    """Whether ``sentence`` is itself a question: it ends with a question mark (closing quotes aside), and what
+    stands before a colon, if one does, is only a label ("RQ1:", "3.1 Q2:"). "In this paper, we study the
+    detection problem: given a text, can we determine if the model was trained on it?" states the problem a
+    paper studies, which is an answer to "How can pretraining data be detected?"."""
+    text = sentence.strip()
+    if not text.rstrip("\"'”’)]").endswith("?"):
+        return False
+    lead, colon, _ = text.partition(":")
+    return not colon or len(lead.split()) <= 3
+
+
 def _stem(word: str) -> str:
     """A crude stem for matching "genes" with "gene": no plural s, the first five letters."""
     word = word.lower()
