@@ -52,6 +52,7 @@ from engine.retrieve.rewrite import QueryRewriter
 from engine.retrieve.source import PassageSource, ScoredId
 from engine.retrieve.spelling import SpellingCorrector, with_corrections
 from engine.retrieve.within_paper import reorder_within_papers
+from engine.text.back_matter import BACK_MATTER_WORDS, asks_about_back_matter
 from engine.tuning import RETRIEVAL
 from engine.types import LIBRARY_SOURCE, SearchHit
 
@@ -59,6 +60,15 @@ log = logging.getLogger(__name__)
 
 _SEP = "\x1f"  # joins source name and passage id into one key: ids are unique only within a source
 _T = TypeVar("_T")
+
+
+def within_paper_query(query: str) -> str:
+    """The FTS query that orders a paper's own passages: the question's words, and for a question about funding,
+    thanks or authorship the words back matter is written in, rare within a paper ("supported", "grant"), so
+    that its acknowledgements rise among its passages (measured: benchmarks/back_matter_search.py)."""
+    if not asks_about_back_matter(query):
+        return build_fts_query(query)
+    return " OR ".join(quote(term) for term in dict.fromkeys([*query_terms(query), *BACK_MATTER_WORDS]))
 
 
 @dataclass(frozen=True)
@@ -152,7 +162,7 @@ class Retriever:
         # Enough candidates to survive per-paper capping and duplicate collapsing.
         depth = max(options.rerank_depth if not isinstance(self.reranker, NoReranker) else 0, 4 * k, 20)
         hits = with_paper_evidence(self._resolve(fused[:depth], ranks), options.paper_evidence)
-        hits = reorder_within_papers(hits, build_fts_query(query), options.within_paper)
+        hits = reorder_within_papers(hits, within_paper_query(query), options.within_paper)
         _check(cancel)
         if not isinstance(self.reranker, NoReranker) and hits:
             progress(Progress("search", 2, 3, f"reranking with {self.reranker.name}"))

@@ -48,8 +48,15 @@ _SECTION_HEADING = re.compile(
 _HEADING_CHARS = 70
 
 
-_ASKS = re.compile(r"\b(?:fund\w*|grants?|sponsor\w*|thank\w*|acknowledg\w*|competing|conflicts?\s+of\s+interest|"
-                   r"contribut\w*|authors?hip|who\s+(?:wrote|supported|paid))\b", re.IGNORECASE)
+# Not "fundamental", "contributes to drought tolerance" or "competing hypotheses": each asked for back matter.
+_ASKS = re.compile(r"\b(?:fund(?:s|ed|ing|ers?)?|grants?|sponsor\w*|thank\w*|acknowledg\w*|"
+                   r"competing\s+(?:financial\s+)?interests?|conflicts?\s+of\s+interest|authors?hip|"
+                   r"authors?['’]?\s+contributions?|contributions?\s+of\s+(?:the|each)\s+authors?|"
+                   r"who\s+(?:wrote|supported|paid|contributed))\b", re.IGNORECASE)
+# Words back matter is written in, for finding it within a paper when a question asks about it ("Who funded
+# ...?": the section says "This work was supported by NIH grant ...", "We thank ...").
+BACK_MATTER_WORDS = ("acknowledgements", "acknowledgments", "funding", "supported", "grant", "grants", "thank",
+                     "contributions", "interests")
 
 
 # An entry of a reference list: "(16) Zhang, R.; et al. Probing ...", "[3] Andersen, H. C. Rattle: ...",

@@ -30,6 +30,7 @@ from engine.retrieve.dedupe import (
 )
 from engine.retrieve.fts import MAX_TERMS, build_fts_query, query_terms
 from engine.retrieve.fusion import merge_by_score, reciprocal_rank_fusion, score_fusion
+from engine.retrieve.retriever import within_paper_query
 from engine.retrieve.within_paper import local_bm25, reorder_within_papers
 from engine.types import SearchHit
 
@@ -244,3 +245,14 @@ def test_near_duplicate_passages_collapse_to_the_best_ranked() -> None:
     hits = [hit("a", "d1", text=text), hit("b", "d2", text=text.replace("cells", "cells.")),
             hit("c", "d3", text="an entirely different passage on semantic parsing with grammars")]
     assert [h.passage_id for h in collapse_near_duplicates(hits)] == ["a", "c"]
+
+
+def test_a_question_about_funding_orders_a_papers_passages_by_the_words_back_matter_uses() -> None:
+    # "Who funded ...?" shares no word with "This work was supported by NIH grant R01": within the paper,
+    # "supported" and "grant" are rare, so the acknowledgements rise among its passages.
+    texts = ["SPECTER embeds papers with a Transformer trained on citations", "SPECTER is trained on triplets",
+             "SPECTER is evaluated on SciDocs", "This work was supported in part by ONR grant N00014"]
+    plain = local_bm25(build_fts_query("Who funded the work on SPECTER?"), texts)
+    asked = local_bm25(within_paper_query("Who funded the work on SPECTER?"), texts)
+    assert plain.index(max(plain)) != 3 and asked.index(max(asked)) == 3
+    assert within_paper_query("How is SPECTER trained?") == build_fts_query("How is SPECTER trained?")

@@ -91,6 +91,17 @@ def test_a_question_about_funding_or_thanks_is_answered_from_back_matter() -> No
     assert not asks_about_back_matter("What data is SPECTER trained on?")
 
 
+@pytest.mark.parametrize(("question", "asks"), [
+    ("Who funded the LongEval study?", True), ("Which funders supported it?", True),
+    ("What are the authors' contributions?", True), ("Who contributed to the paper?", True),
+    ("Do the authors declare competing interests?", True),
+    # Words that only begin like back matter's: each once let acknowledgements answer a science question.
+    ("What is the fundamental limit of the assay?", False), ("What contributes to drought tolerance?", False),
+    ("Which of the competing hypotheses holds?", False)])
+def test_only_a_question_about_back_matter_is_taken_for_one(question: str, asks: bool) -> None:
+    assert asks_about_back_matter(question) is asks
+
+
 PAPERMAGE_ENDING = (
     "Developers should be vigilant when integrating papermage output into any downstream application.\n"
     "Acknowledgements\n"
