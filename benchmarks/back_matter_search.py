@@ -10,6 +10,11 @@ passages is among the 12 passages search returns (what an answer reads). Both or
 passages are measured in one run: by the question's words alone (before), and with the words back matter is
 written in added for such questions (engine.retrieve.retriever.within_paper_query, shipped).
 
+``--answers`` also asks each funding question through ``Engine.ask`` (digest, library only, no rewriting) and
+classes what the answer opens with: the named paper's funding statement, another paper's, other back matter, or
+a sentence of the science; both ways in one run: with the answer score alone (before), and with sentences of
+the asked kind of back matter ranked first (engine.text.back_matter.answers_back_matter_question, shipped).
+
 H defaults to ../shared/checks/fulltext's home (LitQA2 dev and the corpus, 66 papers); several may be given.
 Results: benchmarks/results/back_matter_search.json.
 """
@@ -28,16 +33,20 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from engine.request import AskRequest, RequestOptions, Scope  # noqa: E402
 from engine.retrieve import retriever  # noqa: E402
 from engine.retrieve.fts import build_fts_query  # noqa: E402
 from engine.service import Engine  # noqa: E402
-from engine.text.back_matter import back_matter_flags  # noqa: E402
+from engine.synthesis import evidence  # noqa: E402
+from engine.text.back_matter import back_matter_flags, is_back_matter  # noqa: E402
 from engine.text.sentences import split_spans  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "back_matter_search.json"
 CHECK_HOME = Path(os.environ.get("CHECK_HOME", "/tmp/quire-checks"))
-FUNDING = re.compile(r"\b(?:supported|funded|funding|grants?|sponsored)\b", re.IGNORECASE)
+FUNDING = re.compile(r"\b(?:supported|funded|funding|grants?|sponsored|fellowships?|awards?)\b", re.IGNORECASE)
 K = 12
+ASKED = RequestOptions(rewrite=False, feedback=False, save=False)
+_QUOTE = re.compile(r"“(.+?)”\s*\[", re.DOTALL)
 
 
 def back_matter_passages(home: Path, doc_id: str) -> tuple[set[str], set[str]]:
@@ -78,9 +87,47 @@ def found_in_top(engine: Engine, question: dict[str, Any]) -> bool:
     return any(hit.passage_id in question["targets"] for hit in hits)
 
 
+def opening_kind(engine: Engine, question: str, doc_id: str, texts: dict[str, list[str]]) -> str:
+    """What the digest's first quote is: this paper's funding statement, another paper's, other back matter,
+    or science."""
+    answer = engine.ask(AskRequest(question, scope=Scope(source="library"), mode="digest", options=ASKED))
+    match = _QUOTE.search(answer.text)
+    quote = " ".join(match.group(1).split()) if match else ""
+    if not quote:
+        return "none"
+    if FUNDING.search(quote) and is_back_matter(quote):
+        own = quote[:60] in " ".join(" ".join(texts[doc_id]).split())
+        return "own funding" if own else "another paper's funding"
+    return "other back matter" if is_back_matter(quote) else "science"
+
+
+def answers(home: Path, engine: Engine) -> dict[str, Any]:
+    """Each funding question's opening, without and with the back-matter rule."""
+    with sqlite3.connect(home / "library.db") as db:
+        texts: dict[str, list[str]] = {}
+        for doc_id, text in db.execute("SELECT doc_id, text FROM passages"):
+            texts.setdefault(doc_id, []).append(text)
+    shipped = evidence.answers_back_matter_question
+    rows = []
+    for document in engine.documents():
+        if not document.bib.title or not back_matter_passages(home, document.id)[1]:
+            continue
+        question = f"Who funded the study '{document.bib.title}'?"
+        evidence.answers_back_matter_question = lambda *_: False  # before: the answer score alone
+        before = opening_kind(engine, question, document.id, texts)
+        evidence.answers_back_matter_question = shipped
+        rows.append({"question": question, "before": before,
+                     "after": opening_kind(engine, question, document.id, texts)})
+        print(rows[-1], flush=True)
+    kinds = ("own funding", "another paper's funding", "other back matter", "science", "none")
+    return {"questions": len(rows), "before": {k: sum(r["before"] == k for r in rows) for k in kinds},
+            "after": {k: sum(r["after"] == k for r in rows) for k in kinds}, "rows": rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", type=Path, action="append", help="a library home (repeatable)")
+    parser.add_argument("--answers", action="store_true", help="also ask the funding questions (digest)")
     args = parser.parse_args()
     homes = args.home or [CHECK_HOME / "fulltext"]
     shipped = retriever.within_paper_query
@@ -90,18 +137,22 @@ def main() -> None:
             asked = questions(home, engine)
             rows = []
             for question in asked:
-                retriever.within_paper_query = build_fts_query  # before: the question's words alone
+                retriever.within_paper_query = lambda query: build_fts_query(query)  # before: its words alone
                 before = found_in_top(engine, question)
                 retriever.within_paper_query = shipped
                 after = found_in_top(engine, question)
                 rows.append({"kind": question["kind"], "question": question["question"], "before": before,
                              "after": after})
+            opened = answers(home, engine) if args.answers else None
         summary = {kind: {"questions": sum(r["kind"] == kind for r in rows),
                           "found_before": sum(r["before"] for r in rows if r["kind"] == kind),
                           "found_after": sum(r["after"] for r in rows if r["kind"] == kind)}
                    for kind in ("funding", "thanks")}
         print(home.name, json.dumps(summary), flush=True)
         result["homes"][str(home)] = {"summary": summary, "rows": rows}
+        if opened is not None:
+            print(home.name, "openings", json.dumps({k: opened[k] for k in ("questions", "before", "after")}))
+            result["homes"][str(home)]["answers"] = opened
     RESULTS.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {RESULTS}")
 

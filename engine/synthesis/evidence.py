@@ -44,7 +44,7 @@ from engine.synthesis.question import (
 )
 from engine.synthesis.run_in import sentence_start
 from engine.text.addressed import addresses_the_model
-from engine.text.back_matter import asks_about_back_matter, back_matter_flags
+from engine.text.back_matter import answers_back_matter_question, asks_about_back_matter, back_matter_flags
 from engine.text.furniture import has_page_furniture
 from engine.tuning import SYNTHESIS
 from engine.types import LIBRARY_SOURCE, Reference, SearchHit
@@ -201,11 +201,23 @@ def _scores(question: str, texts: Sequence[str], scorer: SupportScorer) -> tuple
     asked = with_typos_matched(analyse(question), {w for t in texts for w in content_words(t)})
     cosines = scorer.vectors(list(texts)) @ scorer.vectors([" ".join(question.split())])[0]
     topics = np.array([TOPIC_COSINE_WEIGHT * float(cosine) + (1 - TOPIC_COSINE_WEIGHT) *
-                       overlap(set(asked.terms), content_words(text))
+                       overlap(set(asked.terms), content_words(without_cited_years(text)))
                        for cosine, text in zip(cosines, texts, strict=True)])
     hands = np.array([topic + answer_bonus(text, asked) - LENGTH_PENALTY * max(0, len(text) - 200) / 100
                       for topic, text in zip(topics, texts, strict=True)])
     return topics, hands
+
+
+# The year of an author-year citation: "(Cohan et al., 2018)", "Wang and Cho, 2019", "Lo et al. (2020)".
+_CITED_YEAR = re.compile(r"(?:\bet\s+al\.?,?\s*\(?|\b[A-Z][\w'’-]+,\s+"
+                         r"|\b[A-Z][\w'’-]+\s+(?:and|&)\s+[A-Z][\w'’-]+,?\s+)((?:19|20)\d{2})[a-z]?\b")
+
+
+def without_cited_years(sentence: str) -> str:
+    """``sentence`` with the years of its author-year citations blanked: a cited work's year is not what the
+    sentence is about, and "Who won the 2018 football world cup?" shared only "2018" with "(2) PubMed (Cohan et
+    al., 2018) is a summarization dataset ...", which then passed for a passage that addresses it."""
+    return _CITED_YEAR.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)], sentence)
 
 
 def _squash(score: float) -> float:
@@ -237,6 +249,14 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     found = [quotable_spans(r, back_matter_asked) for r in references]
     spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end in passage]
     texts = [r.text[start:end] for r, start, end in spans]
+    # A question about funding or thanks is answered by back matter of that kind and by nothing else; the reader,
+    # trained on questions about findings, scores such sentences low, so they rank before every other sentence.
+    answers_by_kind = [False] * len(texts)
+    if back_matter_asked:
+        flags = [flag for r, passage in zip(references, found, strict=True)
+                 for flag in back_matter_flags(r.text, passage)]
+        answers_by_kind = [answers_back_matter_question(question, text, flag)
+                           for text, flag in zip(texts, flags, strict=True)]
     topics, hands = _scores(question, texts, scorer)
     reader = scorer.answer_reader() if spans and read else None
     combined, ask_of = None, np.zeros(len(spans), dtype=int)
@@ -270,6 +290,8 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
                 answer = _squash(float(combined[position]) - prior) if np.isfinite(combined[position]) else 0.0
             if not questions_answer and is_question(texts[position]):
                 answer = 0.0  # a question states no answer (unless the question asks what a paper asks)
+            if answers_by_kind[position]:
+                answer += 1.0  # above every sentence that is not of the asked kind (answer scores are 0..1)
             # Not rounded: a squashed score over ~10 rounds to 1.0 at 4 places, and the tie then went to
             # whichever passage came first, not to the sentence that answers best.
             scored.append(Quote(reference.n, start, end, reference.text[start:end], round(float(topics[position]), 4),

@@ -117,3 +117,26 @@ def back_matter_sections(text: str) -> list[tuple[int, int]]:
 def asks_about_back_matter(question: str) -> bool:
     """Whether ``question`` asks about funding, thanks, interests or authorship (then back matter answers it)."""
     return bool(_ASKS.search(question))
+
+
+# What kind of back matter a question asks for, and the words that say a sentence is of that kind: "Who funded
+# ...?" is answered by "This work was supported by NIH grant ...", not by "We thank J. Doe for discussions".
+_ASKS_FUNDING = re.compile(r"\b(?:fund(?:s|ed|ing|ers?)?|grants?|sponsor\w*|who\s+(?:supported|paid))\b",
+                           re.IGNORECASE)
+_ASKS_THANKS = re.compile(r"\b(?:thank\w*|acknowledg\w*)\b", re.IGNORECASE)
+_STATES_FUNDING = re.compile(r"\b(?:supported|funded|funding|grants?|sponsored|fellowships?|awards?)\b",
+                             re.IGNORECASE)
+_STATES_THANKS = re.compile(r"\b(?:thank\w*|grateful|indebted|acknowledg\w*)\b", re.IGNORECASE)
+
+
+def answers_back_matter_question(question: str, sentence: str, back_matter: bool) -> bool:
+    """Whether ``sentence`` (``back_matter``: it is back matter, by what it says or the section it stands in)
+    is of the kind of back matter ``question`` asks about: funding for "who funded", thanks for "whom do they
+    thank", any for authorship or competing interests. No other sentence can answer such a question."""
+    if not back_matter or not asks_about_back_matter(question):
+        return False
+    if _ASKS_FUNDING.search(question):
+        return bool(_STATES_FUNDING.search(sentence))
+    if _ASKS_THANKS.search(question):
+        return bool(_STATES_THANKS.search(sentence))
+    return True
