@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sqlite3
 import sys
@@ -33,7 +32,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.request import AskRequest, RequestOptions, Scope  # noqa: E402
+from opening import ASKED, CHECK_HOME  # noqa: E402
+
+from engine.request import AskRequest, Scope  # noqa: E402
 from engine.retrieve import retriever  # noqa: E402
 from engine.retrieve.fts import build_fts_query  # noqa: E402
 from engine.service import Engine  # noqa: E402
@@ -42,10 +43,8 @@ from engine.text.back_matter import back_matter_flags, is_back_matter  # noqa: E
 from engine.text.sentences import split_spans  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "back_matter_search.json"
-CHECK_HOME = Path(os.environ.get("CHECK_HOME", "/tmp/quire-checks"))
 FUNDING = re.compile(r"\b(?:supported|funded|funding|grants?|sponsored|fellowships?|awards?)\b", re.IGNORECASE)
 K = 12
-ASKED = RequestOptions(rewrite=False, feedback=False, save=False)
 _QUOTE = re.compile(r"“(.+?)”\s*\[", re.DOTALL)
 
 

@@ -28,13 +28,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
-from reader import descending, rank_stats  # noqa: E402
+from reader import descending, rank_stats, reader_and_scorer  # noqa: E402
 from reader_data import DEFAULT_OUT  # noqa: E402
 from train_reader import read_data  # noqa: E402
 
-from engine.cite.reader import AnswerReader, reader_text  # noqa: E402
-from engine.cite.support import SupportScorer  # noqa: E402
-from engine.embed import SentenceTransformerEmbedder  # noqa: E402
+from engine.cite.reader import reader_text  # noqa: E402
 from engine.synthesis.evidence import answer_scores, hand_scores  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "cell_reading.json"
@@ -53,8 +51,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="at most this many check questions (a quick look)")
     args = parser.parse_args()
     data = read_data(args.data)
-    reader = AnswerReader()
-    scorer = SupportScorer(SentenceTransformerEmbedder(quantize=False), judge=None, reader=reader)
+    reader, scorer = reader_and_scorer()
     weight = reader.hand_weight
     questions = [q for q in data["questions"] if q["split"] == "check"][:args.limit]
     prepared = []

@@ -56,6 +56,12 @@ RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
 KEEP_ANSWERABLE = 0.95
 
 
+def reader_and_scorer() -> tuple[AnswerReader, SupportScorer]:
+    """The shipped reader and the scorer the product ranks with (the float embedder, no judge)."""
+    reader = AnswerReader()
+    return reader, SupportScorer(SentenceTransformerEmbedder(quantize=False), judge=None, reader=reader)
+
+
 def rank_stats(orders: list[list[int]], answers: list[list[int]]) -> dict[str, float]:
     n = max(1, len(orders))
     return {"first": round(sum(o[0] in a for o, a in zip(orders, answers, strict=True) if o) / n, 4),
@@ -148,8 +154,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="at most this many check questions (a quick look)")
     args = parser.parse_args()
     data = read_data(args.data)
-    reader = AnswerReader()
-    scorer = SupportScorer(SentenceTransformerEmbedder(quantize=False), judge=None, reader=reader)
+    reader, scorer = reader_and_scorer()
     meta_file = default_reader_folder() / "reader.json"
     meta = json.loads(meta_file.read_text())
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}

@@ -28,13 +28,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
-from reader import cached, descending, rank_stats, score_questions  # noqa: E402
+from reader import cached, descending, rank_stats, reader_and_scorer, score_questions  # noqa: E402
 from reader_data import DEFAULT_OUT  # noqa: E402
 from train_reader import dev_papers, read_data  # noqa: E402
 
-from engine.cite.reader import AnswerReader, default_reader_folder  # noqa: E402
-from engine.cite.support import SupportScorer  # noqa: E402
-from engine.embed import SentenceTransformerEmbedder  # noqa: E402
 from engine.synthesis.evidence import ANSWER_READ_LIMIT, answer_scores  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "mpnet_feature.json"
@@ -71,9 +68,8 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     data = read_data(args.data)
-    reader = AnswerReader()
-    scorer = SupportScorer(SentenceTransformerEmbedder(quantize=False), judge=None, reader=reader)
-    hand_weight = float(json.loads((default_reader_folder() / "reader.json").read_text())["combine"]["hand_weight"])
+    reader, scorer = reader_and_scorer()
+    hand_weight = reader.hand_weight
     held = dev_papers(data["questions"])
     parts = {"held_out": [q for q in data["questions"] if q["paper"] in held],
              "check": [q for q in data["questions"] if q["split"] == "check"]}

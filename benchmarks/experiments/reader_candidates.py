@@ -31,13 +31,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
-from reader import cached, descending, rank_stats, score_questions  # noqa: E402
+from reader import cached, descending, rank_stats, reader_and_scorer, score_questions  # noqa: E402
 from reader_data import DEFAULT_OUT  # noqa: E402
 from train_reader import dev_papers, read_data  # noqa: E402
-
-from engine.cite.reader import AnswerReader  # noqa: E402
-from engine.cite.support import SupportScorer  # noqa: E402
-from engine.embed import SentenceTransformerEmbedder  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "reader_candidates.json"
 WEIGHTS = (0.0, 2.0, 4.0, 8.0, 12.0, 16.0)
@@ -98,8 +94,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, help="a folder for the read rows (benchmarks/reader.py --read-all's)")
     args = parser.parse_args()
     data = read_data(args.data)
-    reader = AnswerReader()
-    scorer = SupportScorer(SentenceTransformerEmbedder(quantize=False), judge=None, reader=reader)
+    reader, scorer = reader_and_scorer()
     held = dev_papers(data["questions"])
     splits = {"held_out_training_papers": [q for q in data["questions"] if q["paper"] in held],
               "check_papers": [q for q in data["questions"] if q["split"] == "check"]}

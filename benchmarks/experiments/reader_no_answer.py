@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 from pathlib import Path
@@ -36,14 +35,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy as np  # noqa: E402
 from answers import SHARED, litqa_questions, scholarqa_engine  # noqa: E402
 from no_answer import says_nothing_answers  # noqa: E402
+from opening import ASKED, CHECK_HOME  # noqa: E402
 
-from engine.request import AskRequest, RequestOptions, Scope  # noqa: E402
+from engine.request import AskRequest, Scope  # noqa: E402
 from engine.service import Engine  # noqa: E402
 from engine.synthesis import evidence  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "reader_no_answer.json"
-CHECK_HOME = Path(os.environ.get("CHECK_HOME", "/tmp/quire-checks"))
-ASKED = RequestOptions(rewrite=False, feedback=False, save=False)
 GRID = (-5.0, -4.5, -4.0, -3.5, -3.0, -2.75, -2.5, -2.0)
 
 _scored: list[np.ndarray] = []
