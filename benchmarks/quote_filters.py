@@ -1,10 +1,12 @@
 """How many quotable sentences of real papers do the quote filters take away, and which?
 
 The filters (``engine.text.addressed.addresses_the_model``,
-``engine.text.furniture.has_page_furniture`` and ``engine.text.back_matter.back_matter_flags``: a sentence that
-thanks or declares, or one under an "Acknowledgements" or "Author Contributions" heading) must take
-out an instruction planted for a model, a repository's page stamp and a paper's thanks, funding and
-contributions, and nothing a reader would want quoted. This script ingests the 24
+``engine.text.furniture.has_page_furniture``, ``engine.text.back_matter.back_matter_flags``: a sentence that
+thanks, declares or says where the data can be had, or one under an "Acknowledgements", "Author Contributions" or
+"Data availability" heading, and ``engine.text.back_matter.is_reference_entry``) must take
+out an instruction planted for a model, a repository's page stamp, a paper's thanks, funding,
+contributions and statements of availability, and the entries of a reference list left in the text, and nothing a
+reader would want quoted. This script ingests the 24
 corpus papers and the 42 LitQA2 dev papers as the app does (``PdfParse``, OCR off), splits every
 text passage into the sentences a quote can be (``engine.synthesis.evidence.sentence_spans``, before
 its own screening by the first two filters) and
@@ -35,15 +37,16 @@ def run() -> dict[str, Any]:
     from engine.ingest.pipeline import IngestOptions, PdfParse
     from engine.synthesis.evidence import sentence_spans
     from engine.text.addressed import addresses_the_model
-    from engine.text.back_matter import back_matter_flags, is_back_matter
+    from engine.text.back_matter import back_matter_flags, is_back_matter, is_reference_entry
     from engine.text.furniture import has_page_furniture
+    from engine.text.sentences import split_spans
 
     pdfs = sorted(p for folder in FOLDERS for p in folder.glob("*.pdf"))
     if not pdfs:
         sys.exit(f"no PDFs under {', '.join(map(str, FOLDERS))}; set QUIRE_SHARED")
     sentences = 0
     flagged: dict[str, list[dict[str, str]]] = {"addresses_the_model": [], "page_furniture": [], "back_matter": [],
-                                                "back_matter_section_only": []}
+                                                "back_matter_section_only": [], "reference_entry": []}
     planted_found = 0
     started = time.perf_counter()
     for pdf in pdfs:
@@ -52,6 +55,12 @@ def run() -> dict[str, Any]:
         for index, passage in enumerate(passages):
             text = f"{passage.text} {PLANTED}" if index == len(passages) // 2 else passage.text
             spans = sentence_spans(text, screen=False)  # before the filters counted here
+            # An entry of a reference list left in the running text (a passage not marked as the reference list)
+            # is never prose a quote can be (prose_like), so it is counted on the sentences as split, before that.
+            for split in split_spans(text):
+                if not passage.is_reference and is_reference_entry(text[split.start:split.end]):
+                    flagged["reference_entry"].append({"file": pdf.name, "page": str(passage.page_start),
+                                                       "sentence": " ".join(text[split.start:split.end].split())[:300]})
             in_section = back_matter_flags(text, spans)
             for (start, end), section in zip(spans, in_section, strict=True):
                 sentence = text[start:end]

@@ -1,4 +1,4 @@
-"""A paper's back matter: thanks, funding, competing interests and who did what.
+"""A paper's back matter: thanks, funding, competing interests, who did what and where its data can be had.
 
 These sentences sit in the same text as the findings ("We thank ... for help with data annotation",
 "This work was supported by NIH grant ...", "The authors declare no competing interests.", "Erin Bransom
@@ -6,7 +6,10 @@ and Bailey Kuehl helped with data annotation ..."; anything under an "Acknowledg
 Contributions" heading), and they share the words of many questions ("data",
 "training", "annotation"), so they were quoted as answers: a table of papers gave PaperMage's
 acknowledgements as its "Data / sample". They answer only a question about funding, thanks or
-authorship, which :func:`asks_about_back_matter` recognises.
+authorship, which :func:`asks_about_back_matter` recognises. Statements of availability ("Source data are
+provided with this paper.", "... are available from the corresponding author upon request.", "... have been
+deposited to ProteomeXchange ...") are back matter too: a table's "Data / sample" column quoted them for what a
+paper's data are, and they answer only where its data, code or materials can be had.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ _BACK_MATTER = re.compile(
     # Funding: "This work was partially supported by", "supported in part by NSF grants".
     r"|\b(?:work|research|study|project|author|authors)\s+(?:is|was|were|are|has\s+been)\s+(?:also\s+)?"
     r"(?:partially\s+|partly\s+|financially\s+|generously\s+)?(?:supported|funded|sponsored)\b"
-    r"|\b(?:supported|funded)\s+(?:in\s+part\s+)?by\s+(?:an?\s+|the\s+)?(?:[A-Z][\w.&-]*\s+){0,8}"
+    r"|\b(?:supported|funded)\s+(?:in\s+part\s+)?(?:by|through)\s+(?:an?\s+|the\s+)?(?:[A-Z][\w.&-]*\s+){0,8}"
     r"(?:grants?|awards?|fellowships?|contracts?)\b"
     # Declarations.
     r"|\bcompeting\s+(?:financial\s+)?interests\b|\bconflicts?\s+of\s+interests?\b"
@@ -36,13 +39,40 @@ _BACK_MATTER = re.compile(
     r"|\b(?:wrote|edited)\s+the\s+(?:manuscript|paper)\b",
     re.IGNORECASE)
 
+# Where the data, code or materials can be had: "Source data are provided with this paper.", "Detailed methods are
+# provided in the online version of this paper ...", "... are available from the corresponding authors upon
+# request.", "... have been deposited to ProteomeXchange ...", "... is available at https://github.com/...". Not "are
+# available in the UK Biobank" or "were provided by the ministry": those say what the data are.
+_AVAILABILITY = re.compile(
+    r"\bprovided\s+(?:with|as|in)\s+(?:this|the)\s+(?:paper|article|online\s+version|source\s+data)"
+    r"|\bavailable\s+(?:from|to)\s+the\s+(?:corresponding|lead|first|senior)\s+authors?\b"
+    r"|\bavailable\s+(?:up)?on\s+(?:reasonable\s+)?request\b"
+    r"|\b(?:are|is|were|was|have\s+been|has\s+been)\s+(?:also\s+)?deposited\s+(?:to|in|at|with|into)\b"
+    r"|\bincluded\s+in\s+this\s+(?:published\s+)?article\b"
+    # A link only where making it available is what the sentence says, not "phrase pairs from ..., available at".
+    r"|^\W*(?:\S+\s+){0,10}?(?:(?:is|are)\s+(?:publicly\s+|freely\s+|openly\s+)?available|made\s+(?:\S+\s+){0,6}?"
+    r"available)\s+(?:at|from|on|via)\s+(?:https?://|www\.|github|zenodo|figshare)",
+    re.IGNORECASE)
+
+# Who did what, named by initials: "E.P.T, J.B.M., and N.T. performed and analyzed experiments.", "C.R.L. supervised
+# the work". Only at a sentence's start, and only initials with full stops, so that "DNA performed ..." is not one.
+_INITIALS = r"(?:[A-Z]\.-?){1,3}[A-Z]?\.?"
+_WHO_DID_WHAT = re.compile(
+    r"\s*" + _INITIALS + r"(?:\s*(?:,|and|&)\s*(?:and\s+)?" + _INITIALS + r")*,?\s+(?:also\s+)?"
+    r"(?:performed|designed|conceived|wrote|analy[sz]ed|supervised|contributed|carried\s+out|developed|prepared|"
+    r"edited|revised|acquired|generated|conducted|collected|assisted|helped|built|implemented|coordinated|"
+    r"directed|planned|initiated|interpreted|reviewed|drafted|made\s+the\s+figures)\b")
+
 # A back-matter section's heading on a line of its own ("Acknowledgements", "9 Acknowledgements", "AUTHOR
 # CONTRIBUTIONS", "Conflict of interest statement", "Funding:").
 _SECTION_HEADING = re.compile(
     r"^[ \t]*(?:\d+(?:\.\d+)*\.?[ \t]*|[A-Z]\.?[ \t]+)?(?:acknowledge?ments?|funding(?:[ \t]+(?:information|sources?|"
     r"statement))?|financial[ \t]+support|authors?['’]?[ \t]+contributions?|contributions|competing[ \t]+(?:financial"
     r"[ \t]+)?interests?(?:[ \t]+statement)?|conflicts?[ \t]+of[ \t]+interests?(?:[ \t]+statement)?|declarations?"
-    r"(?:[ \t]+of[ \t]+(?:competing[ \t]+)?interests?)?|disclosures?)[ \t]*[:.]?[ \t]*$",
+    r"(?:[ \t]+of[ \t]+(?:competing[ \t]+)?interests?)?|disclosures?"
+    r"|(?:data|code|software|materials?|resources?)(?:[ \t]+(?:and|&)[ \t]+(?:code|software|materials?|data))?[ \t]+"
+    r"availability(?:[ \t]+statement)?|availability[ \t]+of[ \t]+(?:data|code|materials?)(?:[ \t]+and[ \t]+"
+    r"materials?)?)[ \t]*[:.]?[ \t]*$",
     re.IGNORECASE | re.MULTILINE)
 # A line that ends a back-matter section: the next heading (short, no sentence's closing punctuation).
 _HEADING_CHARS = 70
@@ -53,6 +83,19 @@ _ASKS = re.compile(r"\b(?:fund(?:s|ed|ing|ers?)?|grants?|sponsor\w*|thank\w*|ack
                    r"competing\s+(?:financial\s+)?interests?|conflicts?\s+of\s+interest|authors?hip|"
                    r"authors?['’]?\s+contributions?|contributions?\s+of\s+(?:the|each)\s+authors?|"
                    r"who\s+(?:wrote|supported|paid|contributed))\b", re.IGNORECASE)
+# Where a paper's data, code or materials can be had: "Is the code available?", "Where were the data deposited?",
+# "What is the accession number?". Not "What treatments are available?" nor "amyloid deposits".
+_THINGS_SHARED = r"(?:data(?:\s*sets?)?|code|software|scripts?|materials?|reagents?|strains?|plasmids?|sequences?|" \
+                 r"models?|weights|files?)"
+_ASKS_AVAILABILITY = re.compile(
+    # "Is the code available?", "Are the sequencing data publicly available?" (not "... from publicly available
+    # datasets, what is ...": there "available" describes data the question builds on)
+    r"\b(?:is|are|was|were)\s+(?:\S+\s+){0,5}?" + _THINGS_SHARED + r"\s+(?:\S+\s+)?(?:availab\w*|deposit\w*|"
+    r"released|shared)\b"
+    # "Where were the data deposited?", "How can I download the code?", "Where can the strains be obtained?"
+    r"|\b(?:where|how)\b(?=[^?]*\b" + _THINGS_SHARED + r"\b)[^?.]{0,60}?\b(?:availab\w*|deposit\w*|download\w*|"
+    r"obtain\w*|access\w*)\b"
+    r"|\baccession\s+(?:numbers?|codes?|ids?)\b|\brepositor(?:y|ies)\b", re.IGNORECASE)
 # Words back matter is written in, for finding it within a paper when a question asks about it ("Who funded
 # ...?": the section says "This work was supported by NIH grant ...", "We thank ...").
 BACK_MATTER_WORDS = ("acknowledgements", "acknowledgments", "funding", "supported", "grant", "grants", "thank",
@@ -66,6 +109,13 @@ _AUTHOR = r"(?:(?:van|von|de|del|della|da|di|du|le|la|ten|ter)\s+)?[A-Z][\w'’-
 _REFERENCE_ENTRY = re.compile(
     r"\s*(?:(?:\(\d{1,3}\)|\[\d{1,3}\]|\d{1,3}\.)\s*" + _AUTHOR
     + r"|" + _AUTHOR + r"(?:\s*et al\.|[;,]\s*(?:and\s+|&\s+)?" + _AUTHOR + r"|\s*&\s*" + _AUTHOR + r"))")
+# The same with initials first, as Science and PNAS print them: "A.-C. Villani et al., Single-cell RNA-seq reveals
+# ...", "J. W. Schoggins, C. M. Rice, Interferon-stimulated genes ...", "16. K. Polański et al., BBKNN: ...". "et al.,"
+# before a year is a citation in prose ("J. Smith et al., 2020 found"), not an entry.
+_INITIALS_FIRST = r"((?:[A-Z]\.\s?-?){1,3})\s*[A-Z][\w'’-]+"
+_REFERENCE_ENTRY_INITIALS_FIRST = re.compile(
+    r"\s*(?:(?:\(\d{1,3}\)|\[\d{1,3}\]|\d{1,3}\.)\s*)?" + _INITIALS_FIRST
+    + r"(?:\s+et al\.,\s+(?!\(?(?:19|20)\d\d)|,\s+" + _INITIALS_FIRST + r"\s*,)")
 
 
 def is_reference_entry(sentence: str) -> bool:
@@ -73,12 +123,24 @@ def is_reference_entry(sentence: str) -> bool:
     was not recognised as one): it gives another paper's authors and title, never this paper's finding, and a
     title that shares a question's words ("Hepatitis C virus protease NS3/4A cleaves mitochondrial antiviral
     signaling protein ...") was quoted, or judged to support a sentence, as if the paper said it."""
-    return bool(_REFERENCE_ENTRY.match(" ".join(sentence.split())))
+    text = " ".join(sentence.split())
+    if _REFERENCE_ENTRY.match(text):
+        return True
+    entry = _REFERENCE_ENTRY_INITIALS_FIRST.match(text)
+    if entry is None:
+        return False
+    if entry.group(2) is None:  # "et al.,"
+        return True
+    # Two names with one and the same single initial, "S. Typhimurium, S. Enteritidis, and ...", are serovars of
+    # one genus, not two authors.
+    first, second = (group.replace(" ", "") for group in entry.group(1, 2))
+    return not (first == second and len(first) == 2)
 
 
 def is_back_matter(sentence: str) -> bool:
     """Whether ``sentence`` thanks someone, states funding or a declaration, or says which author did what."""
-    return bool(_BACK_MATTER.search(" ".join(sentence.split())))
+    text = " ".join(sentence.split())
+    return bool(_BACK_MATTER.search(text) or _WHO_DID_WHAT.match(text) or _AVAILABILITY.search(text))
 
 
 def back_matter_flags(text: str, spans: Sequence[tuple[int, int]]) -> list[bool]:
@@ -116,7 +178,7 @@ def back_matter_sections(text: str) -> list[tuple[int, int]]:
 
 def asks_about_back_matter(question: str) -> bool:
     """Whether ``question`` asks about funding, thanks, interests or authorship (then back matter answers it)."""
-    return bool(_ASKS.search(question))
+    return bool(_ASKS.search(question) or _ASKS_AVAILABILITY.search(question))
 
 
 # What kind of back matter a question asks for, and the words that say a sentence is of that kind: "Who funded
@@ -132,11 +194,14 @@ _STATES_THANKS = re.compile(r"\b(?:thank\w*|grateful|indebted|acknowledg\w*)\b",
 def answers_back_matter_question(question: str, sentence: str, back_matter: bool) -> bool:
     """Whether ``sentence`` (``back_matter``: it is back matter, by what it says or the section it stands in)
     is of the kind of back matter ``question`` asks about: funding for "who funded", thanks for "whom do they
-    thank", any for authorship or competing interests. No other sentence can answer such a question."""
+    thank", a statement of availability for "where is the data available", any for authorship or competing
+    interests. No other sentence can answer such a question."""
     if not back_matter or not asks_about_back_matter(question):
         return False
     if _ASKS_FUNDING.search(question):
         return bool(_STATES_FUNDING.search(sentence))
     if _ASKS_THANKS.search(question):
         return bool(_STATES_THANKS.search(sentence))
+    if _ASKS_AVAILABILITY.search(question):
+        return bool(_AVAILABILITY.search(sentence))
     return True

@@ -7,6 +7,7 @@ import pytest
 from engine.cite.windows import not_prose
 from engine.text.addressed import addresses_the_model
 from engine.text.back_matter import (
+    answers_back_matter_question,
     asks_about_back_matter,
     back_matter_flags,
     back_matter_sections,
@@ -74,6 +75,23 @@ def test_page_furniture(text: str, furniture: bool) -> None:
     ("EMM is a co-founder, shareholder, and scientific advisory member of a company.", True),
     ("Erin Bransom and Bailey Kuehl helped with data annotation for training and evaluating those Predictors.", True),
     ("E.-Y.L. and J.H. drafted the manuscript, and M.H.K. edited the manuscript.", True),
+    # Who did what and who paid, named by initials.
+    ("E.P.T, J.B.M., and N.T. performed and analyzed experiments.", True),
+    ("C.R.L. supervised the work and obtained funding.", True),
+    ("E.P.T. was also supported through a T32 NIH Training Grant awarded to Boston University (EB006359).", True),
+    ("RNA-seq was performed on sorted cells.", False),
+    # Where data, code and materials can be had.
+    ("Source data are provided with this paper.", True),
+    ("Strains and plasmids are available upon request.", True),
+    ("The mass spectrometry proteomics data have been deposited to ProteomeXchange via the PRIDE partner "
+     "repository with the data set identifier PXD028391.", True),
+    ("Code is available at https://github.com/locuslab/wanda.", True),
+    # A link or a provider in a sentence that says what the data are.
+    ("We randomly extract 1,000 phrase pairs from a phrase table built from parallel movie subtitles, available at "
+     "http://opus.nlpl.eu.", False),
+    ("The data were provided by the Ministry of Health.", False),
+    ("Additional details of the calculation are provided in the Supplement.", False),
+    ("U.S. participants were recruited online.", False),
     # Findings and methods in the same words.
     ("While we acknowledge other actor-critic algorithms can also be feasible, we focus on PPO.", False),
     ("In the short term, we acknowledge this could lead to an unfair development of NLP methods.", False),
@@ -97,7 +115,12 @@ def test_a_question_about_funding_or_thanks_is_answered_from_back_matter() -> No
     ("Do the authors declare competing interests?", True),
     # Words that only begin like back matter's: each once let acknowledgements answer a science question.
     ("What is the fundamental limit of the assay?", False), ("What contributes to drought tolerance?", False),
-    ("Which of the competing hypotheses holds?", False)])
+    ("Which of the competing hypotheses holds?", False),
+    ("Is the code available?", True), ("Where were the proteomics data deposited?", True),
+    ("What is the accession number of the genome?", True), ("How can the strains be obtained?", True),
+    ("What treatments are available for MERS?", False), ("Are amyloid deposits found in the brain?", False),
+    ("How do cells access nutrients?", False),
+    ("Based on sequencing data from publicly available datasets, how do introns and exons differ?", False)])
 def test_only_a_question_about_back_matter_is_taken_for_one(question: str, asks: bool) -> None:
     assert asks_about_back_matter(question) is asks
 
@@ -126,6 +149,21 @@ def test_what_stands_under_an_acknowledgements_heading_is_back_matter_to_the_nex
     # "Paul Sayre provided feedback" and "Joseph Chee Chang implemented" do not read as thanks on their own.
     assert not is_back_matter("Joseph Chee Chang implemented an end-to-end web-based visual interface for papermage.")
     assert back_matter_flags(PAPERMAGE_ENDING, spans) == [False, True, True, False]
+
+
+def test_a_data_availability_section_is_back_matter() -> None:
+    text = ("Cells were grown at 30 °C.\nData and code availability\nRNA-seq data: NCBI GEO GSE186546.\n"
+            "Results\nThe mutant grew slower.")
+    spans = [(m, m + len(s)) for s in ("Cells were grown", "RNA-seq data", "The mutant grew") for m in [text.index(s)]]
+    assert back_matter_flags(text, spans) == [False, True, False]
+
+
+def test_a_question_about_availability_is_answered_by_a_statement_of_it() -> None:
+    deposited = "The reads were deposited in the Sequence Read Archive under BioProject PRJNA1011390."
+    thanks = "We thank J. Doe for help with sequencing."
+    assert answers_back_matter_question("Where were the sequencing data deposited?", deposited, True)
+    assert not answers_back_matter_question("Where were the sequencing data deposited?", thanks, True)
+    assert not answers_back_matter_question("Who funded the study?", deposited, True)
 
 
 def test_a_heading_word_inside_prose_opens_no_section() -> None:
@@ -160,6 +198,13 @@ def test_text_that_is_not_prose_is_never_a_quote(text: str, prose: bool) -> None
     ("Wu, G. A. et al. Sequencing of diverse mandarin, pummelo and orange genomes reveals complex history.", True),
     ("Raynes, Y., Wylie, C. S., Sniegowski, P. D. & Weinreich, D. M. Sign of selection on mutation rate modifiers "
      "depends on population size.", True),
+    # Initials first, as Science and PNAS print their references.
+    ("A.-C. Villani et al., Single-cell RNA-seq reveals new types of human blood dendritic cells.", True),
+    ("J. W. Schoggins, C. M. Rice, Interferon-stimulated genes and their antiviral effector functions.", True),
+    ("16. K. Polański et al., BBKNN: Fast batch alignment of single cell transcriptomes.", True),
+    ("J. Smith et al., 2020 found that the protease cleaves MAVS.", False),
+    ("S. Typhimurium, S. Enteritidis, and S. Heidelberg were grown overnight.", False),
+    ("S. aureus, E. coli and K. pneumoniae were grown overnight.", False),
     # A sentence adverb before an abbreviated genus, a numbered item of prose, a citation inside a sentence.
     ("Furthermore, E. coli isolates from poultry meat were also enriched.", False),
     ("Thus, S. epi-OVA-primed T cells are functionally distinct from tumor-primed T cells.", False),
