@@ -158,10 +158,13 @@ class Engine(EngineSetup):
         """The embedder citation support is judged with: the search embedder at full precision.
 
         The support thresholds were fitted on fp32 cosines; int8 vectors lowered the scorer's
-        precision on the labelled pairs (0.957 -> 0.935), and a kept citation must be real.
+        precision on the labelled pairs (0.957 -> 0.935), and a kept citation must be real. It remembers the
+        vectors of the sentences it embedded last, for the next answer or table that reads them again.
         """
+        from engine.embed.remembering import RememberingEmbedder
+
         full_precision = getattr(self.embedder, "full_precision", None)
-        return full_precision() if callable(full_precision) else self.embedder
+        return RememberingEmbedder(full_precision() if callable(full_precision) else self.embedder)
 
     @cached_property
     def embedding_cache(self) -> EmbeddingCache:

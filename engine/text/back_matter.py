@@ -138,7 +138,8 @@ def is_reference_entry(sentence: str) -> bool:
 
 
 def is_back_matter(sentence: str) -> bool:
-    """Whether ``sentence`` thanks someone, states funding or a declaration, or says which author did what."""
+    """Whether ``sentence`` thanks someone, states funding or a declaration, says which author did what, or says
+    where the paper's data, code or materials can be had."""
     text = " ".join(sentence.split())
     return bool(_BACK_MATTER.search(text) or _WHO_DID_WHAT.match(text) or _AVAILABILITY.search(text))
 
@@ -177,7 +178,8 @@ def back_matter_sections(text: str) -> list[tuple[int, int]]:
 
 
 def asks_about_back_matter(question: str) -> bool:
-    """Whether ``question`` asks about funding, thanks, interests or authorship (then back matter answers it)."""
+    """Whether ``question`` asks about funding, thanks, interests, authorship or where data, code or materials can be
+    had (then back matter answers it)."""
     return bool(_ASKS.search(question) or _ASKS_AVAILABILITY.search(question))
 
 
