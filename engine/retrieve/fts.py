@@ -18,7 +18,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from engine.errors import QueryError
 from engine.store.vocabulary import TOKENIZER, FtsVocabulary
@@ -62,6 +62,11 @@ def query_terms(text: str, max_terms: int = MAX_TERMS, drop_question_words: bool
 def quote(term: str) -> str:
     """One FTS5 string token: double quotes inside are doubled, so nothing in it is syntax."""
     return '"' + term.replace('"', '""') + '"'
+
+
+def any_of(terms: Iterable[str]) -> str:
+    """An FTS5 expression that matches any of ``terms`` (each quoted, joined by OR)."""
+    return " OR ".join(quote(term) for term in terms)
 
 
 def build_fts_query(text: str, max_terms: int = MAX_TERMS, mode: str = "or") -> str:
@@ -173,7 +178,7 @@ class CommonTerms:
                 return fts_query
             stems = self._stemmer.stems(words) or list(words)
             kept = uncommon_words(words, stems, self._frequency, self._rows, self._share)
-        return " OR ".join(quote(w) for w in kept)
+        return any_of(kept)
 
     def _refresh(self) -> None:
         now = time.monotonic()

@@ -46,7 +46,7 @@ from engine.retrieve.dedupe import (
     with_paper_evidence,
 )
 from engine.retrieve.feedback import expansion_terms
-from engine.retrieve.fts import build_fts_query, check_query, query_terms, quote
+from engine.retrieve.fts import any_of, build_fts_query, check_query, query_terms
 from engine.retrieve.fusion import merge_by_score, ranks_of, reciprocal_rank_fusion, score_fusion
 from engine.retrieve.rewrite import QueryRewriter
 from engine.retrieve.source import PassageSource, ScoredId
@@ -68,7 +68,7 @@ def within_paper_query(query: str) -> str:
     that its acknowledgements rise among its passages (measured: benchmarks/back_matter_search.py)."""
     if not asks_about_back_matter(query):
         return build_fts_query(query)
-    return " OR ".join(quote(term) for term in dict.fromkeys([*query_terms(query), *BACK_MATTER_WORDS]))
+    return any_of(dict.fromkeys([*query_terms(query), *BACK_MATTER_WORDS]))
 
 
 @dataclass(frozen=True)
@@ -217,7 +217,7 @@ class Retriever:
         extra = expansion_terms(texts, terms, options.feedback_terms)
         if not extra:
             return []
-        expanded = " OR ".join(quote(term) for term in [*terms, *extra])
+        expanded = any_of([*terms, *extra])
         return self._lexical(expanded, options.candidates, scope)
 
     def _dense_feedback(self, query_vector: np.ndarray, lists: Mapping[str, Sequence[ScoredId]],

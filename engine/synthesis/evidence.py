@@ -225,13 +225,14 @@ def _squash(score: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, score))))
 
 
-def quotable_spans(reference: Reference, back_matter_asked: bool) -> list[tuple[int, int]]:
-    """The sentences of a passage that may answer: a title line run into the text is a PDF's (a datastore
-    record's text is what its datastore chose to keep), and thanks, funding and who-did-what answer only a
-    question about them."""
+def quotable_spans(reference: Reference, back_matter_asked: bool) -> list[tuple[int, int, bool]]:
+    """The sentences of a passage that may answer, each as (start, end, whether it is back matter): a title line
+    run into the text is a PDF's (a datastore record's text is what its datastore chose to keep), and thanks,
+    funding and who-did-what answer only a question about them."""
     text = reference.text
     spans = sentence_spans(text)
-    return [(start, end) for (start, end), back_matter in zip(spans, back_matter_flags(text, spans), strict=True)
+    return [(start, end, back_matter)
+            for (start, end), back_matter in zip(spans, back_matter_flags(text, spans), strict=True)
             if (reference.source != LIBRARY_SOURCE or not restates_title(text[start:end], reference.bib.title))
             and (back_matter_asked or not back_matter)]
 
@@ -247,16 +248,13 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     back_matter_asked = asks_about_back_matter(question)
     questions_answer = asks_about_questions(question)
     found = [quotable_spans(r, back_matter_asked) for r in references]
-    spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end in passage]
+    spans = [(r, start, end) for r, passage in zip(references, found, strict=True) for start, end, _ in passage]
     texts = [r.text[start:end] for r, start, end in spans]
     # A question about funding or thanks is answered by back matter of that kind and by nothing else; the reader,
     # trained on questions about findings, scores such sentences low, so they rank before every other sentence.
-    answers_by_kind = [False] * len(texts)
-    if back_matter_asked:
-        flags = [flag for r, passage in zip(references, found, strict=True)
-                 for flag in back_matter_flags(r.text, passage)]
-        answers_by_kind = [answers_back_matter_question(question, text, flag)
-                           for text, flag in zip(texts, flags, strict=True)]
+    answers_by_kind = [back_matter_asked and answers_back_matter_question(question, text, flag)
+                       for text, flag in zip(texts, (flag for passage in found for _, _, flag in passage),
+                                             strict=True)]
     topics, hands = _scores(question, texts, scorer)
     reader = scorer.answer_reader() if spans and read else None
     combined, ask_of = None, np.zeros(len(spans), dtype=int)
@@ -283,7 +281,7 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     for index, (reference, passage) in enumerate(zip(references, found, strict=True)):
         prior = RANK_PENALTY * math.log(index + 1)
         scored = []
-        for start, end in passage:
+        for start, end, _ in passage:
             if combined is None:
                 answer = float(hands[position]) - prior
             else:  # a sentence the reader did not read ranks after every one it read
