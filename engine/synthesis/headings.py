@@ -5,7 +5,9 @@ nothing: "How SPECTER is trained" or "Training data" may stand; "The number of p
 81.1 million." states a claim, and "For how many is full text available, the evidence states that
 …" is a sentence the model put after "##". Such a heading comes back as a sentence of its section,
 verified like any other. A heading that repeats words of the evidence is the evidence, not a name
-for a section, and goes the same way. Citation markers in a heading cite nothing ("Evidence [7]",
+for a section: a statement goes the same way, and a phrase that states nothing ("Current Practices in
+Long-Form Summarization Evaluation", a section title of the paper) is dropped, since as a sentence it
+would be a fragment that a citation seems to back. Citation markers in a heading cite nothing ("Evidence [7]",
 when only [1] is listed); they are removed, and a heading that then only names the evidence or a
 source is dropped.
 """
@@ -58,12 +60,15 @@ def states_claim(title: str) -> bool:
 
 def section_heading(title: str, evidence: Sequence[str] = ()) -> tuple[str, str]:
     """(heading, sentence) for a heading the model wrote: a section's name stays the heading (markers
-    removed); a statement or copied evidence becomes the section's first sentence with no heading;
-    a heading that only names the evidence is dropped ("Evidence [7]" -> ("", ""))."""
+    removed); a statement becomes the section's first sentence with no heading; a heading that only names
+    the evidence ("Evidence [7]") or copies a phrase of it is dropped (("", ""))."""
     text = " ".join(strip_markers(title).split()).strip(" :-–—*#")
     if not text or _GENERIC.match(text):
         return "", ""
-    if states_claim(text) or copied(text, evidence):
+    claim = states_claim(text)
+    if copied(text, evidence) and not claim:
+        return "", ""
+    if claim:
         # The markers stay on the sentence: verification checks what they cite.
         sentence = " ".join(title.split()).strip(" :-–—*#")
         return "", sentence if strip_markers(sentence).rstrip().endswith((".", "?", "!")) else sentence + "."

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from engine.cite.markers import MARKER, StreamFilter
-from engine.cite.sentences import split_sentences
+from engine.cite.sentences import split_sentences, split_spans
 from engine.cite.windows import content_words
 from engine.generate.base import ChatMessage, Completion, LanguageModel, TokenCallback
 from engine.progress import CancelToken
@@ -122,7 +122,22 @@ _BRACKETED_MARKER = re.compile(rf"\(\s*({MARKER.pattern})\s*\)")  # "(as shown b
 _EVIDENCE_SAYS = re.compile(r"^(this|the) (evidence|passage|study|paper|quote|source)s? (clearly )?(states|shows|says|"
                             r"indicates|suggests|reports|notes|mentions)( that)?\s*[:,]?\s*", re.IGNORECASE)
 _YES_OR_NO = re.compile(r"^(yes|no)\b", re.IGNORECASE)
-_HEADING = re.compile(r"^\s*(#{1,6}\s*|\*\*)(?P<title>[^#*\n]{2,120}?)\**\s*:?\s*$")
+# Any length: a long "heading" is a sentence the model put after "##", and section_heading makes it one.
+_HEADING = re.compile(r"^\s*(#{1,6}\s*|\*\*)(?P<title>[^#*\n]{2,}?)\**\s*:?\s*$")
+_HASHES = re.compile(r"^\s*#{1,6}\s*")  # a heading's marks left on a line no heading was read from
+
+
+_FINISHED = re.compile(rf"[.!?][\"'”’)\]]*(\s*{MARKER.pattern})*$")  # a sentence's stop, quotes and markers
+
+
+def without_unfinished_end(text: str) -> str:
+    """A reply cut at the token limit, up to its last finished sentence: the words after it ("This helps
+    users efficiently identify") break off mid-claim, and cited they would look checked. A reply with no
+    finished sentence is kept as it is."""
+    for span in reversed(split_spans(text)):
+        if _FINISHED.search(text[span.start:span.end]):
+            return text[:span.end]
+    return text
 
 
 # Words that add nothing to a restated question ("can NOT be used" -> "cannot be used", "the answer").
@@ -139,7 +154,7 @@ def clean_section(text: str, max_sentences: int, question: str = "") -> str:
     """A part of the model's answer without echoed prompt lines, repeated sentences or run-on rambling,
     and (given the question) without sentences that only restate it."""
     # Footnote digits the model copied from a quote ("7pronounced") go before anything reads the words.
-    lines = [_BRACKETED_MARKER.sub(r"\1", _SOURCE_WORDS.sub(" ", without_footnote_marks(line)))
+    lines = [_BRACKETED_MARKER.sub(r"\1", _SOURCE_WORDS.sub(" ", without_footnote_marks(_HASHES.sub("", line))))
              for line in text.splitlines() if line.strip() and not _ECHO.match(line)]
     asked = content_words(question)
     kept: list[str] = []
@@ -182,6 +197,11 @@ def parse_answer(text: str, max_sections: int, sentences_per_section: int, quest
     if not direct and sections:  # the model began with a heading: its first section is the answer
         direct = clean_section(sections.pop(0)[1], 2, question)
     return Written(direct, tuple(sections[:max_sections]))
+
+
+def _finished(completion: Completion) -> str:
+    """The reply's text, without the unfinished sentence it ends on when the token limit cut it."""
+    return without_unfinished_end(completion.text) if completion.finish_reason == "length" else completion.text
 
 
 class ContextTooSmall(Exception):
@@ -262,7 +282,7 @@ class Writer:
                                 opts.answer_tokens, steps, forward)
         flush()
         quoted = [q.text for q in kept]
-        outcome = WriteOutcome(parse_answer(completion.text, opts.sections, opts.sentences_per_section, question,
+        outcome = WriteOutcome(parse_answer(_finished(completion), opts.sections, opts.sentences_per_section, question,
                                             quoted),
                                draft=completion.text, steps=steps, trimmed=note, cancelled=completion.cancelled)
         # Feedback runs on any draft with text: a draft that missed the direct answer is the one a
@@ -302,7 +322,7 @@ class Writer:
         if revised.cancelled:
             outcome.cancelled = True
             return
-        written = parse_answer(revised.text, opts.sections, opts.sentences_per_section, question,
+        written = parse_answer(_finished(revised), opts.sections, opts.sentences_per_section, question,
                                [*quoted, *(q.text for e in outcome.extra for q in e.quotes)])
         if written.direct:
             outcome.written = written

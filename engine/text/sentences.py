@@ -8,7 +8,8 @@ ends in a capitalised word or a number: that is how titles, author lines and hea
 extracted PDF text. It does so too after a footnote's own line ("1The source code for REVERB is
 available at http:// reverb.cs.washington.edu/"), which a page sets between two paragraphs: ending in
 a web address, it would otherwise run into the next sentence; and after a closing quotation mark,
-where a quotation set apart from the text ends, often without a full stop.
+where a quotation set apart from the text ends, often without a full stop. Two footnotes set on one line
+("7pronounced “stork” 8The papers included ...") are two sentences: the second begins at its mark.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import re
 from typing import NamedTuple
 
 from engine.text.abbreviations import is_abbreviation
-from engine.text.artefacts import opens_with_footnote_mark
+from engine.text.artefacts import glued_footnote_starts, opens_with_footnote_mark
 
 # A candidate end: . ! or ? (optionally followed by closing quotes or brackets), then whitespace.
 # A footnote's number glued after the stop ("(Equation 1).6 Starting from ...") ends the sentence too, when
@@ -65,7 +66,22 @@ def split_spans(text: str, min_chars: int = 1, attached: re.Pattern[str] | None 
         _append(text, start, end, spans)
         start = end
     _append(text, start, len(text), spans)
+    cuts = glued_footnote_starts(text)
+    if cuts:
+        spans = _cut(text, spans, cuts)
     return [s for s in spans if s.end - s.start >= min_chars]
+
+
+def _cut(text: str, spans: list[Span], cuts: list[int]) -> list[Span]:
+    """``spans`` with each one that holds a position of ``cuts`` (past its start) split there."""
+    result: list[Span] = []
+    for span in spans:
+        start = span.start
+        for cut in (c for c in cuts if span.start < c < span.end):
+            _append(text, start, cut, result)
+            start = cut
+        _append(text, start, span.end, result)
+    return result
 
 
 def split_sentences(text: str, attached: re.Pattern[str] | None = None) -> list[str]:

@@ -7,6 +7,7 @@ import sqlite3
 
 from engine.store.vocabulary import TOKENIZER
 from engine.text.abbreviations import is_abbreviation
+from engine.text.artefacts import without_footnote_marks
 from engine.text.sentences import ends_sentence, split_sentences, split_spans, starts_sentence
 from engine.text.stem import stem
 from engine.text.stopwords import CLAIM_FRAMING_WORDS, QUESTION_WORDS, SCIENCE_WORDS, STOP_WORDS
@@ -80,6 +81,19 @@ def test_a_footnote_on_a_line_of_its_own_ends_at_its_line() -> None:
     # A line that opens with a number and a unit, or with a name that starts with a digit, is prose going on.
     for line in ("stimulated at\n10Hz for an hour, which\nThe cells", "the receptor\n5HT1A is expressed in\nNeurons"):
         assert len(split_sentences(line)) == 1, line
+
+
+def test_two_footnotes_on_one_line_are_two_sentences() -> None:
+    # S2ORC's PDF text: footnote 7 ran into footnote 8, and "pronounced “stork”" opened a quoted sentence.
+    text = ("The output of this pipeline is visualized in Figure 1.\n7pronounced “stork” 8The papers included in "
+            "S2ORC are a curated subset.\n13Unpaywall 2019-04-19 data dump 14We use the cld2 tool.")
+    assert split_sentences(text)[1:] == ["7pronounced “stork”", "8The papers included in S2ORC are a curated subset.",
+                                         "13Unpaywall 2019-04-19 data dump", "14We use the cld2 tool."]
+    # A figure's panel, a count of residues, a concentration and a unit are not footnote marks.
+    for prose in ("Spliced RNA (Figure 1Aii) was seen in most cells.", "A 6His-tagged protein was used.",
+                  "The pellet was washed in 1Xprotease inhibitor buffer.", "All UMRs spanned 41Mbp in total."):
+        assert split_sentences(prose) == [prose]
+        assert without_footnote_marks(prose) == prose
 
 
 def test_a_quotation_set_apart_ends_at_its_closing_mark() -> None:

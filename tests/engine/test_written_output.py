@@ -46,8 +46,44 @@ def test_short_names_and_questions_stay_headings() -> None:
 
 def test_a_heading_copied_from_the_evidence_is_not_a_heading() -> None:
     quote = "each training instance is a triplet of papers: a query paper, a positive paper and a negative paper"
-    assert section_heading("A triplet of papers", [quote]) == ("", "A triplet of papers.")
+    # A phrase copied from the evidence states nothing: neither a heading nor a sentence a citation seems to back.
+    assert section_heading("A triplet of papers", [quote]) == ("", "")
     assert section_heading("Triplets of papers", [quote]) == ("Triplets of papers", "")
+    # A statement copied from it is verified like any sentence.
+    assert section_heading("Each training instance is a triplet of papers", [quote]) == (
+        "", "Each training instance is a triplet of papers.")
+
+
+def test_a_heading_longer_than_a_line_is_read_as_a_heading_and_verified_as_a_sentence() -> None:
+    # As the 1.5B writer put it in an answer on S2ORC: a 141-character claim after "##".
+    claim = ("The corpus contains substantially more structured full text papers and covers a more diverse set of "
+             "academic disciplines than other resources.")
+    written = parse_answer(f"S2ORC holds 8.1M full texts [1].\n## {claim}\nIt was built from PDFs [1].\n", 3, 2)
+    assert [title for title, _ in written.sections] == [""]
+    assert written.sections[0][1].startswith(claim) and "#" not in written.sections[0][1]
+
+
+def test_a_reply_cut_at_the_token_limit_loses_its_unfinished_sentence_not_its_finished_ones() -> None:
+    from fixtures.scripted_lm import ScriptedLM
+
+    from engine.synthesis.evidence import Quote
+    from engine.synthesis.write import Writer, WriterOptions, without_unfinished_end
+
+    quote = Quote(1, 0, 60, "CiteSee highlights citations a user has seen before in yellow.", 1.0, 1.0)
+    reply = ("CiteSee highlights reencountered citations in shades of yellow [1].\n## Conclusion\nIt uses yellow "
+             "for papers the user opened [1]. This helps users efficiently identify")
+    words = len(reply.split(" "))
+    cut = Writer(ScriptedLM([reply]), WriterOptions(feedback=False, answer_tokens=words - 1)).write(
+        "How does CiteSee highlight?", [quote], {1: "CiteSee"})
+    text = " ".join([cut.written.direct, *(body for _, body in cut.written.sections)])
+    assert "efficiently" not in text and text.endswith("opened [1].")
+    # The model that stopped there itself is taken at its word (a list may end without a stop).
+    whole = Writer(ScriptedLM([reply]), WriterOptions(feedback=False, answer_tokens=words + 10)).write(
+        "How does CiteSee highlight?", [quote], {1: "CiteSee"})
+    assert "efficiently identify" in " ".join(body for _, body in whole.written.sections)
+    assert without_unfinished_end("It rose to 81.1M papers [1]. It also has e.g. the text of 8.1M") == (
+        "It rose to 81.1M papers [1].")
+    assert without_unfinished_end("no stop at all") == "no stop at all"
 
 
 def test_the_s2orc_draft_gets_no_claim_heading_no_unlisted_evidence_heading_and_no_footnote_digit() -> None:
