@@ -350,9 +350,13 @@ def closest(evidence: Sequence[Evidence], count: int = 3) -> list[Evidence]:
 def direct_answers(evidence: Sequence[Evidence]) -> tuple[Quote, ...]:
     """The sentence that best answers each of the question's asks, in the order asked (one for a question
     that asks one thing; the first is the answer's opening), with the sentence it leans on (``in_context``).
-    An ask that no shown quote answers best gets none."""
+    Every scored sentence of the passages competes, not only their quotes: a passage quotes the two sentences
+    that answer any ask best, and for "How was S2ORC built, and how many papers have full text?" both were
+    counts, so the first ask's best quote was "The LATEX subset of S2ORC also provides unique opportunities
+    for research." (For a question that asks one thing the best sentence is always a quote.)"""
     best: dict[int, tuple[Quote, Evidence]] = {}
-    for quote, item in sorted(((q, e) for e in evidence for q in e.quotes), key=lambda pair: -pair[0].answer):
+    for quote, item in sorted(((q, e) for e in evidence for q in e.sentences or e.quotes),
+                              key=lambda pair: -pair[0].answer):
         best.setdefault(quote.ask, (quote, item))
     bare = [best[k] for k in sorted(best)]
     chosen: list[Quote] = []

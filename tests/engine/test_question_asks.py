@@ -86,6 +86,16 @@ def test_the_answer_states_each_ask_in_the_order_asked() -> None:
     assert HOW[:40] in sentences[0].text and DATA[:40] in sentences[1].text
 
 
+def test_an_ask_is_answered_by_its_best_sentence_even_when_its_passage_quotes_another_asks() -> None:
+    """One passage answers both asks; it quotes only the sentence that answers the second best. The first ask's
+    answer is still its own best sentence there, not a weaker quote of another passage."""
+    references = [reference(f"{DATA} {HOW}", 1), reference(ABOUT, 2)]
+    evidence = extract_evidence("How is SPECTER trained, and what data does it learn from?", references,
+                                SupportScorer(HashingEmbedder(), judge=None), quotes_per_passage=1)
+    assert [q.text for q in evidence[0].quotes] == [DATA]  # the passage's one quote answers the second ask
+    assert [q.text for q in direct_answers(evidence)] == [HOW, DATA]
+
+
 def test_a_question_that_asks_one_thing_has_one_direct_answer() -> None:
     references = [reference(f"{ABOUT} {DATA}", 1), reference(HOW, 2)]
     evidence = extract_evidence("How is SPECTER trained?", references, SupportScorer(HashingEmbedder(), judge=None))
