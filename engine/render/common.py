@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from engine.bibliography import is_group_author
@@ -20,6 +21,16 @@ SUPPORT_EXPLAINED = {
     UNCHECKED: "Not checked: the support judge was not loaded, or the answer was stopped before checking, so "
                "this is the model's own text, unverified",
 }
+
+
+# A verbatim quote as the digest writes it: “the source's words” [n].
+_QUOTE = re.compile(r"^“.*”\s*\[\d+\]$", re.DOTALL)
+
+
+def is_quote(sentence: AnswerSentence) -> bool:
+    """Whether ``sentence`` is a source's words quoted verbatim (a digest's quote, or one shown beside a written
+    answer), not a sentence the model wrote."""
+    return bool(_QUOTE.match(sentence.text.strip()))
 
 
 def pages(reference: Reference) -> str:

@@ -22,6 +22,7 @@ from engine.render.common import (
     UNCHECKED,
     UNSUPPORTED,
     explained,
+    is_quote,
     paper_line,
     paper_quotes,
     papers_of,
@@ -130,19 +131,42 @@ def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True) ->
                       f"{html.escape(answer.notice)}&nbsp;</p>")
     current_section = -1
     paragraph: list[str] = []
+    quoted: list[str] = []
+    gap = [False]  # a section with no heading is set apart from the one before by space instead
+
+    def flush() -> None:
+        # The model's sentences run on as a paragraph; verbatim quotes stand one to a line, as a list, so that a
+        # theme of eight quotes does not read as one wall of text.
+        top = "14px" if gap[0] else "4px"
+        if paragraph:
+            blocks.append(f'<p style="margin-top:{top}">{" ".join(paragraph)}</p>')
+            paragraph.clear()
+            gap[0], top = False, "4px"
+        if quoted:
+            blocks.append(f'<ul style="margin-top:{top};margin-bottom:4px">{"".join(quoted)}</ul>')
+            quoted.clear()
+            gap[0] = False
+
     for index, sentence in enumerate(answer.sentences):
         if answer.sections and sentence.section != current_section:
-            if paragraph:
-                blocks.append(f"<p>{' '.join(paragraph)}</p>")
-                paragraph = []
+            flush()
             current_section = sentence.section
             # A theme whose heading would not name its point has none.
             if 0 <= current_section < len(answer.sections) and answer.sections[current_section]:
                 heading = html.escape(answer.sections[current_section])
                 blocks.append(f'<p style="font-weight:600;margin-top:10px">{heading}</p>')
-        paragraph.append(_sentence(index, sentence, known, link, answer))
-    if paragraph:
-        blocks.append(f"<p>{' '.join(paragraph)}</p>")
+            else:
+                gap[0] = bool(blocks)
+        rendered = _sentence(index, sentence, known, link, answer)
+        if is_quote(sentence):
+            if paragraph:
+                flush()
+            quoted.append(f'<li style="margin-bottom:4px">{rendered}</li>')
+        else:
+            if quoted:
+                flush()
+            paragraph.append(rendered)
+    flush()
     if not answer.sentences and answer.text:
         blocks.append(f"<p>{linked(answer.text, None, known, link)}</p>")
     blocks.append(legend(answer))

@@ -181,3 +181,26 @@ def test_a_theme_without_a_heading_prints_none_in_the_terminal(capsys: pytest.Ca
     print_answer(replace(sample(), sections=("SPECTER", "")))
     out = capsys.readouterr().out
     assert "## SPECTER" in out and "## \n" not in out and not out.rstrip().endswith("##")
+
+
+def test_quotes_stand_one_to_a_line_while_the_models_sentences_run_on() -> None:
+    """A theme's quotes were one run-on paragraph in the app ("“We propose SPECTER ...” [2] “We call our model
+    ...” [2] “The most relevant baseline ...” [2]"); each is now an item of its own, and the model's prose
+    around a quote stays a paragraph."""
+    base = sample()
+    citation = base.sentences[0].citations[0]
+    quotes = tuple(AnswerSentence(f"“Quote number {i} from the paper.” [1]", (citation,), True, section=min(i, 1))
+                   for i in range(3))
+    written = (AnswerSentence("The model says SPECTER embeds papers [1].", (citation,), True),
+               AnswerSentence("It uses citations [1].", (citation,), True))
+    answer = replace(base, sentences=(written[0], quotes[0], written[1], *quotes[1:]))
+    rendered = to_html(answer)
+    assert rendered.count("<li style=") == 3 and rendered.count("<ul") == 2
+    for i in range(3):
+        item = rendered.index(f"Quote number {i}")
+        assert rendered.rfind("<li", 0, item) > rendered.rfind("</li>", 0, item)  # inside its own item
+    assert "The model says SPECTER embeds papers" in rendered.split("<ul")[0]  # prose before the first list
+    assert "<p style=" in rendered.split("</ul>")[1] and "It uses citations" in rendered.split("</ul>")[1]
+    # A theme with no heading is set apart from the answer above it by space.
+    headless = to_html(replace(answer, sections=("SPECTER", "")))
+    assert '<ul style="margin-top:14px' in headless and '<ul style="margin-top:14px' not in rendered
