@@ -52,7 +52,12 @@ from engine.retrieve.rewrite import QueryRewriter
 from engine.retrieve.source import PassageSource, ScoredId
 from engine.retrieve.spelling import SpellingCorrector, with_corrections
 from engine.retrieve.within_paper import reorder_within_papers
-from engine.text.back_matter import BACK_MATTER_WORDS, asks_about_back_matter
+from engine.text.back_matter import (
+    AVAILABILITY_WORDS,
+    BACK_MATTER_WORDS,
+    asks_about_availability,
+    asks_about_back_matter,
+)
 from engine.tuning import RETRIEVAL
 from engine.types import LIBRARY_SOURCE, SearchHit
 
@@ -65,7 +70,11 @@ _T = TypeVar("_T")
 def within_paper_query(query: str) -> str:
     """The FTS query that orders a paper's own passages: the question's words, and for a question about funding,
     thanks or authorship the words back matter is written in, rare within a paper ("supported", "grant"), so
-    that its acknowledgements rise among its passages (measured: benchmarks/back_matter_search.py)."""
+    that its acknowledgements rise among its passages (measured: benchmarks/back_matter_search.py); for one about
+    where its data or code can be had, the words of a statement of availability ("available", "github",
+    "deposited"; benchmarks/availability_questions.py)."""
+    if asks_about_availability(query):
+        return any_of(dict.fromkeys([*query_terms(query), *AVAILABILITY_WORDS]))
     if not asks_about_back_matter(query):
         return build_fts_query(query)
     return any_of(dict.fromkeys([*query_terms(query), *BACK_MATTER_WORDS]))

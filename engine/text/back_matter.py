@@ -51,7 +51,27 @@ _AVAILABILITY = re.compile(
     r"|\bincluded\s+in\s+this\s+(?:published\s+)?article\b"
     # A link only where making it available is what the sentence says, not "phrase pairs from ..., available at".
     r"|^\W*(?:\S+\s+){0,10}?(?:(?:is|are)\s+(?:publicly\s+|freely\s+|openly\s+)?available|made\s+(?:\S+\s+){0,6}?"
-    r"available)\s+(?:at|from|on|via)\s+(?:https?://|www\.|github|zenodo|figshare)",
+    r"available)\s+(?:at|from|on|via)\s+(?:https?://|www\.|github|zenodo|figshare)"
+    # As a footnote says it, with no verb: "Code and demo available at https://github.com/allenai/paper-plain".
+    r"|^\W*\d{0,2}(?:our\s+|the\s+)?(?:source\s+)?(?:code|data|software|models?|datasets?|demo|implementation|corpus)"
+    r"(?:\s+and\s+(?:the\s+)?\w+)?\s+(?:publicly\s+|freely\s+)?available\s+(?:at|from|on|via)\s+"
+    r"(?:https?://|www\.|github|zenodo|figshare)",
+    re.IGNORECASE)
+# A paper saying that it shares its code, data or models, in its own text: "We release our code and data to facilitate
+# reproducibility.", "Our code is publicly available." Not back matter (such a sentence often says what the data are:
+# "We also release our training set (hundreds of thousands of paper titles, abstracts and citations) ..."), but what
+# answers a question about availability, beside the statements above.
+_RELEASES = re.compile(
+    r"\bwe\s+(?:also\s+|will\s+|publicly\s+|openly\s+)*(?:release[sd]?|open[- ]source[sd]?)\s+(?:\S+\s+){0,3}?"
+    r"(?:code|data(?:\s*sets?)?|models?|software|implementation|corpus|annotations|training\s+set|weights|tools?)\b"
+    r"|\bwe\s+(?:also\s+|will\s+)*(?:make|made)\s+(?:\S+\s+){0,6}?(?:publicly\s+|freely\s+|openly\s+)?available\b"
+    # "Our software is freely available", "all data are publicly available", "Sequencing data is available on GEO"
+    # (not "when large amounts of training data is available", "Only limited data is available about this virus":
+    # those say how much there is)
+    r"|(?:\b(?:our|the|all|these|this|its|their)\s+|^\W*(?!(?:only|limited|little|no|few|more|less)\b))"
+    r"(?:[\w-]+\s+){0,2}?(?:code|data(?:\s*sets?)?|models?|software|"
+    r"implementation|corpus)\s+(?:is|are|will\s+be)\s+"
+    r"(?:publicly\s+|freely\s+|openly\s+)?(?:available|released)\b",
     re.IGNORECASE)
 
 # Who did what, named by initials: "E.P.T, J.B.M., and N.T. performed and analyzed experiments.", "C.R.L. supervised
@@ -95,11 +115,17 @@ _ASKS_AVAILABILITY = re.compile(
     # "Where were the data deposited?", "How can I download the code?", "Where can the strains be obtained?"
     r"|\b(?:where|how)\b(?=[^?]*\b" + _THINGS_SHARED + r"\b)[^?.]{0,60}?\b(?:availab\w*|deposit\w*|download\w*|"
     r"obtain\w*|access\w*)\b"
+    # "Where can I get the S2ORC data?", "Where do I find the code?" (not "How did they get the data?": a method)
+    r"|\bwhere\s+(?:can|could|do|does|to)\b(?=[^?]*\b" + _THINGS_SHARED + r"\b)[^?.]{0,60}?\b(?:get|find)\b"
     r"|\baccession\s+(?:numbers?|codes?|ids?)\b|\brepositor(?:y|ies)\b", re.IGNORECASE)
 # Words back matter is written in, for finding it within a paper when a question asks about it ("Who funded
 # ...?": the section says "This work was supported by NIH grant ...", "We thank ...").
 BACK_MATTER_WORDS = ("acknowledgements", "acknowledgments", "funding", "supported", "grant", "grants", "thank",
                      "contributions", "interests")
+# And those a statement of availability is written in ("Code and demo available at https://github.com/...",
+# "deposited in GEO under accession ...", "We release our code"), for a question about where data or code can be had.
+AVAILABILITY_WORDS = ("available", "availability", "release", "released", "github", "zenodo", "deposited",
+                      "accession", "repository", "request")
 
 
 # An entry of a reference list: "(16) Zhang, R.; et al. Probing ...", "[3] Andersen, H. C. Rattle: ...",
@@ -177,6 +203,11 @@ def back_matter_sections(text: str) -> list[tuple[int, int]]:
     return sections
 
 
+def asks_about_availability(question: str) -> bool:
+    """Whether ``question`` asks where a paper's data, code or materials can be had."""
+    return bool(_ASKS_AVAILABILITY.search(question))
+
+
 def asks_about_back_matter(question: str) -> bool:
     """Whether ``question`` asks about funding, thanks, interests, authorship or where data, code or materials can be
     had (then back matter answers it)."""
@@ -196,14 +227,16 @@ _STATES_THANKS = re.compile(r"\b(?:thank\w*|grateful|indebted|acknowledg\w*)\b",
 def answers_back_matter_question(question: str, sentence: str, back_matter: bool) -> bool:
     """Whether ``sentence`` (``back_matter``: it is back matter, by what it says or the section it stands in)
     is of the kind of back matter ``question`` asks about: funding for "who funded", thanks for "whom do they
-    thank", a statement of availability for "where is the data available", any for authorship or competing
-    interests. No other sentence can answer such a question."""
-    if not back_matter or not asks_about_back_matter(question):
+    thank", a statement of availability (or the paper saying it releases its code or data, back matter or not)
+    for "where is the data available", any for authorship or competing interests. No other sentence can answer
+    such a question."""
+    if not asks_about_back_matter(question):
         return False
     if _ASKS_FUNDING.search(question):
-        return bool(_STATES_FUNDING.search(sentence))
+        return back_matter and bool(_STATES_FUNDING.search(sentence))
     if _ASKS_THANKS.search(question):
-        return bool(_STATES_THANKS.search(sentence))
+        return back_matter and bool(_STATES_THANKS.search(sentence))
     if _ASKS_AVAILABILITY.search(question):
-        return bool(_AVAILABILITY.search(sentence))
-    return True
+        # A paper's own "We release our code ..." is not back matter, and answers this question all the same.
+        return bool(_AVAILABILITY.search(sentence) or _RELEASES.search(sentence))
+    return back_matter

@@ -256,3 +256,16 @@ def test_a_question_about_funding_orders_a_papers_passages_by_the_words_back_mat
     asked = local_bm25(within_paper_query("Who funded the work on SPECTER?"), texts)
     assert plain.index(max(plain)) != 3 and asked.index(max(asked)) == 3
     assert within_paper_query("How is SPECTER trained?") == build_fts_query("How is SPECTER trained?")
+
+
+
+def test_a_question_about_availability_orders_a_papers_passages_by_the_words_such_statements_use() -> None:
+    # "Where can I get the S2ORC data?" shares only "data" and "S2ORC" with the footnote that answers it; within the
+    # paper "available" and "github" are rare, so that passage rises among its passages.
+    texts = ["S2ORC is a corpus of 81.1M papers built from data of Semantic Scholar",
+             "We release S2ORC data in JSON with full text parses",
+             "S2ORC data cover many disciplines; data quality filters remove papers",
+             "Instructions for access to the data and model are available at https://github.com/allenai/s2orc/."]
+    plain = local_bm25(build_fts_query("Where can I get the S2ORC data?"), texts)
+    asked = local_bm25(within_paper_query("Where can I get the S2ORC data?"), texts)
+    assert plain.index(max(plain)) != 3 and asked.index(max(asked)) == 3

@@ -89,6 +89,11 @@ def test_page_furniture(text: str, furniture: bool) -> None:
     ("The mass spectrometry proteomics data have been deposited to ProteomeXchange via the PRIDE partner "
      "repository with the data set identifier PXD028391.", True),
     ("Code is available at https://github.com/locuslab/wanda.", True),
+    # As a footnote says it, its number glued on ("1Code and demo ...").
+    ("1Code and demo available at https://github.com/allenai/paper-plain", True),
+    # The paper saying in its own text that it shares its code or data is not back matter: it often says what the
+    # data are, and stays quotable for every question (it answers one about availability all the same).
+    ("We release our code and data to facilitate reproducibility.", False),
     # A link or a provider in a sentence that says what the data are.
     ("We randomly extract 1,000 phrase pairs from a phrase table built from parallel movie subtitles, available at "
      "http://opus.nlpl.eu.", False),
@@ -123,6 +128,8 @@ def test_a_question_about_funding_or_thanks_is_answered_from_back_matter() -> No
     ("What is the accession number of the genome?", True), ("How can the strains be obtained?", True),
     ("What treatments are available for MERS?", False), ("Are amyloid deposits found in the brain?", False),
     ("How do cells access nutrients?", False),
+    ("Where can I get the S2ORC data?", True), ("Where do I find the model weights?", True),
+    ("How did they get the data?", False), ("Where do the data come from?", False),
     ("Based on sequencing data from publicly available datasets, how do introns and exons differ?", False)])
 def test_only_a_question_about_back_matter_is_taken_for_one(question: str, asks: bool) -> None:
     assert asks_about_back_matter(question) is asks
@@ -167,6 +174,26 @@ def test_a_question_about_availability_is_answered_by_a_statement_of_it() -> Non
     assert answers_back_matter_question("Where were the sequencing data deposited?", deposited, True)
     assert not answers_back_matter_question("Where were the sequencing data deposited?", thanks, True)
     assert not answers_back_matter_question("Who funded the study?", deposited, True)
+
+
+
+@pytest.mark.parametrize(("sentence", "answers"), [
+    ("We release our code and data to facilitate reproducibility.", True),
+    ("We open-source our human evaluation data, annotation interface, and code for future research.", True),
+    ("We make our code and data publicly available.", True),
+    ("Our software is freely available as a part of the cdec framework.", True),
+    ("Sequencing data is available on GEO under accession number GSE254859.", True),
+    # How much data there is, or data the paper uses: not where its own can be had.
+    ("We make use of data from the UK Biobank.", False),
+    ("The contextual features can be refined when large amounts of training data is available.", False),
+    ("Only limited data is available about this virus.", False),
+    ("Finally, Paper Plain provides assistance for understanding unfamiliar terms by making their definitions "
+     "available.", False),
+])
+def test_a_paper_saying_it_shares_its_code_or_data_answers_a_question_about_availability(
+        sentence: str, answers: bool) -> None:
+    assert answers_back_matter_question("Is the code available?", sentence, is_back_matter(sentence)) is answers
+    assert not answers_back_matter_question("Who funded the study?", sentence, is_back_matter(sentence))
 
 
 def test_a_heading_word_inside_prose_opens_no_section() -> None:
