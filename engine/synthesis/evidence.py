@@ -175,6 +175,34 @@ def restates_title(sentence: str, title: str) -> bool:
     return len(title_words & words) >= 0.8 * len(title_words) and len(words - title_words) <= max(3, 0.3 * len(words))
 
 
+# A title is found in a sentence only when it is long enough not to be a phrase of the paper's own prose.
+_TITLE_WORDS = 5
+_URL_LIKE = re.compile(r"\S*[/@]\S*|\S+\.\S+")
+_PROSE_RUN = re.compile(r"\b[a-z]{2,}\s+[a-z]{2,}\b")
+_CITES = re.compile(r"\bet\s+al\b")
+
+
+def after_title(text: str, start: int, end: int, title: str) -> int | None:
+    """Where the sentence ``text[start:end]`` goes on after the paper's title, when the title opens it: a first
+    page's header, title and byline run together ("Article https://doi.org/... Autoregulation of the LIM kinases by
+    their PDZ domain LIM domain kinases (LIMK) are important regulators ...", "<title> Jameson R. Averill† , ...").
+    None when the title is not there, or prose comes before it ("we introduce S2ORC, the Semantic Scholar Open
+    Research Corpus, a ...": the paper naming itself)."""
+    words = re.findall(r"\w+", title)
+    if len(words) < _TITLE_WORDS:
+        return None
+    found = re.search(r"\W+".join(re.escape(w) for w in words), text[start:end], re.IGNORECASE)
+    if found is None:
+        return None
+    before = text[start:start + found.start()]
+    if _PROSE_RUN.search(_URL_LIKE.sub(" ", before)) or _CITES.search(before):
+        return None  # prose, or a citation of the paper ("C. A. Horton et al., Data for: <title>, Zenodo (2023)")
+    position = start + found.end()
+    while position < end and not text[position].isalnum():
+        position += 1
+    return position
+
+
 def answer_bonus(text: str, question: Question) -> float:
     """What a sentence gains for carrying what this kind of question asks for."""
     if question.kind == QuestionKind.QUANTITY and quantities(text):
@@ -227,14 +255,29 @@ def _squash(score: float) -> float:
 
 def quotable_spans(reference: Reference, back_matter_asked: bool) -> list[tuple[int, int, bool]]:
     """The sentences of a passage that may answer, each as (start, end, whether it is back matter): a title line
-    run into the text is a PDF's (a datastore record's text is what its datastore chose to keep), and thanks,
-    funding and who-did-what answer only a question about them."""
+    run into the text is a PDF's, left out, and a sentence it opens is quoted from where it goes on (a datastore
+    record's text is what its datastore chose to keep); thanks, funding and who-did-what answer only a question
+    about them."""
     text = reference.text
     spans = sentence_spans(text)
+    if reference.source == LIBRARY_SOURCE:
+        spans = [span for span in (_after_title_line(text, start, end, reference.bib.title) for start, end in spans)
+                 if span is not None and not restates_title(text[span[0]:span[1]], reference.bib.title)]
     return [(start, end, back_matter)
             for (start, end), back_matter in zip(spans, back_matter_flags(text, spans), strict=True)
-            if (reference.source != LIBRARY_SOURCE or not restates_title(text[start:end], reference.bib.title))
-            and (back_matter_asked or not back_matter)]
+            if back_matter_asked or not back_matter]
+
+
+def _after_title_line(text: str, start: int, end: int, title: str) -> tuple[int, int] | None:
+    """The sentence, begun after the title line that opens it (``after_title``); None when what follows the title
+    is no sentence to quote (a byline, or nothing)."""
+    after = after_title(text, start, end, title)
+    if after is None:
+        return start, end
+    piece = text[after:end]
+    if end - after >= MIN_QUOTE_CHARS and prose_like(piece) and not tabular(piece):
+        return after, end
+    return None
 
 
 def extract_evidence(question: str, references: Sequence[Reference], scorer: SupportScorer,

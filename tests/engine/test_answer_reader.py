@@ -130,6 +130,24 @@ def test_the_paper_s_title_run_into_its_next_line_is_never_a_quote() -> None:
                               "admitted with pneumonia, and six progressed to a severe stage within a week.", title)
 
 
+def test_a_sentence_that_a_title_line_opens_is_quoted_from_where_it_goes_on() -> None:
+    """A first page's header, title and byline run into the first sentence; the quote starts after the title,
+    and a title followed only by its authors is no quote. The paper naming itself in its prose stays whole."""
+    from engine.synthesis.evidence import quotable_spans
+
+    title = "Autoregulation of the LIM kinases by their PDZ domain"
+    opened = ("Article https://doi.org/10.1038/s41467-023-44148-4 Autoregulation of the LIM kinases by their PDZ "
+              "domain LIM domain kinases (LIMK) are important regulators of actin cytoskeletal remodeling.")
+    byline = f"{title} Jameson R. Averill† , Jackson C. Lin† , John Jung and Hunmin Jung *"
+    named = ("To address these issues, we introduce the autoregulation of the LIM kinases by their PDZ domain, a "
+             "mechanism of actin remodeling in cells.")
+    for text, quoted in ((opened, ["LIM domain kinases (LIMK) are important regulators of actin cytoskeletal "
+                                   "remodeling."]), (byline, []), (named, [named])):
+        reference = Reference(n=1, passage_id="p1", doc_id="d1", source="library", bib=Bibliography(title),
+                              text=text, page=1)
+        assert [text[start:end] for start, end, _ in quotable_spans(reference, False)] == quoted
+
+
 class _ConfidentReader:
     """A reader sure of every sentence (logits over 10), surest of the one naming SciBERT."""
 
