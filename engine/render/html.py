@@ -139,7 +139,8 @@ def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True) ->
         # theme of eight quotes does not read as one wall of text.
         top = "14px" if gap[0] else "4px"
         if paragraph:
-            blocks.append(f'<p style="margin-top:{top}">{" ".join(paragraph)}</p>')
+            style = ' style="margin-top:14px"' if gap[0] else ""
+            blocks.append(f"<p{style}>{' '.join(paragraph)}</p>")
             paragraph.clear()
             gap[0], top = False, "4px"
         if quoted:
