@@ -130,23 +130,23 @@ def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True) ->
         blocks.append(f'<p class="notice" style="color:#6b5d00;background-color:#fff8d6">&nbsp;'
                       f"{html.escape(answer.notice)}&nbsp;</p>")
     current_section = -1
-    paragraph: list[str] = []
-    quoted: list[str] = []
-    gap = [False]  # a section with no heading is set apart from the one before by space instead
+    run: list[str] = []  # consecutive sentences of one kind: the model's, or verbatim quotes
+    run_is_quotes = False
+    gap = False  # a section with no heading is set apart from the one before by space instead
 
     def flush() -> None:
         # The model's sentences run on as a paragraph; verbatim quotes stand one to a line, as a list, so that a
         # theme of eight quotes does not read as one wall of text.
-        top = "14px" if gap[0] else "4px"
-        if paragraph:
-            style = ' style="margin-top:14px"' if gap[0] else ""
-            blocks.append(f"<p{style}>{' '.join(paragraph)}</p>")
-            paragraph.clear()
-            gap[0], top = False, "4px"
-        if quoted:
-            blocks.append(f'<ul style="margin-top:{top};margin-bottom:4px">{"".join(quoted)}</ul>')
-            quoted.clear()
-            gap[0] = False
+        nonlocal gap
+        if not run:
+            return
+        if run_is_quotes:
+            blocks.append(f'<ul style="margin-top:{"14px" if gap else "4px"};margin-bottom:4px">{"".join(run)}</ul>')
+        else:
+            style = ' style="margin-top:14px"' if gap else ""
+            blocks.append(f"<p{style}>{' '.join(run)}</p>")
+        run.clear()
+        gap = False
 
     for index, sentence in enumerate(answer.sentences):
         if answer.sections and sentence.section != current_section:
@@ -157,16 +157,13 @@ def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True) ->
                 heading = html.escape(answer.sections[current_section])
                 blocks.append(f'<p style="font-weight:600;margin-top:10px">{heading}</p>')
             else:
-                gap[0] = bool(blocks)
+                gap = bool(blocks)
         rendered = _sentence(index, sentence, known, link, answer)
-        if is_quote(sentence):
-            if paragraph:
-                flush()
-            quoted.append(f'<li style="margin-bottom:4px">{rendered}</li>')
-        else:
-            if quoted:
-                flush()
-            paragraph.append(rendered)
+        quote = is_quote(sentence)
+        if run and quote != run_is_quotes:
+            flush()
+        run_is_quotes = quote
+        run.append(f'<li style="margin-bottom:4px">{rendered}</li>' if run_is_quotes else rendered)
     flush()
     if not answer.sentences and answer.text:
         blocks.append(f"<p>{linked(answer.text, None, known, link)}</p>")

@@ -73,11 +73,14 @@ def within_paper_query(query: str) -> str:
     that its acknowledgements rise among its passages (measured: benchmarks/back_matter_search.py); for one about
     where its data or code can be had, the words of a statement of availability ("available", "github",
     "deposited"; benchmarks/availability_questions.py)."""
+    written_in: tuple[str, ...]
     if asks_about_availability(query):
-        return any_of(dict.fromkeys([*query_terms(query), *AVAILABILITY_WORDS]))
-    if not asks_about_back_matter(query):
+        written_in = AVAILABILITY_WORDS
+    elif asks_about_back_matter(query):
+        written_in = BACK_MATTER_WORDS
+    else:
         return build_fts_query(query)
-    return any_of(dict.fromkeys([*query_terms(query), *BACK_MATTER_WORDS]))
+    return any_of(dict.fromkeys([*query_terms(query), *written_in]))
 
 
 @dataclass(frozen=True)

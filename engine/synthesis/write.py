@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engine.cite.markers import MARKER, StreamFilter
+from engine.cite.markers import MARKER, StreamFilter, strip_markers
 from engine.cite.sentences import split_sentences, split_spans
 from engine.cite.windows import content_words
 from engine.generate.base import ChatMessage, Completion, LanguageModel, TokenCallback
@@ -27,6 +27,7 @@ from engine.synthesis.headings import section_heading
 from engine.synthesis.plan import capitalised
 from engine.synthesis.question import QuestionKind, analyse
 from engine.text.artefacts import without_footnote_marks
+from engine.text.sentences import ends_sentence
 from engine.types import StepCost
 
 log = logging.getLogger(__name__)
@@ -127,15 +128,13 @@ _HEADING = re.compile(r"^\s*(#{1,6}\s*|\*\*)(?P<title>[^#*\n]{2,}?)\**\s*:?\s*$"
 _HASHES = re.compile(r"^\s*#{1,6}\s*")  # a heading's marks left on a line no heading was read from
 
 
-_FINISHED = re.compile(rf"[.!?][\"'”’)\]]*(\s*{MARKER.pattern})*$")  # a sentence's stop, quotes and markers
-
-
 def without_unfinished_end(text: str) -> str:
     """A reply cut at the token limit, up to its last finished sentence: the words after it ("This helps
     users efficiently identify") break off mid-claim, and cited they would look checked. A reply with no
     finished sentence is kept as it is."""
     for span in reversed(split_spans(text)):
-        if _FINISHED.search(text[span.start:span.end]):
+        words = strip_markers(text[span.start:span.end]).split()
+        if words and ends_sentence(words[-1]):
             return text[:span.end]
     return text
 

@@ -211,7 +211,7 @@ def asks_about_availability(question: str) -> bool:
 def asks_about_back_matter(question: str) -> bool:
     """Whether ``question`` asks about funding, thanks, interests, authorship or where data, code or materials can be
     had (then back matter answers it)."""
-    return bool(_ASKS.search(question) or _ASKS_AVAILABILITY.search(question))
+    return bool(_ASKS.search(question)) or asks_about_availability(question)
 
 
 # What kind of back matter a question asks for, and the words that say a sentence is of that kind: "Who funded
@@ -236,7 +236,7 @@ def answers_back_matter_question(question: str, sentence: str, back_matter: bool
         return back_matter and bool(_STATES_FUNDING.search(sentence))
     if _ASKS_THANKS.search(question):
         return back_matter and bool(_STATES_THANKS.search(sentence))
-    if _ASKS_AVAILABILITY.search(question):
+    if asks_about_availability(question):
         # A paper's own "We release our code ..." is not back matter, and answers this question all the same.
         return bool(_AVAILABILITY.search(sentence) or _RELEASES.search(sentence))
     return back_matter
