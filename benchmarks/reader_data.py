@@ -38,7 +38,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sentence_bm25 import bm25_order  # noqa: E402
+from sentence_bm25 import Bm25, bm25_order  # noqa: E402
 
 from engine.cite.reader import neighbours  # noqa: E402
 from engine.synthesis.evidence import sentence_spans  # noqa: E402
@@ -135,18 +135,126 @@ def generated(path: Path, shared: Path, papers: dict[str, Any], questions: list[
                           "hard": [i for i in order if i != answer][:HARD_POOL]})
 
 
+def squad(path: Path, papers: dict[str, Any], questions: list[dict[str, Any]], limit: int | None = None) -> None:
+    """SQuAD v1.0 train as answer-sentence selection within a whole article: the sentence holding the
+    answer span is the positive; the article's other sentences (its paragraph's and the other
+    paragraphs') are the candidates, the BM25 best of them the near misses. A sentence elsewhere in the
+    article that holds the answer text is never a near miss (it may answer too)."""
+    by_article: dict[str, list[dict[str, Any]]] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as file:
+        for line in file:
+            record = json.loads(line)
+            by_article.setdefault(record["title"], []).append(record)
+    taken = 0
+    for title, records in by_article.items():
+        paper = f"squad-{title}"
+        candidates: list[dict[str, Any]] = []
+        where: dict[str, range] = {}  # each paragraph's candidates
+        for record in records:
+            if record["context"] not in where:
+                first_index = len(candidates)
+                candidates.extend(paragraph_candidates(record["context"], 0))
+                where[record["context"]] = range(first_index, len(candidates))
+        papers[paper] = [{k: c[k] for k in ("text", "before", "after")} for c in candidates]
+        texts = [c["text"] for c in candidates]
+        lowered = [" ".join(t.lower().split()) for t in texts]
+        index = Bm25(texts)
+        for record in records:
+            span = where[record["context"]]
+            answer = record["answers"][0]
+            first, last = answer["answer_start"], answer["answer_start"] + len(answer["text"])
+            start_in = [i for i in span if candidates[i]["start"] <= first < candidates[i]["end"]]
+            overlapping = [i for i in span if candidates[i]["start"] < last and first < candidates[i]["end"]]
+            if not start_in:
+                continue
+            text = " ".join(answer["text"].lower().split())
+            holding = {i for i, t in enumerate(lowered) if text and text in t}
+            got = index.scores(record["question"])
+            hard = [i for i in sorted(got, key=lambda i: -got[i]) if i not in overlapping and i not in holding]
+            questions.append({"question": record["question"], "paper": paper, "split": "train", "source": "squad",
+                              "answer": answer["text"], "positive": start_in, "also": overlapping,
+                              "hard": hard[:HARD_POOL], "holding": sorted(holding - set(overlapping))})
+            taken += 1
+            if limit and taken >= limit:
+                return
+
+
+EI_SECTION = re.compile(r"^(TITLE|ABSTRACT|BODY)[.A-Z0-9 _:/-]*:\s*$")
+
+
+def ei_question(outcome: str, intervention: str, comparator: str) -> str:
+    """The doctors' prompt as a question, in the words Evidence Inference's own papers use."""
+    return f"With respect to {outcome.strip()}, how did {intervention.strip()} compare with {comparator.strip()}?"
+
+
+def evidence_inference(folder: Path, papers: dict[str, Any], questions: list[dict[str, Any]]) -> None:
+    """Evidence Inference 2.0: each prompt over its trial's full text, answered by the sentences the doctors
+    quoted as evidence (any annotator's). Train trials are ``train``; validation trials ``check-ei``,
+    never fitted on (benchmarks/reader.py reports their ranking)."""
+    import csv
+
+    splits = {line.strip(): "train" for line in (folder / "splits" / "ev2_train_article_ids.txt").read_text().split()}
+    splits.update({line.strip(): "check-ei"
+                   for line in (folder / "splits" / "ev2_validation_article_ids.txt").read_text().split()})
+    prompts = {}
+    with (folder / "prompts_merged.csv").open(encoding="utf-8") as file:
+        for row in csv.DictReader(file):
+            prompts[row["PromptID"]] = row
+    spans: dict[str, list[tuple[int, int]]] = {}
+    with (folder / "v2_annotations.csv").open(encoding="utf-8") as file:
+        for row in csv.DictReader(file):
+            start, end = int(row["Evidence Start"] or -1), int(row["Evidence End"] or -1)
+            if row["Valid Label"] == "True" and 0 <= start < end:
+                spans.setdefault(row["PromptID"], []).append((start, end))
+    candidates_of: dict[str, list[dict[str, Any]]] = {}
+    for prompt_id, evidence in spans.items():
+        prompt = prompts.get(prompt_id)
+        if prompt is None or prompt["PMCID"] not in splits:
+            continue
+        pmcid = prompt["PMCID"]
+        paper = f"ei-{pmcid}"
+        if pmcid not in candidates_of:
+            path = folder / "txt" / f"PMC{pmcid}.txt"
+            if not path.is_file():
+                continue
+            text = path.read_text(encoding="utf-8")
+            candidates: list[dict[str, Any]] = []
+            offset = 0
+            for block in text.split("\n"):
+                if block.strip() and not EI_SECTION.match(block.strip()):
+                    candidates.extend(paragraph_candidates(block, offset))
+                offset += len(block) + 1
+            candidates_of[pmcid] = candidates
+            papers[paper] = [{k: c[k] for k in ("text", "before", "after")} for c in candidates]
+        candidates = candidates_of[pmcid]
+        if len(candidates) < 4:
+            continue
+        also = sorted({i for i, c in enumerate(candidates) for first, last in evidence
+                       if c["start"] < last and first < c["end"]})
+        positive = sorted({i for i, c in enumerate(candidates) for first, _ in evidence
+                           if c["start"] <= first < c["end"]})
+        question = ei_question(prompt["Outcome"], prompt["Intervention"], prompt["Comparator"])
+        texts = [c["text"] for c in candidates]
+        questions.append({"question": question, "paper": paper, "split": splits[pmcid], "source": "evidence",
+                          "answer": "", "positive": positive, "also": also,
+                          "hard": [i for i in bm25_order(question, texts) if i not in also][:HARD_POOL]})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--shared", type=Path, default=SHARED)
     parser.add_argument("--generated", type=Path, default=DEFAULT_OUT.parent / "reader-generated.jsonl",
                         help="the writer's questions (benchmarks/reader_questions.py); left out when absent")
+    parser.add_argument("--squad-limit", type=int, help="at most this many SQuAD questions (default: all)")
     args = parser.parse_args()
     papers: dict[str, Any] = {}
     questions: list[dict[str, Any]] = []
     covidqa(args.shared / "eval" / "covidqa" / "covidqa-train.json", "train", papers, questions)
     covidqa(args.shared / "eval" / "covidqa" / "covidqa-check.json", "check", papers, questions)
     pubmedqa(args.shared, papers, questions)
+    squad(args.shared / "eval" / "squad" / "squad-v1.0-train.jsonl.gz", papers, questions, args.squad_limit)
+    evidence_inference(args.shared / "eval" / "evidence-inference", papers, questions)
     if args.generated.is_file():
         generated(args.generated, args.shared, papers, questions)
     random.Random(7).shuffle(questions)

@@ -65,6 +65,8 @@ DEFAULT_WORK = Path.home() / ".cache" / "quire-train" / "reader-judge"
 DEFAULT_DATA = Path.home() / ".cache" / "quire-train" / "reader-data.json.gz"
 DEV_PAPERS = 6
 SOURCE_NAMES = {"covidqa": "COVID-QA training file (Apache-2.0)",
+                "squad": "SQuAD v1.0 train as answer-sentence selection (CC BY-SA 4.0)",
+                "evidence": "Evidence Inference 2.0 training trials' prompts and doctors' evidence (MIT)",
                 "pubmedqa": "PubMedQA training-side questions (MIT)",
                 "generated": "questions the writer wrote of COVID-QA training papers and PubMedQA training-side "
                              "abstracts (benchmarks/reader_questions.py)",
@@ -96,7 +98,8 @@ def group(question: dict[str, Any], size: int, hard: int, rng: random.Random,
     paper = question["paper"]
     pool = question["hard"][:20]
     chosen = rng.sample(pool, min(hard, len(pool)))
-    others = [i for i in range(question["count"]) if i not in question["also"] and i not in chosen]
+    unsafe = set(question["also"]) | set(question.get("holding", ()))  # sentences that answer, or may
+    others = [i for i in range(question["count"]) if i not in unsafe and i not in chosen]
     away = rng.sample(question.get("foreign", []), min(foreign, len(question.get("foreign", []))))
     chosen += rng.sample(others, min(size - 1 - len(chosen) - len(away), len(others)))
     return [(paper, question["positive"][0]), *((paper, i) for i in chosen), *((p, i) for p, i in away)]
@@ -126,6 +129,53 @@ def foreign_near_misses(questions: list[dict[str, Any]], data: dict[str, Any], p
             if len(best) == pool:
                 break
         question["foreign"] = best
+
+
+class WrongPaper:
+    """Groups for "nothing here answers": a question read against another paper's sentences (same source),
+    its best BM25 matches there first, so the topic is near but the answer is absent."""
+
+    def __init__(self, questions: list[dict[str, Any]], texts_of: dict[str, list[str]], data: dict[str, Any]) -> None:
+        self.papers_of: dict[str, list[str]] = {}
+        for question in questions:
+            papers = self.papers_of.setdefault(question["source"], [])
+            if question["paper"] not in papers:
+                papers.append(question["paper"])
+        self.data = data
+        self.indexes: dict[str, Any] = {}
+
+    def group(self, question: dict[str, Any], size: int, hard: int, rng: random.Random) -> list[tuple[str, int]]:
+        from sentence_bm25 import Bm25
+
+        papers = [p for p in self.papers_of[question["source"]] if p != question["paper"]]
+        if not papers:
+            return []
+        paper = rng.choice(papers)
+        if paper not in self.indexes:
+            if len(self.indexes) > 2000:
+                self.indexes.clear()
+            self.indexes[paper] = Bm25([c["text"] for c in self.data["papers"][paper]])
+        got = self.indexes[paper].scores(question["question"])
+        best = sorted(got, key=lambda i: -got[i])[:hard]
+        rest = [i for i in range(len(self.data["papers"][paper])) if i not in best]
+        chosen = best + rng.sample(rest, min(size - len(best), len(rest)))
+        return [(paper, i) for i in chosen]
+
+
+def group_loss(logits: Any, sizes: list[int], answerable: list[bool], null: bool) -> Any:
+    """Listwise loss per group: the answering sentence (listed first) against the rest. With ``null``, a
+    fixed "nothing here answers" logit of 0 joins each group and is the target of a wrong paper's group,
+    so a logit above 0 reads as "this sentence answers" (the head's bias sets where that is)."""
+    import torch
+
+    losses = []
+    for part, has_answer in zip(torch.split(logits, sizes), answerable, strict=True):
+        if null:
+            part = torch.cat([part.new_zeros(1), part])
+            losses.append(-torch.log_softmax(part, dim=0)[1 if has_answer else 0])
+        else:
+            losses.append(-torch.log_softmax(part, dim=0)[0])
+    return torch.stack(losses).mean()
 
 
 def drop_shared_words(question: str, answer: str, share: float, rng: random.Random) -> str:
@@ -211,7 +261,14 @@ def train(args: argparse.Namespace) -> None:
     train_questions = [q for q in data["questions"] if q["split"] == "train" and q["positive"]
                        and q["paper"] not in held and q["source"] in args.sources and q["count"] >= 4]
     dev_questions = [q for q in data["questions"] if q["paper"] in held][:args.dev_questions]
+    if args.limit and len(train_questions) > args.limit:
+        # A stage of a fixed size, a stable choice: the machine's hours, not the data, bound a CPU run.
+        train_questions = random.Random(args.seed).sample(train_questions, args.limit)
     texts_of = {paper: candidate_texts(data, paper) for paper in {q["paper"] for q in train_questions}}
+    texts_of.update({paper: candidate_texts(data, paper) for paper in data["papers"] if paper not in texts_of
+                     and any(paper.startswith(f"{source}-") for source in ("squad", "ei", "covidqa"))
+                     and args.unanswerable})
+    wrong = WrongPaper(train_questions, texts_of, data) if args.unanswerable else None
     if args.foreign:
         foreign_near_misses(train_questions, data, {q["paper"] for q in train_questions if q["source"] == "covidqa"})
     print(f"{len(train_questions)} training questions, {len(dev_questions)} held-out questions "
@@ -265,18 +322,27 @@ def train(args: argparse.Namespace) -> None:
         order = list(range(len(train_questions)))
         rng.shuffle(order)
         groups = [group(train_questions[i], args.group, args.hard, rng, args.foreign) for i in order]
+        # Some questions are read against another paper instead, to learn "nothing here answers".
+        answerable = [True] * len(order)
+        if wrong is not None:
+            for n, i in enumerate(order):
+                if rng.random() < args.unanswerable:
+                    away = wrong.group(train_questions[i], args.group, args.hard, rng)
+                    if away:
+                        groups[n], answerable[n] = away, False
         for step_in_epoch in range(position, steps_per_epoch):
             chosen = order[step_in_epoch * per_step:(step_in_epoch + 1) * per_step]
             ids: list[list[int]] = []
             for i, members in zip(chosen, groups[step_in_epoch * per_step:], strict=False):
                 question = train_questions[i]
-                asked = drop_shared_words(question["question"], texts_of[question["paper"]][members[0][1]],
+                asked = drop_shared_words(question["question"], texts_of[question["paper"]][question["positive"][0]],
                                           args.drop_shared, rng)
                 ids += encode(tokenizer, asked, [texts_of[p][m] for p, m in members], args.max_length)
-            sizes = [len(g) for g in groups[step_in_epoch * per_step:step_in_epoch * per_step + len(chosen)]]
+            window = slice(step_in_epoch * per_step, step_in_epoch * per_step + len(chosen))
+            sizes = [len(g) for g in groups[window]]
             with _autocast(device):
                 logits = model(*collate(ids, sep_id, device))[:, 0].float()
-            loss = torch.stack([-torch.log_softmax(part, dim=0)[0] for part in torch.split(logits, sizes)]).mean()
+            loss = group_loss(logits, sizes, answerable[window], args.unanswerable > 0)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
@@ -326,6 +392,8 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
             "seed": args.seed, "sources": sorted(args.sources), "init_judge": not args.plain and not args.init_weights,
             "init_weights": str(args.init_weights or ""), "base": "all-MiniLM-L6-v2",
             **({"foreign": args.foreign} if args.foreign else {}),
+            **({"limit": args.limit} if args.limit else {}),
+            **({"unanswerable": args.unanswerable} if args.unanswerable else {}),
             **({"drop_shared": args.drop_shared} if args.drop_shared else {})}
 
 
@@ -386,6 +454,9 @@ def arguments() -> argparse.ArgumentParser:
     run.add_argument("--drop-shared", type=float, default=0.0,
                      help="rate at which a question word its answer shares is dropped in training (0: none)")
     run.add_argument("--questions-per-step", type=int, default=4)
+    run.add_argument("--limit", type=int, help="train on this many of the questions (a stable sample; default all)")
+    run.add_argument("--unanswerable", type=float, default=0.0,
+                     help="share of questions read against another paper, to learn 'nothing here answers' (0: none)")
     run.add_argument("--max-length", type=int, default=160)
     run.add_argument("--warmup", type=float, default=0.06)
     run.add_argument("--seed", type=int, default=13)
