@@ -56,9 +56,10 @@ RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
 KEEP_ANSWERABLE = 0.95
 
 
-def reader_and_scorer() -> tuple[AnswerReader, SupportScorer]:
-    """The shipped reader and the scorer the product ranks with (the float embedder, no judge)."""
-    reader = AnswerReader()
+def reader_and_scorer(folder: Path | None = None) -> tuple[AnswerReader, SupportScorer]:
+    """The shipped reader (or the one in ``folder``) and the scorer the product ranks with (the float embedder,
+    no judge)."""
+    reader = AnswerReader(folder)
     return reader, SupportScorer(SentenceTransformerEmbedder(quantize=False), judge=None, reader=reader)
 
 
@@ -144,15 +145,65 @@ def wrong_paper_rows(data: dict[str, Any], questions: list[dict[str, Any]], pape
     return score_questions(data, moved, reader, scorer, read_limit)
 
 
+def no_answer_stats(own: list[dict[str, Any]], wrong: list[dict[str, Any]], threshold: float) -> dict[str, float]:
+    """The reader's own "nothing here answers" (its best logit under ``threshold``, 0 for a reader trained
+    with a "nothing answers" option): answerable questions kept, wrong-paper questions told nothing answers."""
+    def best(row: dict[str, Any]) -> float:
+        return float(np.max(row["read"])) if len(row["read"]) else -1e9
+    return {"threshold": threshold,
+            "answerable_kept": round(sum(best(r) >= threshold for r in own) / max(1, len(own)), 4),
+            "wrong_paper_told_nothing_answers": round(sum(best(r) < threshold for r in wrong) / max(1, len(wrong)), 4)}
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Each reader in ``--readers`` on every set, in one run: COVID-QA-format check papers, Evidence Inference
+    validation trials, SelQA; results in benchmarks/results/reader_compare.json."""
+    from reader_sets import covidqa_file, selqa
+
+    data = read_data(args.data)
+    checks = {"covidqa_check": (covidqa_file(args.covidqa) if args.covidqa else data, "check"),
+              "evidence_validation": (data, "check-ei")}
+    limit = None if args.read_all else ANSWER_READ_LIMIT
+    out: dict[str, Any] = {"command": " ".join(["python benchmarks/reader.py", *sys.argv[1:]]), "readers": {}}
+    for folder in args.readers:
+        reader, scorer = reader_and_scorer(folder)
+        weight = reader.hand_weight
+        threshold = float(reader.model.meta.get("no_answer_logit", 0.0))
+        measured: dict[str, Any] = {"hand_weight": weight}
+        for name, (source, split) in checks.items():
+            questions = [q for q in source["questions"] if q["split"] == split][:args.limit]
+            if not questions:
+                continue
+            rows = score_questions(source, questions, reader, scorer, limit)
+            measured[name] = report(rows, weight)
+            papers = sorted({q["paper"] for q in questions})
+            wrong = wrong_paper_rows(source, questions, papers, reader, scorer, limit)
+            measured[name]["nothing_answers"] = no_answer_stats(rows, wrong, threshold)
+            print(folder, name, json.dumps(measured[name]), flush=True)
+        if args.selqa:
+            measured["selqa"] = selqa(args.selqa, reader, args.limit)
+            print(folder, "selqa", json.dumps(measured["selqa"]), flush=True)
+        out["readers"][str(folder)] = measured
+    target = ROOT / "benchmarks" / "results" / "reader_compare.json"
+    target.write_text(json.dumps(out, indent=1) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--readers", type=Path, nargs="*",
+                        help="compare these reader folders on every set in one run (reader_compare.json)")
+    parser.add_argument("--covidqa", type=Path, help="a COVID-QA-format file to check on (default: the check split)")
+    parser.add_argument("--selqa", type=Path, help="a SelQA-format file (with --readers): MAP / MRR")
     parser.add_argument("--fit", action="store_true", help="fit the weight and threshold on held-out training papers")
     parser.add_argument("--read-all", action="store_true",
                         help="the reader reads every sentence (default: the hand score's best, as the product does)")
     parser.add_argument("--cache", type=Path, help="a folder to keep the scored rows in (and reuse them from)")
     parser.add_argument("--limit", type=int, help="at most this many check questions (a quick look)")
     args = parser.parse_args()
+    if args.readers:
+        compare(args)
+        return
     data = read_data(args.data)
     reader, scorer = reader_and_scorer()
     meta_file = default_reader_folder() / "reader.json"

@@ -195,7 +195,7 @@ def drop_shared_words(question: str, answer: str, share: float, rng: random.Rand
 
 
 def encode(tokenizer: Any, question: str, texts: list[str], max_length: int) -> list[list[int]]:
-    encoded = tokenizer([question] * len(texts), texts, truncation="only_second", max_length=max_length)
+    encoded = tokenizer([question] * len(texts), texts, truncation="longest_first", max_length=max_length)
     return [list(ids) for ids in encoded["input_ids"]]
 
 
