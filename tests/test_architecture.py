@@ -234,3 +234,15 @@ def test_the_settings_reference_is_generated_from_the_current_settings() -> None
 
     for section in SECTIONS:
         assert f"## [{section}]" in reference
+
+
+def test_the_architecture_doc_lists_every_engine_module_once() -> None:
+    """The module table of docs/architecture.md names each package and module directly under engine/."""
+    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    table = text[text.index("## The engine's modules"):]
+    listed = re.findall(r"^\| `(\w+)` \|", table, flags=re.MULTILINE)
+    code = sorted(path.stem for path in (ROOT / "engine").glob("*.py") if path.stem != "__init__")
+    code += sorted(path.name for path in (ROOT / "engine").iterdir() if (path / "__init__.py").is_file())
+    assert len(listed) == len(set(listed)), f"listed twice: {sorted({m for m in listed if listed.count(m) > 1})}"
+    assert not set(code) - set(listed), f"missing from docs/architecture.md: {sorted(set(code) - set(listed))}"
+    assert not set(listed) - set(code), f"listed but not in engine/: {sorted(set(listed) - set(code))}"
