@@ -436,7 +436,7 @@ def arguments() -> argparse.ArgumentParser:
     run = commands.add_parser("train", help="train (or resume) in --work")
     run.add_argument("--data", type=Path, default=DEFAULT_DATA, help="from benchmarks/reader_data.py")
     # PubMedQA's conclusions as answers teach "a conclusion answers" (an earlier trained scorer learned to prefer
-    # "These findings suggest ..." to the result asked for: docs/answers.md), so COVID-QA alone by default.
+    # "These findings suggest ..." to the result asked for: docs/history/answers.md), so COVID-QA alone by default.
     run.add_argument("--sources", nargs="*", default=["covidqa"], help="covidqa, pubmedqa, generated, paraphrased")
     run.add_argument("--init-judge", type=Path, default=ROOT / "resources/models/judge/model.int8.onnx",
                      help="start from this support judge's encoder (its model.int8.onnx; the default: the shipped one)")
