@@ -87,3 +87,45 @@ def test_no_handbook_page_is_a_notebook() -> None:
     assert not long_pages, "move the measurement history to docs/history/:\n" + "\n".join(long_pages)
     readme_lines = len((ROOT / "README.md").read_text(encoding="utf-8").splitlines())
     assert readme_lines <= README_LIMIT, f"README.md is {readme_lines} lines (at most {README_LIMIT})"
+
+
+BENCHMARKS = ROOT / "benchmarks"
+_ROW = re.compile(r"^\| `([\w/.]+)` \| [^|]+ \| ([^|]+) \|", re.MULTILINE)
+
+
+def benchmark_rows() -> dict[str, str]:
+    """Each script named in a row of benchmarks/README.md, with that row's results cell."""
+    text = (BENCHMARKS / "README.md").read_text(encoding="utf-8")
+    return {script: results for script, results in _ROW.findall(text)}
+
+
+def test_every_benchmark_script_has_a_line_in_the_benchmarks_index() -> None:
+    rows = benchmark_rows()
+    scripts = [path.name for path in sorted(BENCHMARKS.glob("*.py"))]
+    scripts += [f"experiments/{path.name}" for path in sorted((BENCHMARKS / "experiments").iterdir())
+                if path.suffix == ".py" or path.is_dir() and path.name != "__pycache__"]
+    scripts = [name + "/" if (BENCHMARKS / name).is_dir() else name for name in scripts]
+    assert len(scripts) > 40, "the scan found too few scripts to prove anything"
+    missing = [name for name in scripts if name not in rows]
+    assert not missing, "add a row to benchmarks/README.md for: " + ", ".join(missing)
+    stale = [name for name in rows if not (BENCHMARKS / name).exists()]
+    assert not stale, "benchmarks/README.md lists scripts that are gone: " + ", ".join(stale)
+
+
+def test_every_results_file_the_index_names_is_kept() -> None:
+    named = {name for cell in benchmark_rows().values() for name in re.findall(r"`([\w.-]+\.json)`", cell)}
+    assert named, "the index names no results file"
+    missing = sorted(name for name in named if not (BENCHMARKS / "results" / name).is_file())
+    assert not missing, "results files benchmarks/README.md names but benchmarks/results/ lacks: " + ", ".join(missing)
+
+
+def test_every_figure_in_numbers_has_its_script_and_results_file() -> None:
+    """A script docs/numbers.md names exists, and its row in the index names a results file that is kept."""
+    numbers = (DOCS / "numbers.md").read_text(encoding="utf-8")
+    named = sorted(set(re.findall(r"benchmarks/([\w/]+\.py)", numbers)))
+    assert len(named) > 20, "the scan found too few scripts in docs/numbers.md"
+    rows = benchmark_rows()
+    gone = [name for name in named if not (BENCHMARKS / name).is_file()]
+    assert not gone, "docs/numbers.md names scripts that are not there: " + ", ".join(gone)
+    without = [name for name in named if not re.search(r"`[\w.-]+\.json`", rows.get(name, ""))]
+    assert not without, "figures in docs/numbers.md without a results file: " + ", ".join(without)
