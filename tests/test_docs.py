@@ -103,7 +103,7 @@ def test_every_benchmark_script_has_a_line_in_the_benchmarks_index() -> None:
     rows = benchmark_rows()
     scripts = [path.name for path in sorted(BENCHMARKS.glob("*.py"))]
     scripts += [f"experiments/{path.name}" for path in sorted((BENCHMARKS / "experiments").iterdir())
-                if path.suffix == ".py" or path.is_dir() and path.name != "__pycache__"]
+                if path.suffix == ".py" or (path.is_dir() and path.name != "__pycache__")]
     scripts = [name + "/" if (BENCHMARKS / name).is_dir() else name for name in scripts]
     assert len(scripts) > 40, "the scan found too few scripts to prove anything"
     missing = [name for name in scripts if name not in rows]

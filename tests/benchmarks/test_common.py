@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from common import TrainingCheckpoint, emit, summary  # noqa: E402
+from common import TrainingCheckpoint, emit, summary
 
 torch = pytest.importorskip("torch")
 
