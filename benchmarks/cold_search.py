@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pymupdf
+from common import emit, summary
 
 REPO = Path(__file__).resolve().parents[1]
 DATASTORE = REPO / "resources" / "datastores" / "cs-sample.jsonl.gz"
@@ -150,11 +151,6 @@ def search_imports(home: Path, query: str) -> tuple[float, list[str]]:
     return total_us / 1e6, sorted(heavy)
 
 
-def summary(samples: list[float]) -> dict[str, float]:
-    return {"median_s": round(statistics.median(samples), 3), "best_s": round(min(samples), 3),
-            "worst_s": round(max(samples), 3), "runs": len(samples)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--library", type=Path, default=Path(tempfile.gettempdir()) / "quire-cold-search",
@@ -205,10 +201,7 @@ def main() -> None:
         "platform": platform.platform(),
         "command": "python benchmarks/cold_search.py --json benchmarks/results/cold_search.json",
     }
-    text = json.dumps(results, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
+    emit(results, args.json)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ file beside earlier runs, so a rule change is measured before and after on the s
 ``--held-out checkcovid,vitaminc`` adds the judge's held-out training-side pairs of those sources
 (benchmarks/judge_data.py writes them; 5 % of each source, never trained on). Their contradicted marks are
 measured the same way (precision: the share labelled refutes). The judge's thresholds were fitted on these
-held-out pairs (docs/verification.md), so they are less independent than HealthVer.
+held-out pairs (docs/history/verification.md), so they are less independent than HealthVer.
 """
 
 from __future__ import annotations

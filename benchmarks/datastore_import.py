@@ -4,7 +4,7 @@
 
 Import is measured on the whole file; embedding on the first N passages (default 512) with the
 configured embedder (the bundled all-MiniLM-L6-v2 unless settings say otherwise) and
-extrapolated, unless --embed-all. Figures go to stdout and benchmarks/out/datastore_import.json.
+extrapolated, unless --embed-all. Figures go to stdout and benchmarks/results/datastore_import.json.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ def main() -> None:
     parser.add_argument("--embed-all", action="store_true")
     args = parser.parse_args()
     path = args.file or bundled_datastore()
-    results: dict[str, object] = {"file": str(path), "file_bytes": path.stat().st_size}
+    # The file as the repository names it, so a results file holds no machine's paths.
+    shown = path.resolve().relative_to(ROOT) if path.resolve().is_relative_to(ROOT) else Path(path.name)
+    results: dict[str, object] = {"file": str(shown), "file_bytes": path.stat().st_size}
     with tempfile.TemporaryDirectory() as work, Engine(home=Path(work) / "home") as engine:
         started = time.perf_counter()
         report = engine.add_datastore(path, "bench", embed=False)
@@ -82,7 +84,7 @@ def main() -> None:
         results["pack"] = {"pack_mib": round(pack_mib, 1), "pack_seconds": round(pack_seconds, 2),
                            "install_seconds": round(install_seconds, 2), "with_index": bool(args.embed_all)}
         print(f"pack: {pack_mib:.1f} MiB in {pack_seconds:.1f} s; install (verify + unpack) {install_seconds:.1f} s")
-    out = ROOT / "benchmarks" / "out"
+    out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "datastore_import.json").write_text(json.dumps(results, indent=2))
 

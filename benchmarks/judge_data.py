@@ -11,7 +11,7 @@ source kept back by a hash of the pair's id, the same on every run and machine).
 - FactCC-style pairs from real scientific text (benchmarks/judge_pairs.py): the sample datastore's
   papers (machine learning) and the abstracts of PubMedQA's training-side questions (biomedicine;
   its 500 test questions are never used), held out by paper id;
-- with ``--conclusions`` only (an experiment that did not ship, docs/experiments.md): conclusions
+- with ``--conclusions`` only (an experiment that did not ship, docs/history/experiments.md): conclusions
   against results, from the same PubMedQA training-side abstracts. The authors' own conclusion
   sentence against the results window that shares most words with it is ``supports`` (a loose,
   inferred support, as in health claims); that sentence with its negation flipped is ``refutes``;

@@ -31,7 +31,6 @@ import os
 import platform
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +38,8 @@ import time
 import tomllib
 from pathlib import Path
 from typing import Any
+
+from common import summary
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_INSTALLED_MB = 500
@@ -88,11 +89,6 @@ def run_fresh(command: list[str], offline: list[str]) -> tuple[float, subprocess
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
     return elapsed, done
-
-
-def summary(samples: list[float]) -> dict[str, float]:
-    return {"median_s": round(statistics.median(samples), 2), "best_s": round(min(samples), 2),
-            "worst_s": round(max(samples), 2), "runs": len(samples)}
 
 
 def main() -> None:
@@ -151,15 +147,15 @@ def main() -> None:
         "target_installed_mb": TARGET_INSTALLED_MB,
         "meets_target": installed_kib * 1024 / 1e6 < TARGET_INSTALLED_MB,
         "offline": bool(offline),
-        "cli_help_cold": summary(cli),
-        "desktop_self_test": summary(self_test),
-        "desktop_start_before_window": summary(before_window),
+        "cli_help_cold": summary(cli, 2),
+        "desktop_self_test": summary(self_test, 2),
+        "desktop_start_before_window": summary(before_window, 2),
         "demo_ingest_and_answer_s": round(demo_s, 1),
         "demo_answered_with_references": answered,
         **({"baseline": {"bundle": str(args.baseline), "bytes": tree_size(args.baseline)[0],
-                         "cli_help_cold": summary(timings["baseline"]["cli"]),
-                         "desktop_self_test": summary(timings["baseline"]["self_test"]),
-                         "desktop_start_before_window": summary(timings["baseline"]["before_window"]),
+                         "cli_help_cold": summary(timings["baseline"]["cli"], 2),
+                         "desktop_self_test": summary(timings["baseline"]["self_test"], 2),
+                         "desktop_start_before_window": summary(timings["baseline"]["before_window"], 2),
                          "demo_ingest_and_answer_s": round(timings["baseline"]["demo"][0], 1),
                          "demo_answer_identical": demo_outputs["baseline"].split("\nReferences\n")[0]
                          == demo_outputs["this"].split("\nReferences\n")[0]}}

@@ -276,7 +276,7 @@ def rewrite_command(args: argparse.Namespace) -> None:
 
 
 def table_command(_: argparse.Namespace) -> None:
-    """The Markdown tables of benchmarks/results/ralm.json (docs/answers.md shows them)."""
+    """The Markdown tables of benchmarks/results/ralm.json (docs/history/answers.md shows them)."""
     results = load()
     print("| set | setting | questions | key passage cited | answer in first 400 | written sentences supported |"
           " seconds per answer (writing) | prompt tokens recomputed | swaps / searches |")

@@ -20,7 +20,7 @@ measures whether the reader could say that nothing answers: each held-out questi
 its own paper (the answer is there) and against another paper (it is not), a threshold keeps 95 % of
 the first, and the check papers report how often a question asked of the wrong paper falls under it.
 That threshold is not shipped: on LitQA2 it told 25 of 42 answerable questions that nothing answers
-(benchmarks/reader_cost.py litqa, docs/answers.md). The reader reads the hand score's best
+(benchmarks/reader_cost.py litqa, docs/history/answers.md). The reader reads the hand score's best
 ``answer_read_limit`` sentences, as the product does (``--read-all``: every sentence).
 Results: benchmarks/results/reader.json.
 """

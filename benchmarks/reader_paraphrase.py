@@ -4,7 +4,7 @@
     python benchmarks/reader_paraphrase.py data --out FILE              # reader_data.py's file plus the rewordings
 
 COVID-QA's experts wrote each question while reading its answer, so the answer shares the question's rarest
-words and the reader learned to follow them (docs/answers.md). Here the writer sees only the question, never
+words and the reader learned to follow them (docs/history/answers.md). Here the writer sees only the question, never
 the paper, and is asked to reword it as someone who has not read the paper would ask it; the answer stays the
 expert's. A rewording is kept when it is one question and keeps at most 80 % of the original's content words.
 Only COVID-QA's training questions are reworded, never those of the six papers held out to choose the epoch,

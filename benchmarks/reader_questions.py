@@ -15,7 +15,7 @@ other sentences the non-answers. The sentences come only from papers the reader 
 
 LitQA2, ScholarQA-Multi, the demo corpus and COVID-QA's check file are never read. Each line of the
 output is one question; a run started again skips the sentences already asked about, so it resumes.
-About 2.4 s a question on two CPU cores (1,189 sentences: 50 minutes); measured use: docs/answers.md.
+About 2.4 s a question on two CPU cores (1,189 sentences: 50 minutes); measured use: docs/history/answers.md.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ SETTINGS: dict[str, list[str]] = {
     "big_steps": ["--epochs", "6", "--questions-per-step", "8", "--lr", "6e-5"],
     "shipped_seed_14": ["--epochs", "3", "--seed", "14"],
     # From the judge, as shipped (6 epochs, lr 2e-5), with the two options measured on the CPU only as a
-    # continuation of the shipped reader (docs/answers.md): other papers' near misses, question words dropped.
+    # continuation of the shipped reader (docs/history/answers.md): other papers' near misses, question words dropped.
     "foreign_near_misses": ["--epochs", "6", "--lr", "2e-5", "--group", "16", "--foreign", "4"],
     "drop_shared_words": ["--epochs", "6", "--lr", "2e-5", "--drop-shared", "0.5"],
     "drop_shared_strong": ["--epochs", "6", "--lr", "2e-5", "--drop-shared", "0.8"],

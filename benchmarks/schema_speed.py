@@ -17,7 +17,6 @@ On a disk the figures include its syncs, which vary far more than the schema cod
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
@@ -33,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import emit
 
 from engine.sqlite import connect, transaction, use_wal
 from engine.store.schema import SCHEMA_VERSION, current_version, ensure_schema
@@ -186,10 +187,7 @@ def main() -> None:
         "sqlite_utils": metadata.version("sqlite-utils"),
         "python": platform.python_version(), "platform": platform.platform(),
     }
-    text = json.dumps(results, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
+    emit(results, args.json)
 
 
 if __name__ == "__main__":

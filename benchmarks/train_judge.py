@@ -35,6 +35,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from common import TrainingCheckpoint
 from onnx_export import write_int8_onnx
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -265,26 +266,9 @@ def train(args: argparse.Namespace) -> None:
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, (total - step) / max(1, total - warmup)))
 
-    state = {"step": 0, "best": -1.0}
-    checkpoint = work / "checkpoint.pt"
-    if checkpoint.is_file() and not args.fresh:
-        saved = torch.load(checkpoint, map_location=device, weights_only=False)
-        if saved["config"] != _config(args):
-            raise SystemExit(f"{checkpoint} was made with other settings; pass --fresh to start over")
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        schedule.load_state_dict(saved["schedule"])
-        state = saved["state"]
-        print(f"resuming at step {state['step']} of {total}", flush=True)
-    elif args.fresh:
-        for stale in ("log.jsonl", "best.safetensors", "checkpoint.pt"):
-            (work / stale).unlink(missing_ok=True)
-
-    def save_checkpoint() -> None:
-        temporary = checkpoint.with_suffix(".tmp")
-        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                    "schedule": schedule.state_dict(), "state": state, "config": _config(args)}, temporary)
-        temporary.replace(checkpoint)  # a run killed mid-write keeps the previous checkpoint
+    checkpoint = TrainingCheckpoint(work, _config(args), model, optimizer, schedule)
+    state = checkpoint.resume(device, args.fresh)
+    save_checkpoint = checkpoint.save
 
     log = (work / "log.jsonl").open("a", encoding="utf-8")
     model.train()

@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from common import TrainingCheckpoint  # noqa: E402
 from onnx_export import write_int8_onnx  # noqa: E402
 from train_judge import (  # noqa: E402
     _autocast,
@@ -285,27 +286,10 @@ def train(args: argparse.Namespace) -> None:
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, (total - step) / max(1, total - warmup)))
 
-    state: dict[str, Any] = {"step": 0, "best": -1.0}
-    checkpoint = work / "checkpoint.pt"
     config = _config(args)
-    if checkpoint.is_file() and not args.fresh:
-        saved = torch.load(checkpoint, map_location=device, weights_only=False)
-        if saved["config"] != config:
-            raise SystemExit(f"{checkpoint} was made with other settings; pass --fresh to start over")
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        schedule.load_state_dict(saved["schedule"])
-        state = saved["state"]
-        print(f"resuming at step {state['step']} of {total}", flush=True)
-    elif args.fresh:
-        for stale in ("log.jsonl", "best.safetensors", "checkpoint.pt"):
-            (work / stale).unlink(missing_ok=True)
-
-    def save_checkpoint() -> None:
-        temporary = checkpoint.with_suffix(".tmp")
-        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                    "schedule": schedule.state_dict(), "state": state, "config": config}, temporary)
-        temporary.replace(checkpoint)  # a run killed mid-write keeps the previous checkpoint
+    checkpoint = TrainingCheckpoint(work, config, model, optimizer, schedule)
+    state = checkpoint.resume(device, args.fresh)
+    save_checkpoint = checkpoint.save
 
     log = (work / "log.jsonl").open("a", encoding="utf-8")
     if args.init_weights and state["step"] == 0:
@@ -436,7 +420,7 @@ def arguments() -> argparse.ArgumentParser:
     run = commands.add_parser("train", help="train (or resume) in --work")
     run.add_argument("--data", type=Path, default=DEFAULT_DATA, help="from benchmarks/reader_data.py")
     # PubMedQA's conclusions as answers teach "a conclusion answers" (an earlier trained scorer learned to prefer
-    # "These findings suggest ..." to the result asked for: docs/answers.md), so COVID-QA alone by default.
+    # "These findings suggest ..." to the result asked for: docs/history/answers.md), so COVID-QA alone by default.
     run.add_argument("--sources", nargs="*", default=["covidqa"], help="covidqa, pubmedqa, generated, paraphrased")
     run.add_argument("--init-judge", type=Path, default=ROOT / "resources/models/judge/model.int8.onnx",
                      help="start from this support judge's encoder (its model.int8.onnx; the default: the shipped one)")

@@ -49,14 +49,14 @@ class RetrievalTuning:
     dense_weight: float = tuned(
         0.7, "Fusion weight of the dense (embedding) list.",
         "LitQA2 dev key passage in the top 3: 0.76 at 1.0, 0.81 at 0.6-0.7 (both halves up); ScholarQA-Multi "
-        "snippets alike at 0.7 and 1.0 (recall@10 0.636 both); docs/retrieval.md has the grid.")
+        "snippets alike at 0.7 and 1.0 (recall@10 0.636 both); docs/history/retrieval.md has the grid.")
     rewrite_weight: float = tuned(0.5, "Fusion weight of the lists searched for the LM's query rewrites.",
                                   "Set by hand, the weight every derived list has.")
     feedback_weight: float = tuned(0.5, "Fusion weight of the BM25 pseudo-relevance feedback list.",
                                    "Set by hand, the weight every derived list has.")
     dense_feedback_list_weight: float = tuned(
         1.0, "Fusion weight of the dense pseudo-relevance feedback (Rocchio) list.",
-        "benchmarks/retrieval_quality.py with dense_feedback_weight (docs/retrieval.md).")
+        "benchmarks/retrieval_quality.py with dense_feedback_weight (docs/history/retrieval.md).")
     feedback_passages: int = tuned(
         5, "First-round passages BM25 pseudo-relevance feedback (RM3-style) takes words from (0: off).",
         "Dev set: hybrid nDCG@10 0.570 -> 0.591, on the tuning and the held-out half alike.")
@@ -64,7 +64,7 @@ class RetrievalTuning:
                                 "Set by hand with feedback_passages.")
     dense_feedback_passages: int = tuned(
         3, "First-round passages whose mean vector the dense feedback (Rocchio) moves the question toward (0: off).",
-        "Dev-set nDCG@10 0.609 -> 0.614 (tuning half +1.2, held-out -0.2; docs/retrieval.md), contract-check "
+        "Dev-set nDCG@10 0.609 -> 0.614 (tuning half +1.2, held-out -0.2; docs/history/retrieval.md), contract-check "
         "recall@10 0.616 -> 0.622, for one more dense search.")
     dense_feedback_weight: float = tuned(
         2.0, "Weight of the passages' mean vector added to the question's in the dense feedback.",
@@ -83,7 +83,7 @@ class RetrievalTuning:
 class SynthesisTuning:
     """How an answer's evidence is chosen and when a written answer gives way to the digest (engine/synthesis).
 
-    Chosen on the odd-numbered LitQA2 dev questions and reported on the even ones (docs/answers.md).
+    Chosen on the odd-numbered LitQA2 dev questions and reported on the even ones (docs/history/answers.md).
     """
 
     relevance_threshold: float = tuned(
@@ -105,7 +105,7 @@ class SynthesisTuning:
         "benchmarks/answers.py fit, odd LitQA2 half.")
     counted_bonus: float = tuned(
         0.1, "Added on top of number_bonus when the sentence counts what the question counts ('how many genes').",
-        "grid in docs/answers.md.")
+        "grid in docs/history/answers.md.")
     rank_penalty: float = tuned(
         0.0, "Subtracted per natural-log unit of search rank.",
         "benchmarks/answers.py fit grid: 0.02 and 0.05 measured worse than 0.")
@@ -123,7 +123,7 @@ class SynthesisTuning:
     digest_margin: float = tuned(
         0.1, "A written answer whose first sentence is judged worse than the best quote by more than this is "
              "replaced by the digest (auto mode).",
-        "Read off 21 written LitQA2 dev answers (docs/answers.md).")
+        "Read off 21 written LitQA2 dev answers (docs/history/answers.md).")
     no_answer: float = tuned(
         0.45, "When every judged sentence scores under this, the library does not hold the answer.",
         "benchmarks/no_answer.py: LitQA2 dev odd questions with and without their paper, and 20 ScholarQA-Multi "
@@ -132,15 +132,15 @@ class SynthesisTuning:
         8, "Sentences with the best answer scores that the answer judge reads.",
         "benchmarks/answer_judge.py, 42 LitQA2 dev questions: the best 8 hold a sentence stating the ideal answer for "
         "15 odd / 16 even, and judging 12, 16 or 24 left the top sentence the same (11 odd / 14 even at "
-        "judge_weight 0.2) at up to three times the cost (docs/answers.md).")
+        "judge_weight 0.2) at up to three times the cost (docs/history/answers.md).")
     per_paper: int = tuned(
         0, "Passages of one paper an answer reads (0: no cap).",
         "Odd LitQA2 half, 12 passages: the key passage cited in 76 % with a cap of 3, 81 % with 5, 90.5 % uncapped; "
-        "a specific question's answer is in its paper (docs/answers.md).")
+        "a specific question's answer is in its paper (docs/history/answers.md).")
     cell_floor: float = tuned(
         0.12, "Topic score under which a cell of the table of papers says 'not stated' instead of quoting the "
               "paper's best sentence for its column (a column question shares few words with its answer).",
-        "Set by hand: not measured on a benchmark (docs/answers.md).")
+        "Set by hand: not measured on a benchmark (docs/history/answers.md).")
 
     answer_read_limit: int = tuned(
         32, "Sentences of an answer's passages the answer reader reads (those with the best hand-weighted scores); "
@@ -152,7 +152,7 @@ class SynthesisTuning:
         8, "Sentences of a table cell's passages the answer reader reads (those with the best hand-weighted "
            "scores); the rest rank after them.",
         "benchmarks/reader.py, COVID-QA check papers ranked whole: reading the hand score's best 8 against all "
-        "(combined_reading_hand_top8), at a table cell's budget of ~20 ms a cell (docs/answers.md).")
+        "(combined_reading_hand_top8), at a table cell's budget of ~20 ms a cell (docs/history/answers.md).")
 
 
 @dataclass(frozen=True)
@@ -186,12 +186,12 @@ class CitationTuning:
         "still supported, docs/numbers.md).")
     judge_windows: int = tuned(
         3, "Windows of a passage the judge's model reads: those sharing most content words with the claim.",
-        "Set by hand: the other windows almost never win, and each costs a model pass (docs/verification.md).")
+        "Set by hand: the other windows almost never win, and each costs a model pass (docs/history/verification.md).")
     min_window_words: int = tuned(
         3, "Content words a window needs before the judge's model is asked about it (a figure label or a "
            "heading states nothing).",
         "Set by hand for citations the writer's LitQA2 answers kept against such windows; every verification "
-        "figure in docs/verification.md is measured with it.")
+        "figure in docs/history/verification.md is measured with it.")
     veto: float = tuned(
         0.5, "P(refutes) at which the model vetoes a window the similarity gate lets through (the gated judge "
              "only, SupportJudge.gated, kept for comparison).",
@@ -205,16 +205,16 @@ class CitationTuning:
         "corpus sentences checked by search, model-only marks replayed at 0.2 / 0.34 / 0.5 / 0.67: at 0.5 a true "
         "sentence's false marks fall from 0.20 to 0.03 a claim and every perturbed sentence's own passage is "
         "still marked. Not applied to given evidence: on HealthVer pairs it kept precision (0.39 -> 0.41) and "
-        "cut recall (0.17 -> 0.05) (docs/verification.md).")
+        "cut recall (0.17 -> 0.05) (docs/history/verification.md).")
     reader_supported: float = tuned(
         0.25, "Support score (P(Fully) + 1/2 P(Partially)) at which the writer's second reading cites a "
               "passage the judge left unsupported.",
         "benchmarks/lm_judge.py on 113 held-out training-side pairs the judge hands the reader (Check-COVID, "
         "CLIMATE-FEVER, PubMedQA FactCC-style): the lowest score at which 90 % of what the reader accepts is "
-        "labelled supports (12 of 13; AUC 0.81). Never fitted on HealthVer or LitQA2 (docs/verification.md).")
+        "labelled supports (12 of 13; AUC 0.81). Never fitted on HealthVer or LitQA2 (docs/history/verification.md).")
     reader_passages: int = tuned(
         2, "Passages the writer's second reading reads per unsupported sentence, the cited ones first.",
-        "Set by hand: each read costs about 2 s on a 2-core CPU (docs/verification.md).")
+        "Set by hand: each read costs about 2 s on a 2-core CPU (docs/history/verification.md).")
 
 
 RETRIEVAL = RetrievalTuning()

@@ -234,3 +234,75 @@ def test_the_settings_reference_is_generated_from_the_current_settings() -> None
 
     for section in SECTIONS:
         assert f"## [{section}]" in reference
+
+
+def test_the_architecture_doc_lists_every_engine_module_once() -> None:
+    """The module table of docs/architecture.md names each package and module directly under engine/."""
+    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    table = text[text.index("## The engine's modules"):]
+    listed = re.findall(r"^\| `(\w+)` \|", table, flags=re.MULTILINE)
+    code = sorted(path.stem for path in (ROOT / "engine").glob("*.py") if path.stem != "__init__")
+    code += sorted(path.name for path in (ROOT / "engine").iterdir() if (path / "__init__.py").is_file())
+    assert len(listed) == len(set(listed)), f"listed twice: {sorted({m for m in listed if listed.count(m) > 1})}"
+    assert not set(code) - set(listed), f"missing from docs/architecture.md: {sorted(set(code) - set(listed))}"
+    assert not set(listed) - set(code), f"listed but not in engine/: {sorted(set(listed) - set(code))}"
+
+
+def import_graph(packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """Which of ``packages``' modules each of their modules imports (typing-only imports included).
+
+    An edge to a module's own package is left out: ``from engine.ingest import names`` names the
+    package only to reach its submodule, and a package always runs before its modules anyway.
+    """
+    modules = {".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): path
+               for package in packages for path in python_files(package)}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        graph[module] = {name for _, name in imported_modules(path)
+                         if name in modules and name != module and not module.startswith(name + ".")}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each import circle once, as the modules around it (Tarjan's strongly connected components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for imported in sorted(graph[module]):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_import_circles_are_found() -> None:
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_of_the_app_or_the_engine_is_in_an_import_circle() -> None:
+    """Not even through an import made for typing only: a circle makes both modules one unit to read."""
+    graph = import_graph(("engine", "ui", "desktop"))
+    assert len(graph) > 100, "the scan found too few modules to prove anything"
+    circles = import_circles(graph)
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(circle) for circle in circles)

@@ -88,7 +88,7 @@ class MainWindow(QMainWindow):
         self.library.edit_requested.connect(self._edit_document)
         self.viewer.failed.connect(self._on_error)
         self._connect_client()
-        restore_state(self, self._settings)
+        restore_state(self, self.splitter, self.library, self.ask_pane, self._settings)
         self._update_actions()
         client.refresh()
         self.answers.refresh_history()
@@ -213,7 +213,7 @@ class MainWindow(QMainWindow):
     # --- state -------------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        save_state(self, self._settings)
+        save_state(self, self.splitter, self.library, self._settings)
         super().closeEvent(event)
 
     def _update_actions(self) -> None:

@@ -1,14 +1,17 @@
 """What the main window remembers between runs: its geometry, the splitters, the library's column
-widths, and the question's scope and "Written answer" box."""
+widths, and the question's scope and "Written answer" box.
+
+It is handed the window's parts rather than the main window itself, so that it never imports
+ui.main_window (which imports it): no import circle, even one for typing only.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtWidgets import QMainWindow, QSplitter
 
-if TYPE_CHECKING:
-    from ui.main_window import MainWindow
+from ui.ask_pane import AskPane
+from ui.library_pane import LibraryPane
 
 _GEOMETRY = "main_window/geometry"
 _STATE = "main_window/state"
@@ -19,21 +22,21 @@ _SCOPE = "ask/scope"
 _WRITTEN = "ask/written"
 
 
-def restore_state(window: MainWindow, settings: QSettings) -> None:
-    """Put back the saved layout (a first run gets sensible sizes), and save the scope and the
-    "Written answer" box whenever they change."""
+def restore_state(window: QMainWindow, splitter: QSplitter, library: LibraryPane, pane: AskPane,
+                  settings: QSettings) -> None:
+    """Put back the saved layout of ``window`` (a first run gets sensible sizes), and save the scope
+    and the "Written answer" box of the ask pane whenever they change."""
     geometry = settings.value(_GEOMETRY)
     if not (isinstance(geometry, QByteArray) and window.restoreGeometry(geometry)):
         window.resize(1440, 880)
-    window.splitter.setSizes([560, 420, 460])  # titles get room; the viewer zooms to the quote anyway
-    window.library.splitter.setSizes([560, 200])
-    for key, widget in ((_STATE, window), (_SPLITTER, window.splitter), (_LIBRARY_SPLITTER, window.library.splitter),
-                        (_HEADER, window.table.horizontalHeader())):
+    splitter.setSizes([560, 420, 460])  # titles get room; the viewer zooms to the quote anyway
+    library.splitter.setSizes([560, 200])
+    for key, widget in ((_STATE, window), (_SPLITTER, splitter), (_LIBRARY_SPLITTER, library.splitter),
+                        (_HEADER, library.table.horizontalHeader())):
         state = settings.value(key)
         if isinstance(state, QByteArray):
             widget.restoreState(state)
-    window.library.column_fitter.remember_widths()  # the restored widths are the ones to come back to
-    pane = window.ask_pane
+    library.column_fitter.remember_widths()  # the restored widths are the ones to come back to
     pane.set_scope(str(settings.value(_SCOPE, "everything")))
     pane.write_box.setChecked(str(settings.value(_WRITTEN, "false")).lower() == "true")
     # Saved when changed, not only on close: a crash must not forget them.
@@ -41,10 +44,10 @@ def restore_state(window: MainWindow, settings: QSettings) -> None:
     pane.write_box.toggled.connect(lambda on: settings.setValue(_WRITTEN, "true" if on else "false"))
 
 
-def save_state(window: MainWindow, settings: QSettings) -> None:
+def save_state(window: QMainWindow, splitter: QSplitter, library: LibraryPane, settings: QSettings) -> None:
     settings.setValue(_GEOMETRY, window.saveGeometry())
     settings.setValue(_STATE, window.saveState())
-    settings.setValue(_SPLITTER, window.splitter.saveState())
-    settings.setValue(_LIBRARY_SPLITTER, window.library.splitter.saveState())
-    settings.setValue(_HEADER, window.table.horizontalHeader().saveState())
+    settings.setValue(_SPLITTER, splitter.saveState())
+    settings.setValue(_LIBRARY_SPLITTER, library.splitter.saveState())
+    settings.setValue(_HEADER, library.table.horizontalHeader().saveState())
     settings.sync()

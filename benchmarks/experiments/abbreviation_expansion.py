@@ -17,7 +17,7 @@ weight, the reader reading the hand score's best 32), for:
 - ``both``: the reader reads the expanded text too.
 
 The six held-out COVID-QA training papers (32 questions) and the check papers (285, never fitted on) are
-reported. Results: benchmarks/results/abbreviation_expansion.json; conclusions in docs/experiments.md.
+reported. Results: benchmarks/results/abbreviation_expansion.json; conclusions in docs/history/experiments.md.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ The product ranks a paper's sentences by the reader's logit plus 12 x the hand-w
 embedding cosine is the bundled MiniLM-L6's), the reader reading the hand score's best 32. Here the
 bigger embedder's question-sentence cosine is added at weights 0-32 and, alone, ranks every sentence.
 The six held-out COVID-QA training papers (32 questions) choose; the check papers (285 questions) are
-reported. Results: benchmarks/results/mpnet_feature.json; conclusions in docs/experiments.md.
+reported. Results: benchmarks/results/mpnet_feature.json; conclusions in docs/history/experiments.md.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ once (cached: about 17 minutes on two cores), then these are compared on the sam
 
 The six held-out COVID-QA training papers (32 questions) and the check papers (285 questions, never fitted
 on) are both reported. Results: benchmarks/results/reader_candidates.json; conclusions in
-docs/experiments.md.
+docs/history/experiments.md.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ the sentences the reader read:
 A threshold is chosen on LitQA2's odd questions and ScholarQA's first half as the highest that silences
 no answerable question there, and reported on the rest. Answers that already say nothing answers (no
 passage mentions a name the question gives, or none addresses it) are counted as said either way.
-Results: benchmarks/results/reader_no_answer.json; conclusions in docs/answers.md.
+Results: benchmarks/results/reader_no_answer.json; conclusions in docs/history/answers.md.
 """
 
 from __future__ import annotations

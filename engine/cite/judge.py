@@ -13,7 +13,7 @@ batch, and the deterministic checks of :mod:`engine.cite.checks` veto what the m
 - ``unsupported``: anything else.
 
 The thresholds on the model's probabilities travel with the model in ``judge.json``; they are
-fitted on held-out training-side data by ``benchmarks/verify.py --fit`` (docs/verification.md).
+fitted on held-out training-side data by ``benchmarks/verify.py --fit`` (docs/history/verification.md).
 """
 
 from __future__ import annotations

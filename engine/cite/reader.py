@@ -8,7 +8,7 @@ question's words included, so it ranks sentences that *answer* above sentences t
 question. Its score is a logit, added to the hand-weighted answer score at the weight ``reader.json``
 holds (fitted by ``benchmarks/reader.py --fit``). It ranks; it does not decide that nothing answers: a
 threshold fitted on its training side's papers told 25 of LitQA2's 42 answerable questions that no
-sentence answers them (docs/answers.md), so its scores are not comparable across fields.
+sentence answers them (docs/history/answers.md), so its scores are not comparable across fields.
 """
 
 from __future__ import annotations

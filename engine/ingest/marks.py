@@ -4,7 +4,7 @@ Many journals cite by number in superscript ("as described⁴³.", "cells,⁶", 
 word extraction runs the raised digits into the word: "described43". The word then no longer
 matches a search for "described", a quote shows "described43", and the judge's number checks see a
 43 that the passage never states as a value. In 42 recent biology papers about 1,400 words carried
-such a mark (docs/extraction.md).
+such a mark (docs/history/extraction.md).
 
 Only digits count, with the commas and dashes of a list or range ("1,2,3", "19–24"), set raised: in a
 span PyMuPDF flags as superscript, or a smaller one whose baseline sits above the line's. A mark is

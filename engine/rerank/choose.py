@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 RERANKERS = ("auto", "none", "cross-encoder", "lm")
 # What benchmarks/retrieval_quality.py supports today: no cross-encoder is installable here, and
-# the bundled SmolLM2-135M as judge lowered nDCG@10 on the dev set (docs/retrieval.md).
+# the bundled SmolLM2-135M as judge lowered nDCG@10 on the dev set (docs/history/retrieval.md).
 AUTO = "none"
 
 

@@ -1,6 +1,6 @@
 """A sentence-transformers ``CrossEncoder`` read from a local folder (no hub download).
 
-No cross-encoder ships with Quire: none is available as a package here (see docs/retrieval.md,
+No cross-encoder ships with Quire: none is available as a package here (see docs/history/retrieval.md,
 the reranker). A user who has one (e.g. ms-marco-MiniLM-L-6-v2 saved with
 ``CrossEncoder.save``) points ``retrieval.reranker`` at it as ``"cross-encoder:/path/to/folder"``.
 """

@@ -94,7 +94,7 @@ class RetrievalOptions:
         "feedback": RETRIEVAL.feedback_weight, "dense_feedback": RETRIEVAL.dense_feedback_list_weight})
     # At most this many passages of one paper (0: no cap). A search list is not capped: when a
     # question is about one paper, its answer is often that paper's fourth-best passage, and a
-    # cap replaced it with other papers' weaker ones (LitQA2 full text, docs/retrieval.md).
+    # cap replaced it with other papers' weaker ones (LitQA2 full text, docs/history/retrieval.md).
     # `quire search --per-paper N` asks for a cap; answers apply their own (SYNTHESIS.per_paper).
     per_paper: int = 0
     rerank_depth: int = RETRIEVAL.rerank_depth
@@ -166,7 +166,7 @@ class Retriever:
         progress(Progress("search", 1, 3, "searching"))
         # Every retriever (and the reranker) reads the typed words and their corrections: BM25 then
         # matches either, and the embedder sees both (dev nDCG@10 0.621, against 0.619 with the typed
-        # words replaced; docs/retrieval.md).
+        # words replaced; docs/history/retrieval.md).
         query = with_corrections(query, corrections)
         lists = self.ranked_lists(query, rewrites, scope, cancel)
         fused = self.fuse(lists)

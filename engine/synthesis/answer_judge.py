@@ -8,7 +8,7 @@ probability of "Yes" is read from the first token of the reply (nothing is gener
 sentence's answer score by ``WEIGHT`` x logit(P(Yes)). The prompts share the system message and the
 question, so llama.cpp's prefix cache evaluates little more than each sentence.
 
-Measured with the 1.5B writer on LitQA2 dev (``benchmarks/answer_judge.py``, docs/answers.md): the
+Measured with the 1.5B writer on LitQA2 dev (``benchmarks/answer_judge.py``, docs/history/answers.md): the
 best-answering sentence states the ideal answer in 11 of 21 odd-numbered questions (10 before) and
 14 of 21 even ones (11 before), at about 8 s an answer on a 2-core CPU. The bundled 135M model is not
 asked (the service turns judging off for models that small): it cannot read well enough to judge.

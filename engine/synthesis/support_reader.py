@@ -5,7 +5,7 @@ claims; it reads a loosely worded scientific sentence ("vitamin D lowers the ris
 against the passage that says it in other words ("deficiency was associated with ...") and often finds
 no support. A model able to write also reads better: on HealthVer pairs it orders supported claims above
 refuted ones with ROC AUC 0.83 against the cross-encoder's 0.56 (``benchmarks/lm_judge.py``,
-docs/verification.md). It is also 2 s a pair on a 2-core CPU, so it reads only what the cross-encoder
+docs/history/verification.md). It is also 2 s a pair on a 2-core CPU, so it reads only what the cross-encoder
 did not support, and never what a deterministic check vetoed (a changed number, a dropped "not"): those
 verdicts stand. Where reading is cheap (:func:`reads_every_sentence`: the model runs on a GPU, where a read
 costs ~10 ms, or its reads have been measured under ``CHEAP_READ_SECONDS``), it reads every written
@@ -37,7 +37,7 @@ REPLIES = ("Fully", "Partially", "No")
 SUPPORTED = CITATION.reader_supported
 MAX_PASSAGE_CHARS = 1500  # a ~250-word passage whole; longer ones are cut (the prompt must fit 2k tokens)
 # A read this fast makes reading every sentence of an answer cost under a second (a 10-sentence answer,
-# one cited passage each); a 2-core CPU takes ~2 s a read, an H100 ~10 ms (docs/verification.md).
+# one cited passage each); a 2-core CPU takes ~2 s a read, an H100 ~10 ms (docs/history/verification.md).
 CHEAP_READ_SECONDS = 0.05
 # Below this score the reader's "no" overrules the judge's support (when it reads every sentence). Fitted on
 # the training-side pairs of benchmarks/lm_judge.py (fit_scores in benchmarks/results/lm_judge.json): the

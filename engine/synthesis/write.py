@@ -72,7 +72,7 @@ class WriterOptions:
     sentences_per_section: int = 2
     answer_tokens: int = 160  # the whole answer: direct answer and sections
     feedback_tokens: int = 80
-    feedback: bool = False  # two more LM calls per answer (docs/answers.md)
+    feedback: bool = False  # two more LM calls per answer (docs/history/answers.md)
     # The prompt is most of a CPU answer's time: 855 prompt tokens took 68 s to the first token on the
     # loaded 2-core machine. Six quotes of at most 260 characters keep it near 600.
     quote_chars: int = 260

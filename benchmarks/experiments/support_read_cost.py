@@ -1,6 +1,6 @@
 """What the writer's support read costs here, and whether Quire would read every written sentence.
 
-    python benchmarks/support_read_cost.py --model WRITER.gguf [--gpu-layers N] [--out FILE]
+    python benchmarks/experiments/support_read_cost.py --model WRITER.gguf [--gpu-layers N] [--out FILE]
 
 Loads the model as Quire does (``LlamaModel``), then reads five sentences of a SPECTER answer against
 the passage of the bundled paper that states its training data (engine/synthesis/support_reader.py),
@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from engine.demo import demo_papers  # noqa: E402

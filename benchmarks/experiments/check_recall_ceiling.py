@@ -8,7 +8,7 @@ answers cite up to 6 snippets of one paper, so no ranking can find them all. Thi
 ceiling with the product's own paper identity (engine.retrieve.dedupe) and lists the questions
 the cap limits.
 
-    python benchmarks/check_recall_ceiling.py [--per-paper 3]
+    python benchmarks/experiments/check_recall_ceiling.py [--per-paper 3]
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from engine.retrieve.dedupe import MIN_TITLE_CHARS, normalize_title
 
-HUMAN_ANSWERS = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scholarqa-multi" / "human_answers.json"
+HUMAN_ANSWERS = Path(__file__).resolve().parents[3] / "shared" / "eval" / "scholarqa-multi" / "human_answers.json"
 
 
 def check_questions(path: Path = HUMAN_ANSWERS) -> list[tuple[str, list[str]]]:
