@@ -62,7 +62,8 @@ def read_state_file(home: Path) -> dict[str, Any] | None:
 def server_state(home: Path) -> dict[str, Any]:
     """What `quire doctor` shows: the running server (if its process is alive) and the token file."""
     token = token_path(home)
-    shown: dict[str, Any] = {"running": False, "token_file": str(token) if token.exists() else None}
+    shown: dict[str, Any] = {"running": False,
+                             "token_file": str(token) if token.exists() else "none yet (quire mcp --http makes it)"}
     if token.exists():
         shown["token_file_private"] = not (token.stat().st_mode & 0o077)
     state = read_state_file(home)

@@ -44,7 +44,7 @@ PaperIds = Annotated[list[Annotated[str, Field(min_length=1, max_length=80)]] | 
 Collection = Annotated[str | None, Field(max_length=500, description="limit to the papers filed in this collection")]
 Source = Annotated[str, Field(max_length=200, description='"library", "all", "datastore" or one datastore\'s name')]
 
-READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 class QuireServer:
@@ -129,7 +129,7 @@ class QuireServer:
         if self.allow_import:
             tool(description="Add PDF files or folders on this computer to the library (only when the server was "
                              "started with --allow-import).",
-                 annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False))(self.import_papers)
+                 annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))(self.import_papers)
         self.mcp.resource("quire://paper/{paper}", name="paper", mime_type="application/json",
                           description="A library paper's record: title, authors, year, pages, collections.")(
             self.paper_resource)
@@ -142,7 +142,7 @@ class QuireServer:
         def work(engine_: Engine, cancel: CancelToken) -> dict[str, Any]:
             doc_ids = self._doc_ids(engine_, papers, collection)
             hits = engine_.search(question, k=k, source=scope, doc_ids=doc_ids, cancel=cancel)
-            shown = {"hits": [results.hit_json(hit) for hit in hits]}
+            shown: dict[str, Any] = {"hits": [results.hit_json(hit) for hit in hits]}
             if not hits and not engine_.documents():
                 shown["notice"] = "The library is empty: add papers with `quire ingest` or in the Quire app."
             return shown

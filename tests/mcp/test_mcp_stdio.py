@@ -14,10 +14,9 @@ from typing import Any
 import anyio
 import pymupdf
 import pytest
+from fixtures.quire_mcp import DEMO, quire_command, quire_environment
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-
-from fixtures.quire_mcp import DEMO, quire_command, quire_environment
 
 pytestmark = pytest.mark.slow
 
