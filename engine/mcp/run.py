@@ -38,6 +38,7 @@ def serve_http(home: Path, *, host: str = "127.0.0.1", port: int = 8765, allow_i
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((host, port))
+        listener.listen(64)  # listening before the address is printed: a client that connects at once waits
     except OSError as exc:
         listener.close()
         from engine.mcp.http import BindError
