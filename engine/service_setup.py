@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import engine
 from engine.config import Paths, Settings, save_settings
-from engine.mcp_files import server_state
 from engine.generate.slot import LanguageModelSlot
 from engine.ingest.ocr import tesseract_available
+from engine.mcp_files import server_state
 from engine.models import LanguageModelFile, default_embedder_path, installed_version, language_model_file
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.store import Library
