@@ -19,6 +19,7 @@ import engine
 from engine.config import Paths, Settings, save_settings
 from engine.generate.slot import LanguageModelSlot
 from engine.ingest.ocr import tesseract_available
+from engine.mcp_files import server_state
 from engine.models import LanguageModelFile, default_embedder_path, installed_version, language_model_file
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.store import Library
@@ -124,7 +125,7 @@ class EngineSetup:
             "platform": platform.platform(),
             "packages": {name: installed_version(name) for name in (
                 "pymupdf", "sqlite-utils", "sentence-transformers", "faiss-cpu", "llama-cpp-python",
-                "PySide6-Essentials", "torch", "psycopg")},
+                "PySide6-Essentials", "torch", "psycopg", "mcp")},
             "sqlite": sqlite3.sqlite_version,
             "data_dir": str(self.paths.home),
             "settings_file": str(self.paths.config_file),
@@ -135,6 +136,8 @@ class EngineSetup:
             "ocr": ("tesseract found" if tesseract_available()
                     else "tesseract not installed (scanned pages are flagged)"),
             "counts": self.library.counts(),
+            # `quire mcp`: whether a server runs on this library now, and its token file (docs/mcp.md).
+            "mcp_server": server_state(self.paths.home),
             # The offline promise as it stands: a connected server datastore receives the question's text.
             "network": privacy_statement(servers),
             "problems": (self.library.check_integrity() + _settings_problems(self.settings)

@@ -14,6 +14,7 @@ from engine.render.bibtex import to_bibtex
 from engine.render.common import reference_line
 from engine.render.exports import export_answer
 from engine.render.html import to_html
+from engine.render.links import answer_links
 from engine.render.markdown import to_markdown
 from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
@@ -87,7 +88,8 @@ def _ask(engine: Engine, args: argparse.Namespace) -> int:
         lambda: engine.ask(request, on_token=on_token, on_stage=on_stage, cancel=cancel),
         cancel, "quire-ask", "cancelling (the partial answer is kept)")
     if args.json:
-        print(json.dumps(answer_to_dict(answer), indent=2, ensure_ascii=False))
+        # With each cited passage's quire:// link, which opens its page in the app with the quote lit.
+        print(json.dumps({**answer_to_dict(answer), "links": answer_links(answer)}, indent=2, ensure_ascii=False))
     elif args.markdown:
         print(to_markdown(answer), end="")
     elif args.html:
