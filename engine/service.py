@@ -107,6 +107,11 @@ class Engine(EngineSetup):
     def document(self, doc_id: str) -> Document:
         return self.library.document(doc_id)
 
+    def library_version(self) -> tuple[int, int]:
+        """Changes whenever the library (its papers, details or answers) changes, by this engine or any other
+        process (the CLI, the MCP server, a watched folder): poll it and re-read when it differs."""
+        return self.library.version()
+
     def pages(self, doc_id: str) -> list[Page]:
         return self.library.pages(self.library.document(doc_id).id)
 
