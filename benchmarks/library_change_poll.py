@@ -43,8 +43,8 @@ for line in sys.stdin:
     number += 1
     conn.execute("BEGIN IMMEDIATE")
     if kind == "add":
-        conn.execute("INSERT INTO answers (id, question, created_at, mode, cancelled, record) VALUES (?, 'q', 0, 'digest', 0, '{}')",
-                     (f"bench{number}",))
+        conn.execute("INSERT INTO answers (id, question, created_at, mode, cancelled, record) "
+                     "VALUES (?, 'q', 0, 'digest', 0, '{}')", (f"bench{number}",))
     else:
         conn.execute("DELETE FROM answers WHERE id LIKE 'bench%'")
     if bump == "1":
