@@ -29,7 +29,15 @@ class SettingsError(EngineError):
 
 
 class DocumentNotFoundError(EngineError):
-    """No document in the library has the requested id."""
+    """No document in the library has the requested id (``doc_id``, empty for a passage id).
+
+    The message suits the CLI (it points to `quire library list`); a front end that lists the papers
+    itself words it its own way from ``doc_id``.
+    """
+
+    def __init__(self, message: str, doc_id: str = "") -> None:
+        super().__init__(message)
+        self.doc_id = doc_id
 
 
 class ModelNotFoundError(EngineError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.config import Paths, Settings, ensure_home, read_settings, resolve_paths
 from engine.datastore.registry import DatastoreRegistry
@@ -106,6 +106,11 @@ class Engine(EngineSetup):
 
     def document(self, doc_id: str) -> Document:
         return self.library.document(doc_id)
+
+    def library_version(self) -> tuple[int, int]:
+        """Changes whenever the library (its papers, details or answers) changes, by this engine or any other
+        process (the CLI, the MCP server, a watched folder): poll it and re-read when it differs."""
+        return self.library.version()
 
     def pages(self, doc_id: str) -> list[Page]:
         return self.library.pages(self.library.document(doc_id).id)
@@ -209,6 +214,13 @@ class Engine(EngineSetup):
         return SearchTools(settings=self.settings, models_dir=self.paths.models, library=self.library_source,
                            datastores=self.datastore_sources, embedder=lambda: self.embedder,
                            language_model=self.language_model_loader())
+
+    def doctor(self) -> dict[str, Any]:
+        """As :meth:`EngineSetup.doctor`, with how many library passages have a vector kept (in the index or,
+        after a stopped or killed `quire index`, only in the cache: the next run starts from there)."""
+        report = super().doctor()
+        report["counts"]["passages_embedded"] = self.library_source.embedded_count()
+        return report
 
     def embed_pending(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> int:
         """Embed the library passages not yet in the vector index (resumable, cancellable); returns how many."""

@@ -116,8 +116,13 @@ def _open(database: Path) -> sqlite3.Connection:
                               "folder.")
         conn.execute("SELECT 1 FROM items LIMIT 1")
         _bound(conn)
+        # A damaged page is only noticed when a query reads it, perhaps after metadata read from other damaged
+        # pages was already taken for good: every page is checked first (seconds for a large library).
+        problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+        if problem != "ok":
+            raise sqlite3.DatabaseError(f"database disk image is malformed: {problem}")
     except sqlite3.DatabaseError as exc:
-        raise ZoteroError(f"{database} cannot be read as a Zotero database ({exc}).") from None
+        raise ZoteroError(_unreadable(database, exc, "cannot be read as a Zotero database")) from None
     return conn
 
 
@@ -172,15 +177,24 @@ def read_zotero(folder: Path) -> list[ZoteroItem]:
     conn = _open(database)
     try:
         return list(_items(conn, database.parent))
-    except sqlite3.OperationalError as exc:
-        if "interrupted" in str(exc):
-            raise ZoteroError(f"Reading {database} took longer than {READ_SECONDS:.0f} s, far longer than a Zotero "
-                              "library needs; it was stopped. Check that this is Zotero's own database.") from None
-        raise ZoteroError(f"{database} does not have the tables Quire expects of Zotero ({exc}).") from None
     except sqlite3.DatabaseError as exc:
-        raise ZoteroError(f"{database} does not have the tables Quire expects of Zotero ({exc}).") from None
+        raise ZoteroError(_unreadable(database, exc, "does not have the tables Quire expects of Zotero")) from None
     finally:
         conn.close()
+
+
+def _unreadable(database: Path, exc: sqlite3.DatabaseError, otherwise: str) -> str:
+    """Why ``database`` could not be read, with what to do: a damaged file is not a missing table."""
+    if isinstance(exc, sqlite3.OperationalError) and "interrupted" in str(exc):
+        return (f"Reading {database} took longer than {READ_SECONDS:.0f} s, far longer than a Zotero library "
+                "needs; it was stopped. Check that this is Zotero's own database.")
+    if database.is_file() and database.stat().st_size == 0:
+        return f"{database} is empty (0 bytes), not a Zotero database; nothing was imported."
+    if any(sign in str(exc) for sign in ("malformed", "not a database", "corrupt")):
+        return (f"{database} is damaged ({exc}), so nothing was imported. Zotero's “Check Database Integrity” "
+                "(in its Advanced settings) can repair it; or, with Zotero closed, put back its automatic backup, "
+                "zotero.sqlite.bak in the same folder. Then import again.")
+    return f"{database} {otherwise} ({exc})."
 
 
 def _items(conn: sqlite3.Connection, data_folder: Path) -> Iterator[ZoteroItem]:

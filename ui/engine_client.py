@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import itertools
 import logging
+import sqlite3
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from engine.errors import Cancelled
 from engine.progress import CancelToken, Progress
@@ -44,6 +45,7 @@ from ui.engine_worker import (
     EMBED,
     INGEST,
     LOOKUP,
+    POLL,
     QUICK_KINDS,
     REFRESH,
     REMOVE,
@@ -97,6 +99,7 @@ class EngineClient(QObject, ModelRequests):
     table_progress = Signal(int, str, int, int)
 
     settings_changed = Signal()  # saved settings (a new model, say), after the long lane has them queued
+    library_changed = Signal()  # the library changed since the last look: by this app or another process
 
     _submit = Signal(object)
     _submit_quick = Signal(object)
@@ -116,6 +119,10 @@ class EngineClient(QObject, ModelRequests):
         self._callbacks: dict[int, tuple[Callable[[Any], None] | None, Callable[[], None] | None]] = {}
         self._tickets = itertools.count(1)
         self._closed = False
+        self._library_version: object = None
+        self._polling = False
+        self._watch = QTimer(self)
+        self._watch.timeout.connect(self._poll_library)
 
         self._thread = QThread()
         self._thread.setObjectName("quire-engine")
@@ -159,7 +166,7 @@ class EngineClient(QObject, ModelRequests):
 
     @property
     def busy(self) -> bool:
-        return sum(self._pending.values()) > 0
+        return sum(count for kind, count in self._pending.items() if kind != POLL) > 0
 
     @property
     def ingesting(self) -> bool:
@@ -184,6 +191,44 @@ class EngineClient(QObject, ModelRequests):
     def refresh(self) -> None:
         """Re-read the library; the answer arrives as :attr:`documents_changed`."""
         self._post(REFRESH, self._quick_worker.refresh)
+
+    def watch_library(self, interval_ms: int = 1000) -> None:
+        """Look every ``interval_ms`` whether the library changed (another process ingested, removed, edited or
+        answered: the CLI, the MCP server, a watched folder) and emit :attr:`library_changed` when it did.
+
+        The look is one cheap read (``Engine.library_version``) on the quick lane, never on the UI
+        thread, and the next is only sent once the last came back, so a busy lane never piles them up. Call it
+        before the first :meth:`refresh`: the first look goes at once and is the baseline, so a change made
+        after it is seen by that refresh or by the next look.
+        """
+        self._poll_library()
+        self._watch.start(interval_ms)
+
+    def _poll_library(self) -> None:
+        if self._polling or self._closed:
+            return
+        self._polling = True
+
+        def look(engine: Engine) -> object:
+            try:
+                return engine.library_version()
+            except sqlite3.Error as exc:  # a look that fails says nothing; the next one tries again
+                log.info("Could not check the library for changes: %s", exc)
+                return None
+
+        self.call(POLL, look, self._on_library_version, self._poll_failed)
+
+    def _on_library_version(self, version: object) -> None:
+        self._polling = False
+        if version is None:
+            return
+        changed = self._library_version is not None and version != self._library_version
+        self._library_version = version
+        if changed:
+            self.library_changed.emit()
+
+    def _poll_failed(self) -> None:
+        self._polling = False
 
     def remove(self, doc_id: str) -> None:
         """Remove one document (not its file) from the library."""
@@ -370,6 +415,7 @@ class EngineClient(QObject, ModelRequests):
         if self._closed:
             return
         self._closed = True
+        self._watch.stop()
         self.cancel()
         self.cancel_answer()
         self.cancel_embedding()

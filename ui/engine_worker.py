@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from engine.errors import Cancelled, EngineError
+from engine.errors import Cancelled, DocumentNotFoundError, EngineError
 from engine.progress import CancelToken
 from engine.service import Engine
 from engine.types import IngestResult, Outcome
@@ -36,17 +36,23 @@ CHECK = "check"
 DOWNLOAD = "download"
 ZOTERO = "zotero"
 ADOPT = "adopt"  # the long lane's engine taking settings saved on the quick lane
+POLL = "poll"  # asking whether another process changed the library: never counts as being busy
 
 # The quick lane: reads and small edits of the catalog, settings and the model and datastore lists. They
 # run on a worker of their own, with their own engine (and so their own SQLite connections), so they
 # never wait behind a long job (an answer, an ingest, a download) on the other lane.
-QUICK_KINDS = frozenset({REFRESH, REMOVE, LOOKUP, SETTINGS, EDIT, MODELS})
+QUICK_KINDS = frozenset({REFRESH, REMOVE, LOOKUP, SETTINGS, EDIT, MODELS, POLL})
 
 DOING = {INGEST: "adding papers", REFRESH: "reading the library", REMOVE: "removing a paper",
          ASK: "answering the question", LOOKUP: "opening a passage", SETTINGS: "saving the settings",
          EMBED: "preparing papers for meaning search", DATASTORE: "changing the datastores",
          EDIT: "saving a paper's details", MODELS: "reading the models", CHECK: "checking a claim",
-         DOWNLOAD: "downloading", ZOTERO: "importing from Zotero", ADOPT: "applying the settings"}
+         DOWNLOAD: "downloading", ZOTERO: "importing from Zotero", ADOPT: "applying the settings",
+         POLL: "checking the library for changes"}
+
+# The engine's message for a missing paper points to `quire library list`; in the app the list is on screen.
+PAPER_GONE = ("That paper is no longer in the library: it was removed, perhaps by another program using the same "
+              "library. The list now shows the papers as they are.")
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,10 @@ class EngineWorker(QObject):
             job.call()
         except Cancelled as exc:
             self.cancelled.emit(str(exc))
+        except DocumentNotFoundError as exc:
+            log.info("%s failed: %s", job.kind, exc)
+            self.failed.emit(PAPER_GONE if exc.doc_id else str(exc))
+            self.refresh()  # the row the user acted on is gone: show the library as it is
         except EngineError as exc:
             log.info("%s failed: %s", job.kind, exc)
             self.failed.emit(str(exc))

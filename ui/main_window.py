@@ -41,13 +41,14 @@ class MainWindow(QMainWindow):
     """Shows the library, the answers and the PDFs, and turns gestures into engine requests."""
 
     def __init__(self, client: EngineClient, settings: QSettings, parent: QWidget | None = None, *,
-                 progress_delay_ms: int = 400, background_embedding: bool = True) -> None:
+                 progress_delay_ms: int = 400, background_embedding: bool = True, watch_ms: int = 1000) -> None:
         super().__init__(parent)
         self._client = client
         self._settings = settings
         self._background_embedding = background_embedding
         self._outcomes: Counter[str] = Counter()
         self._embedding_docs: set[str] = set()
+        self._removing: set[str] = set()  # removals asked for here: they need no word about another program
         self._was_cancelled = False
         self._export_folder = Path.home()
         self.dialogs = ToolDialogs(self, client, lambda text: self.statusBar().showMessage(text, _MESSAGE_MS),
@@ -90,6 +91,7 @@ class MainWindow(QMainWindow):
         self._connect_client()
         restore_state(self, self.splitter, self.library, self.ask_pane, self._settings)
         self._update_actions()
+        client.watch_library(watch_ms)  # the CLI, the MCP server or a watched folder may change it meanwhile
         client.refresh()
         self.answers.refresh_history()
         self.refresh_datastores()
@@ -200,7 +202,8 @@ class MainWindow(QMainWindow):
 
     def _connect_client(self) -> None:
         client = self._client
-        client.documents_changed.connect(self.model.set_documents)
+        client.documents_changed.connect(self._on_documents)
+        client.library_changed.connect(self._on_library_changed)
         client.progress.connect(self._on_progress)
         client.ingesting_changed.connect(self._on_ingesting_changed)
         client.asking_changed.connect(lambda _: self._update_actions())
@@ -280,6 +283,7 @@ class MainWindow(QMainWindow):
         # Nothing stays selected: a second Delete must not remove the next paper.
         self.table.clearSelection()
         for doc_id in doc_ids:
+            self._removing.add(doc_id)
             self._client.remove(doc_id)
         self.statusBar().showMessage(progress, _MESSAGE_MS)
 
@@ -381,6 +385,28 @@ class MainWindow(QMainWindow):
             self.viewer.open_document(document.path, title=display_title(document))
 
     # --- engine reports ----------------------------------------------------------------------
+
+    def _on_library_changed(self) -> None:
+        """Another process (or this app's other lane) changed the library: re-read the papers and the history."""
+        self._client.refresh()
+        self.answers.refresh_history()
+
+    def _on_documents(self, documents: Sequence[Any]) -> None:
+        """The library as it is now: rows follow it, and a paper removed by another program is said so and its
+        PDF closed, rather than left on screen to fail when used."""
+        kept = {document.id for document in documents}
+        gone = [document for document in self.model.documents() if document.id not in kept]
+        self.model.set_documents(documents)
+        elsewhere = [document for document in gone if document.id not in self._removing]
+        self._removing -= {document.id for document in gone}
+        paths = {document.path for document in documents}
+        if self.viewer.path and self.viewer.path not in paths and \
+                any(document.path == self.viewer.path for document in gone):
+            self.viewer.close_document()
+        if elsewhere:
+            names = (f"“{display_title(elsewhere[0])}” was" if len(elsewhere) == 1
+                     else f"{len(elsewhere)} papers were")
+            self.statusBar().showMessage(f"{names} removed from the library by another program.", _MESSAGE_MS)
 
     def _on_progress(self, stage: str, done: int, total: int, label: str) -> None:
         if stage == "embed":

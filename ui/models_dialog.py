@@ -233,6 +233,8 @@ class ModelsDialog(QDialog):
                 item.setToolTip(4, info.state)
             else:
                 model = info.embedding_model or "not embedded (keyword search only; Embed adds meaning)"
+                if info.embedding_model and info.embedded < info.passages:  # a stopped or killed run's vectors
+                    model = f"{info.embedded:,} of {info.passages:,} embedded ({info.embedding_model}; Embed resumes)"
                 item = QTreeWidgetItem([info.name, f"{info.records:,}", f"{info.passages:,}",
                                         human_size(info.size_bytes), model])
             item.setData(0, ROW, info.name)

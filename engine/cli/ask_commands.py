@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from engine.cli.interrupt import run_cancellable
+from engine.cli.progress_bar import one_line
 from engine.progress import CancelToken
 from engine.render.bibtex import to_bibtex
 from engine.render.common import reference_line
@@ -166,5 +167,5 @@ def _answers(engine: Engine, args: argparse.Namespace) -> int:
         print("No answers yet. Ask with: quire ask \"your question\"")
     for summary in summaries if not args.json else []:
         flag = " (cancelled)" if summary.cancelled else ""
-        print(f"{summary.id}  {summary.mode:<11} {summary.question[:90]}{flag}")
+        print(f"{summary.id}  {summary.mode:<11} {one_line(summary.question[:90])}{flag}")
     return 0

@@ -21,6 +21,7 @@ from typing import Any
 
 from engine.cite.claims import NOT_STATED_HERE, CheckedPassage, prepare_claim, prepare_evidence
 from engine.cite.judge import NOT_STATED
+from engine.cli.progress_bar import one_line
 from engine.errors import ClaimError
 from engine.progress import CancelToken
 from engine.service import Engine
@@ -110,7 +111,8 @@ def passage_json(passage: CheckedPassage) -> dict[str, Any]:
 def _print_passage(passage: CheckedPassage) -> None:
     where = passage.source if passage.page is None else f"{passage.source}, p. {passage.page}"
     score = passage.contradiction if passage.verdict == "contradicted" else passage.score
-    print(f"  [{passage.verdict} {score:.2f}] {passage.title or '(untitled)'}  [{where}]  {passage.doc_id}")
+    print(f"  [{passage.verdict} {score:.2f}] {one_line(passage.title or '(untitled)')}  [{where}]  "
+          f"{one_line(passage.doc_id)}")
     print(textwrap.indent(textwrap.fill(f"“{passage.shown_quote}”", 92), "      "))
     if passage.verdict == "unsupported":
         print(f"      ({NOT_STATED_HERE}{': ' + passage.reason if passage.reason not in ('', NOT_STATED) else ''})")

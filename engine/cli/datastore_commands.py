@@ -139,8 +139,10 @@ def _list(engine: Engine, args: argparse.Namespace) -> int:
             print(f"{info.name:<20} {info.records:>10,} records {info.passages:>10,} passages  on {info.location}: "
                   f"{info.state}")
             continue
+        # A partial count is what a stopped or killed run kept: `quire datastore embed NAME` goes on from there.
         embedded = "not embedded" if not info.embedded else (
-            "embedded" if info.embedded >= info.passages else f"{info.embedded:,} embedded")
+            "embedded" if info.embedded >= info.passages else
+            f"{info.embedded:,} of {info.passages:,} embedded, resumable")
         print(f"{info.name:<20} {info.records:>10,} records {info.passages:>10,} passages  "
               f"{info.size_bytes / 2**20:>8,.1f} MiB  {embedded}{'  v' + info.version if info.version else ''}")
     return 0

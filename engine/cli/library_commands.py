@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli import export_commands
-from engine.cli.progress_bar import ProgressBar, terminal_safe
+from engine.cli.progress_bar import ProgressBar, one_line, terminal_safe
 from engine.progress import CancelToken
 from engine.request import AskRequest, RequestOptions, Scope
 from engine.service import Engine
@@ -65,7 +65,7 @@ def _remove(engine: Engine, doc_id: str, as_json: bool) -> int:
     if as_json:
         print(json.dumps({"removed": removed.id, "title": removed.bib.title}))
     else:
-        print(terminal_safe(f"removed {removed.id}  {removed.bib.title or Path(removed.path).name}"))
+        print(f"removed {removed.id}  {one_line(removed.bib.title or Path(removed.path).name)}")
     return 0
 
 
@@ -78,14 +78,17 @@ def _ingest(engine: Engine, paths: list[str], password: str | None, as_json: boo
     try:
         for result in engine.add_documents(paths, progress=bar, cancel=cancel, password=password):
             results.append(result)
-            name = Path(result.path).name
+            # One line per file (a note on a second, indented): a name or title holding a newline is escaped,
+            # so no file can print a line that reads like another file's result.
+            name = one_line(Path(result.path).name)
             if result.outcome == Outcome.FAILED:
-                line = f"failed     {name}: {result.reason}"
+                line = f"failed     {name}: {one_line(result.reason or '')}"
             else:
-                line = f"{result.outcome.value:<10} {name}  [{result.doc_id}] {result.title or '(no title found)'} " \
+                title = one_line(result.title or "(no title found)")
+                line = f"{result.outcome.value:<10} {name}  [{result.doc_id}] {title} " \
                        f"({result.pages} pages, {result.passages} passages)"
                 if result.reason:
-                    line += f"\n           note: {result.reason}"
+                    line += f"\n           note: {one_line(result.reason)}"
             bar.print(line, sys.stderr if as_json else sys.stdout)
     except KeyboardInterrupt:
         cancel.cancel()
@@ -97,7 +100,7 @@ def _ingest(engine: Engine, paths: list[str], password: str | None, as_json: boo
         print(json.dumps([{**asdict(r), "outcome": r.outcome.value} for r in results], indent=2))
     if not results:
         # Nothing to add is a failure too: a script that ingests a mistyped or empty folder must notice.
-        print(f"quire: no PDF files found in {', '.join(terminal_safe(p) for p in paths)}; give a PDF or a folder "
+        print(f"quire: no PDF files found in {', '.join(one_line(p) for p in paths)}; give a PDF or a folder "
               "holding PDFs (folders are searched recursively).", file=sys.stderr)
         return 1
     summary = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
@@ -133,8 +136,7 @@ def _list(engine: Engine, as_json: bool) -> int:
         authors = ", ".join(bib.authors[:2]) + (" et al." if len(bib.authors) > 2 else "")
         title = bib.title or Path(d.path).name
         status = "" if d.status.value == "indexed" else f"  [{d.status.value}]"
-        print(terminal_safe(f"{d.id}  {title[:70]:<70}  {authors[:30]:<30} {bib.year or '':>4} {d.page_count:>4}p"
-                            f"{status}"))
+        print(one_line(f"{d.id}  {title[:70]:<70}  {authors[:30]:<30} {bib.year or '':>4} {d.page_count:>4}p{status}"))
     return 0
 
 
@@ -148,9 +150,9 @@ def _show(engine: Engine, doc_id: str, with_passages: bool, as_json: bool) -> in
         return 0
     for key, value in document_json(document).items():
         if value not in ("", None, []) and key != "abstract":
-            print(terminal_safe(f"{key:>10}: {', '.join(value) if isinstance(value, list) else value}"))
+            print(f"{key:>10}: {one_line(', '.join(value) if isinstance(value, list) else str(value))}")
     if document.abstract:
-        print(f"  abstract: {document.abstract}")
+        print(f"  abstract: {terminal_safe(document.abstract)}")
     body = sum(not p.is_reference for p in passages)
     print(f"{len(passages)} passages ({body} body, {len(passages) - body} in the reference list)")
     if with_passages:

@@ -24,6 +24,12 @@ def terminal_safe(text: str) -> str:
     return _CONTROL.sub(lambda match: _escaped(match.group()), text)
 
 
+def one_line(text: str) -> str:
+    """``text`` for a field of a single output line (a file name, a title): as :func:`terminal_safe`, and a
+    newline shown as ``\\x0a`` too, so a crafted name cannot start a line of its own that reads like a result."""
+    return terminal_safe(text).replace("\n", "\\x0a")
+
+
 def _escaped(character: str) -> str:
     code = ord(character)
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from typing import Any
 
-from engine.cli.progress_bar import ProgressBar
+from engine.cli.progress_bar import ProgressBar, one_line, terminal_safe
 from engine.progress import CancelToken, Progress
 from engine.rerank.choose import RERANKERS
 from engine.retrieve.dedupe import group_by_paper
@@ -87,11 +87,11 @@ def print_grouped(hits: list[SearchHit], width: int = 100) -> None:
     rank_of = {id(hit): rank for rank, hit in enumerate(hits, start=1)}
     for group in group_by_paper(hits):
         first = group[0]
-        print(f"{first.bib.title or '(untitled)'}  [{first.source}]  {first.doc_id}")
+        print(f"{one_line(first.bib.title or '(untitled)')}  [{first.source}]  {one_line(first.doc_id)}")
         for hit in group:
             where = "" if hit.page is None else f"p. {hit.page}  "
             print(f"  {rank_of[id(hit)]:>2}. {where}score {hit.score:.4f}")
-            snippet = " ".join(hit.text.split())
+            snippet = terminal_safe(" ".join(hit.text.split()))
             print(textwrap.indent(textwrap.fill(snippet[:400] + ("..." if len(snippet) > 400 else ""), width - 6),
                                   "      "))
 

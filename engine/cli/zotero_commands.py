@@ -8,7 +8,7 @@ import json
 import sys
 from dataclasses import asdict
 
-from engine.cli.progress_bar import ProgressBar, terminal_safe
+from engine.cli.progress_bar import ProgressBar, one_line
 from engine.progress import CancelToken
 from engine.service import Engine
 
@@ -49,9 +49,9 @@ def _import(engine: Engine, args: argparse.Namespace) -> int:
     else:
         print(report.summary())
         for item, reason in report.failed:
-            print(f"  {terminal_safe(item)}: {terminal_safe(reason)}")
+            print(f"  {one_line(item)}: {one_line(reason)}")
         for item, note in report.notes:
-            print(f"  note: {terminal_safe(item)}: {terminal_safe(note)}")
+            print(f"  note: {one_line(item)}: {one_line(note)}")
     return 1 if report.failed and not (report.added or report.merged or report.updated or report.unchanged) else 0
 
 
@@ -60,7 +60,7 @@ def _edit(engine: Engine, args: argparse.Namespace) -> int:
     document = engine.update_metadata(args.doc_id, title=args.title, authors=authors, year=args.year, doi=args.doi,
                                       venue=args.venue)
     bib = document.bib
-    print(f"{document.id[:12]}  {terminal_safe(bib.title)} — {terminal_safe(', '.join(bib.authors))} "
-          f"({bib.year or 'no year'}){'  ' + terminal_safe(bib.venue) if bib.venue else ''}"
+    print(f"{document.id[:12]}  {one_line(bib.title)} — {one_line(', '.join(bib.authors))} "
+          f"({bib.year or 'no year'}){'  ' + one_line(bib.venue) if bib.venue else ''}"
           f"{'  doi:' + bib.doi if bib.doi else ''}")
     return 0

@@ -16,13 +16,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from engine.datastore.contents import ContentProblem, check_contents
-from engine.datastore.files import DATABASE_FILE
+from engine.datastore.files import CACHE_FILE, DATABASE_FILE
 from engine.datastore.importer import ImportReport, import_jsonl
 from engine.datastore.lock import datastore_lock
 from engine.datastore.manifest import Manifest, PackError
 from engine.datastore.pack import build_pack, install_pack, read_pack_manifest, sha256_of
 from engine.datastore.reader import DatastoreInputError, JsonLinesReader
 from engine.datastore.registry import DatastoreRegistry, check_name
+from engine.datastore.source import DatastoreSource
 from engine.datastore.store import DatastoreStore
 from engine.errors import EngineError
 from engine.progress import CancelToken, ProgressCallback, no_progress
@@ -111,11 +112,31 @@ def datastore_info(registry: DatastoreRegistry, name: str) -> DatastoreInfo:
     meta = source.store.meta()
     header = source.index_header()  # not the index itself: listing must not load a model
     model, embedded = (header.model_id, header.count) if header is not None else (None, 0)
+    model, embedded = _counting_the_cache(source, model, embedded, counts["passages"])
     size = sum(p.stat().st_size for p in source.folder.rglob("*") if p.is_file())
     imported = source.store.imported_paths()
     return DatastoreInfo(name=name, records=counts["records"], passages=counts["passages"], words=counts["words"],
                          embedded=embedded, embedding_model=model, size_bytes=size, version=meta.get("version", ""),
                          created_at=meta.get("created_at", ""), imported_from=imported)
+
+
+def _counting_the_cache(source: DatastoreSource, model: str | None, indexed: int,
+                       passages: int) -> tuple[str | None, int]:
+    """The embedding model and how many passages have a vector kept, in the index or only in the cache.
+
+    The index is saved every half minute and at the end, but each step's vectors are in the cache as
+    soon as they are computed: a run killed before its first save has no index yet, and the next run
+    puts the cached vectors back in without computing them again. So the cache is what was embedded.
+    """
+    if not (source.folder / CACHE_FILE).is_file():
+        return model, indexed
+    cache = source.cache
+    if model is None:
+        held = {name: cache.count(name) for name in cache.model_ids()}
+        model = max(held, key=lambda name: held[name]) if held else None
+    if model is None:
+        return None, indexed
+    return model, max(indexed, min(passages, cache.count(model)))
 
 
 def datastore_infos(registry: DatastoreRegistry) -> list[DatastoreInfo]:

@@ -2,7 +2,9 @@
 
 Building snapshots the database (``VACUUM INTO``: consistent, compact, no WAL), copies the saved
 vector index, hashes both and writes ``manifest.json`` first in a gzip tar, so an installer learns
-what it is getting (and which embedding model made the vectors) before reading any data.
+what it is getting (and which embedding model made the vectors) before reading any data. The copies
+and the archive being written are hidden files beside the output, named after the packing process;
+what a killed pack left there is deleted by the next pack into that folder.
 
 Installing never calls ``tarfile.extract``: each member is streamed into a staging folder under
 a name the manifest lists and that is a plain file name, while its sha256 is computed; links,
@@ -21,6 +23,7 @@ import json
 import logging
 import lzma
 import os
+import re
 import shutil
 import tarfile
 import time
@@ -45,6 +48,7 @@ from engine.datastore.manifest import (
 from engine.datastore.registry import DATABASE_FILE, INDEX_FILE, check_name
 from engine.datastore.source import DatastoreSource
 from engine.datastore.store import DatastoreStore
+from engine.disk import process_running
 from engine.embed import Embedder
 from engine.errors import EngineError, IndexCorruptError
 from engine.index.storage import load_index
@@ -80,7 +84,9 @@ def build_pack(source: DatastoreSource, out: Path, *, version: str | None = None
     if out.is_dir():
         out = out / default_pack_name(source.name, version)
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.with_name(f".{out.name}.staging")
+    remove_pack_leftovers(out.parent)
+    staging = out.with_name(f".{out.name}.packing-{os.getpid()}.staging")
+    partial = out.with_name(f".{out.name}.packing-{os.getpid()}.part")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     try:
@@ -107,7 +113,6 @@ def build_pack(source: DatastoreSource, out: Path, *, version: str | None = None
                                                                                            time.gmtime()),
                             quire_version=engine.__version__)
         progress(Progress("pack", 2, 3, "writing the archive"))
-        partial = out.with_name(f".{out.name}.part")
         with tarfile.open(partial, "w:gz", compresslevel=6) as archive:
             raw = json.dumps(manifest.to_json(), indent=2).encode("utf-8")
             info = tarfile.TarInfo(MANIFEST_NAME)
@@ -122,6 +127,32 @@ def build_pack(source: DatastoreSource, out: Path, *, version: str | None = None
         return out, manifest
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        partial.unlink(missing_ok=True)  # a cancelled or failed pack leaves no half archive
+
+
+# What a pack killed mid-way leaves beside its output: the hidden database and index copies and the archive
+# being written, named after the packing process so a pack running now in the same folder is left alone.
+# The names without a process id are those older versions of Quire wrote.
+_PACK_LEFTOVER = re.compile(r"^\..+\.packing-(\d+)\.(?:part|staging)$")
+_OLD_PACK_LEFTOVER = re.compile(r"^\..+\.quirepack\.(?:part|staging)$")
+
+
+def remove_pack_leftovers(folder: Path) -> list[str]:
+    """Delete what killed packs left in ``folder`` (their processes are gone); returns the names deleted."""
+    removed: list[str] = []
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        match = _PACK_LEFTOVER.match(path.name)
+        if match is None and not _OLD_PACK_LEFTOVER.match(path.name):
+            continue
+        if match is not None and process_running(int(match.group(1))):
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path.name)
+        log.warning("deleted %s, left in %s by an interrupted datastore pack", path.name, folder)
+    return removed
 
 
 def _plain_member(info: tarfile.TarInfo) -> tarfile.TarInfo:

@@ -141,6 +141,18 @@ class EmbeddingCache:
             return int(self._conn.execute("SELECT count(*) FROM embeddings WHERE model_id = ?",
                                           (model_id,)).fetchone()[0])
 
+    def count_among(self, model_id: str, content_hashes: Iterable[str]) -> int:
+        """How many of ``content_hashes`` have a vector of ``model_id`` here (counted, never read)."""
+        wanted = list(dict.fromkeys(content_hashes))
+        found = 0
+        with self._lock:
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start:start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                found += int(self._conn.execute(f"SELECT count(*) FROM embeddings WHERE model_id = ? AND "
+                                                f"content_hash IN ({marks})", (model_id, *chunk)).fetchone()[0])
+        return found
+
     def model_ids(self) -> list[str]:
         with self._lock:
             return [row[0] for row in self._conn.execute("SELECT DISTINCT model_id FROM embeddings ORDER BY 1")]

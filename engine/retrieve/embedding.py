@@ -8,6 +8,7 @@ or IVF lists too few for its size) it is rebuilt from the cached vectors as IVF-
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -18,6 +19,8 @@ from engine.index.build import VectorsSource
 from engine.index.faiss_index import FaissIndex
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.types import Passage
+
+log = logging.getLogger(__name__)
 
 # Passages embedded per step: each step is written to the cache and added to the index, so a
 # cancel loses at most one step.
@@ -40,7 +43,7 @@ def embed_into_index(index: FaissIndex, index_path: Path, steps: Iterable[Sequen
     what was finished saved.
     """
     progress(Progress("embed", 0, total, f"{total:,} passages to embed"))
-    added = 0
+    added = computed = 0
     dirty = changed
     last_save = time.monotonic()
     try:
@@ -56,6 +59,7 @@ def embed_into_index(index: FaissIndex, index_path: Path, steps: Iterable[Sequen
             result = embed_passages(embedder, cache, step, report, cancel)
             index.add([p.id for p in step], result.vectors)
             added += len(step)
+            computed += result.computed
             dirty = True
             progress(Progress("embed", added, total, f"{added:,} of {total:,} passages embedded"))
             if time.monotonic() - last_save > SAVE_EVERY_SECONDS:
@@ -73,4 +77,8 @@ def embed_into_index(index: FaissIndex, index_path: Path, steps: Iterable[Sequen
         dirty = True
     if dirty or not index_path.exists():
         save_index(index, index_path)
+    # What a killed run had computed is in the cache, not in the index saved before the kill: it comes back
+    # from there, and only the rest is computed.
+    log.info("%d passages added to the index: %d embedded now, %d from vectors already in the cache", added,
+             computed, added - computed)
     return index, added

@@ -82,11 +82,21 @@ class LibrarySource:
             return self._index
 
     def has_vectors(self) -> bool:
-        """Whether anything is embedded yet (cheap: no model or index is loaded to answer)."""
+        """Whether anything is embedded yet (cheap: no model or index is loaded to answer).
+
+        An embedding run killed before its first index save leaves no index file but its vectors in the
+        cache; the index is rebuilt from them on first use, so they count.
+        """
         with self._lock:
             if self._index is not None:
                 return len(self._index) > 0
-        return self.index_path.exists()
+        return self.index_path.exists() or self.cache.count() > 0
+
+    def embedded_count(self) -> int:
+        """How many searchable passages have a vector kept, in the index or only in the cache (what a stopped
+        or killed run computed is there): the library's status, without loading a model or the index."""
+        hashes = [content_hash for _, content_hash in self._searchable_rows()]
+        return self.cache.count_among(self.embedder.model_id, hashes)
 
     def _cached_vectors(self) -> Iterator[tuple[list[str], np.ndarray]]:
         """(passage ids, vectors) of library passages whose vectors the cache holds, in batches."""

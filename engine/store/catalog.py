@@ -253,7 +253,8 @@ class Library:
                                           (doc_id,)).fetchall()
                 row = rows[0] if len(rows) == 1 and len(doc_id) >= 4 else None
         if row is None:
-            raise DocumentNotFoundError(f"No document with id {doc_id!r}; `quire library list` shows the ids.")
+            raise DocumentNotFoundError(f"No document with id {doc_id!r}; `quire library list` shows the ids.",
+                                        doc_id=doc_id)
         return _document(row)
 
     def find_by_hash(self, content_hash: str) -> Document | None:
@@ -292,6 +293,19 @@ class Library:
         return [Passage(id=r[1], doc_id=r[2], ordinal=r[3], text=r[4], title=r[5], page_start=r[6], page_end=r[7],
                         char_start=r[8], char_end=r[9], rects=tuple(rects.get(r[0], ())), content_hash=r[10],
                         is_reference=bool(r[11]), words=decode_words(r[12]), kind=r[13]) for r in rows]
+
+    def version(self) -> tuple[int, int]:
+        """A value that changes whenever the catalog changes, whoever changed it: compare it with the last one.
+
+        SQLite's ``data_version`` changes when any other connection (another process's, or another
+        engine's in this one) commits, and ``total_changes`` counts this connection's own writes.
+        Both are read from memory (the log's shared index, no table), so polling this costs
+        microseconds (benchmarks/library_change_poll.py), and every writer is seen without
+        having to announce itself.
+        """
+        with self._lock:
+            data_version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+            return data_version, self._conn.total_changes
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple]:
         """Rows of one read-only statement, under the catalog's lock like every other call."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -23,7 +24,7 @@ from pathlib import Path
 import pytest
 from fixtures.pdfs import many_pages_pdf, paper_text, text_pdf
 
-from engine.cli.progress_bar import ProgressBar, terminal_safe
+from engine.cli.progress_bar import ProgressBar, one_line, terminal_safe
 from engine.importer import Importer, Outcome
 from engine.ingest.pdf import file_hash
 from engine.ingest.pipeline import IngestOptions, PdfParse
@@ -238,6 +239,31 @@ def test_bidi_overrides_and_line_separators_in_file_names_are_shown_escaped(tmp_
     assert "invoice\\u202efdp.exe.pdf" in ingest.stdout, ascii(ingest.stdout)
     assert "two\\u2028lines\\u2029here\\u2066.pdf" in ingest.stdout, ascii(ingest.stdout)
     assert terminal_safe("日本") == "日本" and terminal_safe("é\u200d") == "é\u200d"  # real text is left alone
+
+
+def test_a_newline_in_a_file_name_cannot_forge_a_result_line(tmp_path: Path) -> None:
+    """``x.pdf\nadded      trusted.pdf  [0000] Real Paper`` would print a second, fake "added" line."""
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    forged = "x.pdf\nadded      trusted.pdf  [0000] Real Paper\r.pdf"
+    good_pdf(folder / forged, "forged lines")
+    (folder / "bad\nfailed     other.pdf").write_text("not a PDF")
+    home = tmp_path / "home"
+
+    ingest = quire(home, "ingest", "--no-embed", str(folder))
+    listing = quire(home, "library", "list")
+
+    lines = ingest.stdout.splitlines()
+    assert len(lines) == 2, ingest.stdout  # one line per file, whatever their names hold
+    assert not any(line.startswith("added      trusted.pdf") for line in lines), ingest.stdout
+    assert not any(line.startswith("failed     other.pdf") for line in lines), ingest.stdout
+    assert "x.pdf\\x0aadded      trusted.pdf  [0000] Real Paper\\x0d.pdf" in ingest.stdout, ingest.stdout
+    assert "bad\\x0afailed     other.pdf" in ingest.stdout, ingest.stdout
+    for done in (ingest, listing):
+        assert "\r" not in done.stdout + done.stderr, ascii(done.stdout)
+    listed = listing.stdout.splitlines()  # the paper and the failed file, each one line starting with its id
+    assert len(listed) == 2 and all(re.match(r"[0-9a-f]{16}  ", line) for line in listed), listing.stdout
+    assert one_line("two\nlines") == "two\\x0alines" and terminal_safe("two\nlines") == "two\nlines"
 
 
 def test_ingest_exits_non_zero_when_every_file_failed(tmp_path: Path) -> None:

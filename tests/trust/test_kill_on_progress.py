@@ -19,6 +19,7 @@ from fixtures.pdfs import paper_text, text_pdf
 
 from engine.datastore.files import DATABASE_FILE
 from engine.embed.hashing import HashingEmbedder
+from engine.index import read_header
 from engine.index.storage import load_index
 from engine.request import AskRequest
 from engine.service import Engine
@@ -105,6 +106,10 @@ def test_kill_mid_embedding_keeps_the_index_loadable_and_the_cached_vectors(tmp_
 
     engine = engine_at()
     engine.embedder = Counting()
+    # Killed long before the index's first save: the status counts the cached vectors, and search uses them.
+    saved = read_header(engine.library_source.index_path).count  # the empty index the run started with
+    assert saved < finished <= engine.doctor()["counts"]["passages_embedded"] < len(passage_ids)
+    assert engine.library_source.has_vectors()
     assert_consistent(engine)
     Counting.texts = 0  # the search above embedded its query
     engine.embed_pending()

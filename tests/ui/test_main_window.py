@@ -15,6 +15,7 @@ from pytestqt.qtbot import QtBot
 from engine.service import Engine
 from ui.empty_state import HEADLINE
 from ui.engine_client import EngineClient
+from ui.engine_worker import PAPER_GONE
 from ui.library_model import Column
 from ui.main_window import MainWindow
 
@@ -127,12 +128,23 @@ def test_a_file_that_is_not_a_pdf_is_reported_through_the_error_dialog(
     assert window.table.model().index(0, Column.TITLE).data() == "notes.txt"
 
 
-def test_an_engine_exception_reaches_the_error_dialog_with_the_engines_message(
+def test_removing_a_paper_that_is_gone_says_so_in_the_apps_words(
         qtbot: QtBot, window: MainWindow, client: EngineClient, shown_errors: list[str]) -> None:
     with qtbot.waitSignal(client.error, timeout=INGEST_TIMEOUT_MS) as raised:
         client.remove("ffffffffffffffff")
 
-    assert "No document with id 'ffffffffffffffff'" in raised.args[0]
+    assert raised.args[0] == PAPER_GONE and "quire library list" not in raised.args[0]
+    assert shown_errors == [PAPER_GONE]
+    shown_errors.clear()
+    wait_idle(qtbot, client)
+
+
+def test_an_engine_exception_reaches_the_error_dialog_with_the_engines_message(
+        qtbot: QtBot, window: MainWindow, client: EngineClient, shown_errors: list[str]) -> None:
+    with qtbot.waitSignal(client.error, timeout=INGEST_TIMEOUT_MS) as raised:
+        client.load_answer("ffffffffffffffff", lambda _: None)
+
+    assert "No saved answer has the id 'ffffffffffffffff'" in raised.args[0]
     assert shown_errors == [raised.args[0]]
     shown_errors.clear()
     wait_idle(qtbot, client)

@@ -52,6 +52,11 @@ EF_SEARCH_PER_RESULT = 4
 # waiting for the server again: one search asks a source many times (spelling, BM25, dense, hits).
 RETRY_AFTER_S = 3.0
 VOCABULARY_LIMIT = 50_000
+# The most of a hit's fields read from a server, in characters. Quire publishes passages of ~250 words
+# (under 2,000 characters) and titles of a line; a damaged or hostile server could hold a row of
+# gigabytes, which would otherwise be read whole into memory at every search that finds it.
+MAX_TEXT_CHARS = 50_000
+MAX_FIELD_CHARS = 4_000
 
 
 class ServerDatastoreSource:
@@ -287,7 +292,9 @@ class ServerDatastoreSource:
         if not wanted:
             return []
         rows = self._query(
-            f"""SELECT r.id, p.ordinal, r.title, p.text, r.authors, r.year, r.doi, r.arxiv_id, r.url
+            f"""SELECT r.id, p.ordinal, left(r.title, {MAX_FIELD_CHARS}), left(p.text, {MAX_TEXT_CHARS}),
+                       left(r.authors, {MAX_TEXT_CHARS}), r.year, left(r.doi, {MAX_FIELD_CHARS}),
+                       left(r.arxiv_id, {MAX_FIELD_CHARS}), left(r.url, {MAX_FIELD_CHARS})
                 FROM unnest(%s::text[], %s::int[]) AS w(id, ordinal)
                 JOIN {self.schema}.records r ON r.id = w.id
                 JOIN {self.schema}.passages p ON p.record_rowid = r.rowid AND p.ordinal = w.ordinal""",
