@@ -113,3 +113,7 @@ class DatastoreUnavailableError(EngineError):
 
     Search leaves such a datastore out (with a notice) and goes on with the library and the others.
     """
+
+
+class WatchError(EngineError):
+    """A folder that cannot be watched (not a folder, a link loop, inside another watched one)."""

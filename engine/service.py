@@ -8,6 +8,7 @@ service_ask, service_search and service_table, which get what they use, never th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from engine.service_search import Search, SearchTools
     from engine.store.answers import AnswerSummary
     from engine.synthesis.support_reader import SupportReader
+    from engine.watch import MissingFile, SyncReport, WatchedFolder
+    from engine.watch.state import WatchState
     from engine.zotero import ZoteroReport
 
 
@@ -64,6 +67,8 @@ class Engine(EngineSetup):
             self.library_source.close()
         if "embedding_cache" in self.__dict__:
             self.embedding_cache.close()
+        if "watch_state" in self.__dict__:
+            self.watch_state.close()
         self.language_models.close()
         self.library.close()
 
@@ -142,6 +147,54 @@ class Engine(EngineSetup):
 
         return import_zotero(self.library, lambda paths: self.add_documents(paths, progress, cancel),
                              Path(folder), progress, cancel)
+
+    # --- watched folders ---------------------------------------------------------------------
+
+    @cached_property
+    def watch_state(self) -> WatchState:
+        """The watched folders and the papers whose files went away (``<home>/watch.db``)."""
+        from engine.watch.state import open_state
+
+        return open_state(self.paths.home)
+
+    def watched_folders(self) -> list[WatchedFolder]:
+        return self.watch_state.folders()
+
+    def watch_folder(self, folder: str | Path) -> WatchedFolder:
+        """Watch a folder (WatchError when it is a file, a link loop, or inside or around a watched one);
+        its PDFs come in at the next :meth:`sync_watched`."""
+        from engine.watch.rules import refuse_overlap, resolve_folder
+
+        resolved = resolve_folder(folder)
+        refuse_overlap(resolved, [watched.path for watched in self.watch_state.folders()])
+        return self.watch_state.add_folder(resolved, os.stat(resolved).st_dev)
+
+    def unwatch_folder(self, folder: str | Path) -> bool:
+        """Stop watching a folder (its papers stay); whether it was watched."""
+        given = Path(folder).expanduser()
+        return self.watch_state.remove_folder(str(given.resolve())) or self.watch_state.remove_folder(str(given))
+
+    def sync_watched(self, *, prune: bool = False, settle_s: float | None = None,
+                     progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> SyncReport:
+        """Bring the library in step with the watched folders (engine/watch/sync.py); ``prune`` removes the
+        papers whose files are missing."""
+        from engine.watch.sync import SETTLE_S, sync_folders
+
+        return sync_folders(self.library, self.watch_state, lambda paths, report, token: self.add_documents(
+            paths, report, token), settle_s=SETTLE_S if settle_s is None else settle_s, prune=prune,
+            progress=progress, cancel=cancel)
+
+    def follow_watched(self, stop: CancelToken, on_report: Callable[[SyncReport], None], *,
+                       settle_s: float | None = None, progress: ProgressCallback = no_progress) -> None:
+        """Catch up, then follow the watched folders' file events until ``stop`` is set (on this thread)."""
+        from engine.watch.follow import follow
+
+        follow(lambda: self.sync_watched(settle_s=settle_s, progress=progress, cancel=stop),
+               lambda: [folder.path for folder in self.watch_state.folders()], stop, on_report)
+
+    def missing_files(self) -> list[MissingFile]:
+        """Watched PDFs that are gone; their papers stay (and their answers open) until pruned."""
+        return self.watch_state.missing()
 
     # --- search ----------------------------------------------------------------------------
 
