@@ -65,7 +65,8 @@ class WatchState:
 
     def folders(self) -> list[WatchedFolder]:
         with self._lock:
-            rows = self._conn.execute("SELECT path, added_at, unavailable, device FROM folders ORDER BY path").fetchall()
+            rows = self._conn.execute(
+                "SELECT path, added_at, unavailable, device FROM folders ORDER BY path").fetchall()
         return [WatchedFolder(*row) for row in rows]
 
     def add_folder(self, path: str, device: int) -> WatchedFolder:
