@@ -196,6 +196,13 @@ class Engine(EngineSetup):
         """Watched PDFs that are gone; their papers stay (and their answers open) until pruned."""
         return self.watch_state.missing()
 
+    def answer_file_notices(self, answer: Answer) -> list[str]:
+        """What to show above a past answer whose cited papers' files are missing or were removed."""
+        from engine.watch.notices import file_notices
+
+        known = {document.id for document in self.library.documents()}
+        return file_notices(answer.papers, self.watch_state.missing(), known.__contains__)
+
     # --- search ----------------------------------------------------------------------------
 
     @cached_property
