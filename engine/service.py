@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from engine.datastore.server.publish import PublishReport
     from engine.embed import Embedder, EmbeddingCache
     from engine.importer import IngestResult
+    from engine.render.highlights import AnnotatedPaper
     from engine.retrieve.library_source import LibrarySource
     from engine.service_ask import AnswerTools
     from engine.service_search import Search, SearchTools
@@ -404,6 +405,21 @@ class Engine(EngineSetup):
         from engine.store.answers import load_answer
 
         return load_answer(self.library, answer_id)
+
+    def annotate_answer(self, answer_id: str, *, in_place: bool = False,
+                        folder: str | Path | None = None) -> list[AnnotatedPaper]:
+        """Write a past answer's quotes into its papers as highlights: into ``<name>.quire.pdf`` beside each
+        paper (or in ``folder``), or into the PDFs themselves with ``in_place``; annotating again adds only
+        what is not there yet."""
+        from engine.render.highlights import annotate_answer
+
+        def pdf_of(doc_id: str) -> str:
+            paths = self.library.file_paths(doc_id)
+            present = [path for path in paths if Path(path).is_file()]
+            return (present or paths or [self.library.document(doc_id).path])[0]
+
+        return annotate_answer(self.answer(answer_id), pdf_of, in_place=in_place,
+                               folder=Path(folder).expanduser() if folder is not None else None)
 
     def delete_answer(self, answer_id: str) -> None:
         from engine.store.answers import delete_answer

@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "engine.cli.check_commands",
     "engine.cli.zotero_commands",
     "engine.cli.settings_commands",
+    "engine.cli.annotate_commands",
 )
 
 

@@ -11,12 +11,14 @@ from engine.errors import WatchError
 
 # Names browsers and copy tools give a file while it is still arriving, and Office's lock files.
 _PARTIAL_SUFFIXES = (".part", ".crdownload", ".download", ".partial", ".tmp")
+# A copy Quire wrote with an answer's highlights (engine.render.highlights): the paper is already in.
+_QUIRE_COPY = ".quire.pdf"
 
 
 def is_candidate(name: str) -> bool:
     """Whether a file name can be a finished paper: a PDF, not hidden, not a partial download or lock file."""
     lowered = name.lower()
-    if name.startswith((".", "~$")) or lowered.endswith(_PARTIAL_SUFFIXES):
+    if name.startswith((".", "~$")) or lowered.endswith(_PARTIAL_SUFFIXES) or lowered.endswith(_QUIRE_COPY):
         return False
     return lowered.endswith(".pdf")
 
