@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from engine.store.answers import AnswerSummary
     from engine.synthesis.support_reader import SupportReader
     from engine.watch import MissingFile, SyncReport, WatchedFolder
+    from engine.watch.events import FolderEvents
     from engine.watch.state import WatchState
     from engine.zotero import ZoteroReport
 
@@ -192,6 +193,14 @@ class Engine(EngineSetup):
 
         follow(lambda: self.sync_watched(settle_s=settle_s, progress=progress, cancel=stop),
                lambda: [folder.path for folder in self.watch_state.folders()], stop, on_report)
+
+    def folder_events(self, on_change: Callable[[], None]) -> FolderEvents:
+        """Live file events of the watched folders for a program that runs its own passes (the app): call
+        ``.follow(folders)``; ``on_change`` then hears each burst, once quiet, on a thread of the events'
+        own; thread-safe, and independent of this engine (``.stop()`` ends it)."""
+        from engine.watch.events import FolderEvents
+
+        return FolderEvents(on_change)
 
     def missing_files(self) -> list[MissingFile]:
         """Watched PDFs that are gone; their papers stay (and their answers open) until pruned."""

@@ -55,6 +55,7 @@ from ui.engine_worker import (
 
 if TYPE_CHECKING:
     from engine.cite.claims import ClaimCheck
+    from engine.watch import SyncReport
     from engine.zotero import ZoteroReport
 
 log = logging.getLogger(__name__)
@@ -343,6 +344,25 @@ class EngineClient(QObject, ModelRequests):
         """Correct a paper's title, authors, year, DOI or venue (None leaves a field as it is)."""
         self.call(EDIT, lambda engine: engine.update_metadata(doc_id, title=title, authors=authors, year=year,
                                                               doi=doi, venue=venue), on_saved)
+
+    def sync_watched(self, on_report: Callable[[SyncReport], None], *, prune: bool = False,
+                     on_failure: Callable[[], None] | None = None) -> None:
+        """Catch up with the watched folders on the long lane, as an ingest ("n of N" progress, Cancel)."""
+        token = CancelToken()
+        self._ingest_tokens.append(token)
+        worker, interval = self._worker, self._progress_interval
+
+        def work(engine: Engine) -> SyncReport:
+            try:
+                report = engine.sync_watched(prune=prune, progress=ProgressThrottle(worker.progress.emit, interval),
+                                             cancel=token)
+            finally:
+                worker.refresh()  # the papers that came in (or went missing) show at once
+            for result in report.results:  # the window counts and embeds them as any ingest's
+                worker.ingest_result.emit(result)
+            return report
+
+        self.call(INGEST, work, on_report, on_failure)
 
     def import_zotero(self, folder: str, on_done: Callable[[ZoteroReport], None] | None = None) -> None:
         """Add the PDFs of a Zotero data folder with Zotero's metadata (read-only)."""

@@ -70,7 +70,7 @@ class FolderEvents:
                 self._watches[folder] = self._observer.schedule(_Relevance(self._touched), folder, recursive=True)
             except OSError as exc:  # not there now (the pass reports it once); a later call retries
                 log.info("Not following %s now: %s", folder, exc)
-        if not self._started:
+        if not self._started and self._watches:  # no threads at all while nothing is watched
             self._observer.start()
             self._timer.start()
             self._started = True
