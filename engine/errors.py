@@ -117,3 +117,7 @@ class DatastoreUnavailableError(EngineError):
 
 class WatchError(EngineError):
     """A folder that cannot be watched (not a folder, a link loop, inside another watched one)."""
+
+
+class ZoteroError(EngineError):
+    """The folder is not a readable Zotero data folder."""

@@ -145,10 +145,13 @@ class Engine(EngineSetup):
                       cancel: CancelToken | None = None) -> ZoteroReport:
         """Add the PDFs of a Zotero data folder with Zotero's metadata and collections (read-only; a
         re-import adds what is new and refreshes what changed in Zotero)."""
-        from engine.zotero import import_zotero
+        from engine.zotero import import_zotero, zotero_database
 
-        return import_zotero(self.library, lambda paths: self.add_documents(paths, progress, cancel),
-                             Path(folder), progress, cancel)
+        report = import_zotero(self.library, lambda paths: self.add_documents(paths, progress, cancel),
+                               Path(folder), progress, cancel)
+        # Papers of items in Zotero's trash are shown as missing, as deleted watched files are (sync --prune).
+        self.watch_state.set_zotero_trashed(str(zotero_database(Path(folder)).resolve()), report.trashed)
+        return report
 
     # --- watched folders ---------------------------------------------------------------------
 

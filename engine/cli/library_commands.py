@@ -129,13 +129,13 @@ def _list(engine: Engine, as_json: bool) -> int:
     if not documents:
         print("The library is empty. Add papers with: quire ingest FOLDER_OR_PDF")
         return 0
-    missing = {gone.doc_id for gone in engine.missing_files()}
+    missing = {gone.doc_id: gone.describe() for gone in engine.missing_files()}
     for d in documents:
         bib = d.bib
         authors = ", ".join(bib.authors[:2]) + (" et al." if len(bib.authors) > 2 else "")
         title = bib.title or Path(d.path).name
         status = "" if d.status.value == "indexed" else f"  [{d.status.value}]"
-        status += "  [missing: its file is gone]" if d.id in missing else ""
+        status += f"  [missing: {missing[d.id]}]" if d.id in missing else ""
         print(terminal_safe(f"{d.id}  {title[:70]:<70}  {authors[:30]:<30} {bib.year or '':>4} {d.page_count:>4}p"
                             f"{status}"))
     return 0

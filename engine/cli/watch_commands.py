@@ -72,14 +72,14 @@ def _list(engine: Engine, args: argparse.Namespace) -> int:
         note = f"  [unavailable: {folder.unavailable}]" if folder.unavailable else ""
         print(terminal_safe(f"{folder.path}{note}"))
     if missing:
-        print(f"\n{len(missing)} missing files (their papers are kept; `quire library sync --prune` removes them):")
+        print(f"\n{len(missing)} missing (their papers are kept; `quire library sync --prune` removes them):")
         for gone in missing:
-            print(terminal_safe(f"  {gone.doc_id}  {gone.path}"))
+            print(terminal_safe(f"  {gone.doc_id}  {gone.describe()}"))
     return 0
 
 
 def _sync(engine: Engine, args: argparse.Namespace) -> int:
-    if not engine.watched_folders():
+    if not engine.watched_folders() and not (args.prune and engine.missing_files()):
         print("quire: no watched folders; add one with: quire library watch add FOLDER", file=sys.stderr)
         return 1
     bar = ProgressBar()

@@ -23,9 +23,10 @@ CREATE TABLE IF NOT EXISTS folders (
     device INTEGER NOT NULL DEFAULT 0  -- the disk it was on when added (st_dev): another one is an unmounted disk
 );
 CREATE TABLE IF NOT EXISTS missing (
-    path TEXT PRIMARY KEY,  -- the file that went away
+    path TEXT PRIMARY KEY,  -- the file that went away, or the Zotero item now in Zotero's trash
     doc_id TEXT NOT NULL,
-    since REAL NOT NULL
+    since REAL NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'file'  -- 'file' or 'zotero trash'
 );
 """
 
@@ -40,13 +41,22 @@ class WatchedFolder:
     device: int = 0  # the disk (st_dev) it was on when added
 
 
+FILE = "file"
+ZOTERO_TRASH = "zotero trash"
+
+
 @dataclass(frozen=True)
 class MissingFile:
-    """A watched PDF that was deleted (or moved out of every watched folder): its paper is kept, marked missing."""
+    """A watched PDF that was deleted (or moved out of every watched folder), or a Zotero item moved to Zotero's
+    trash: its paper is kept, marked missing, until pruned."""
 
-    path: str
+    path: str  # the file, or the Zotero item ("<zotero.sqlite>#<library>/<key>")
     doc_id: str
     since: float
+    kind: str = FILE
+
+    def describe(self) -> str:
+        return "moved to Zotero's trash" if self.kind == ZOTERO_TRASH else f"its file {self.path} is gone"
 
 
 class WatchState:
@@ -95,7 +105,7 @@ class WatchState:
 
     def missing(self) -> list[MissingFile]:
         with self._lock:
-            rows = self._conn.execute("SELECT path, doc_id, since FROM missing ORDER BY path").fetchall()
+            rows = self._conn.execute("SELECT path, doc_id, since, kind FROM missing ORDER BY path").fetchall()
         return [MissingFile(*row) for row in rows]
 
     def mark_missing(self, path: str, doc_id: str) -> bool:
@@ -104,6 +114,19 @@ class WatchState:
             cursor = conn.execute("INSERT OR IGNORE INTO missing(path, doc_id, since) VALUES (?,?,?)",
                                   (path, doc_id, time.time()))
         return cursor.rowcount > 0
+
+    def set_zotero_trashed(self, database: str, trashed: list[tuple[str, str]]) -> list[str]:
+        """The (item, paper) pairs of one Zotero database that are in its trash now; items restored in Zotero are
+        forgotten. Returns the items newly trashed."""
+        prefix = database + "#"
+        with transaction(self._conn, self._lock) as conn:
+            before = {row[0] for row in conn.execute("SELECT path FROM missing WHERE kind=? AND substr(path, 1, ?) = ?",
+                                                     (ZOTERO_TRASH, len(prefix), prefix))}
+            now = dict(trashed)
+            conn.executemany("DELETE FROM missing WHERE path=?", [(item,) for item in before - set(now)])
+            conn.executemany("INSERT OR IGNORE INTO missing(path, doc_id, since, kind) VALUES (?,?,?,?)",
+                             [(item, doc_id, time.time(), ZOTERO_TRASH) for item, doc_id in now.items()])
+        return sorted(set(now) - before)
 
     def forget_missing(self, paths: list[str]) -> None:
         """The files are back (or their papers were pruned)."""

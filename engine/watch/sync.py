@@ -28,7 +28,7 @@ from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.store import FileRecord, Library
 from engine.types import DocumentStatus, IngestResult, Outcome
 from engine.watch.rules import walk_candidates
-from engine.watch.state import WatchState
+from engine.watch.state import ZOTERO_TRASH, WatchState
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +155,12 @@ def _settle_vanished(library: Library, state: WatchState, vanished: list[tuple[F
 
 def _prune(library: Library, state: WatchState, unreadable: list[str], report: SyncReport) -> None:
     for missing in state.missing():
+        if missing.kind == ZOTERO_TRASH:
+            if missing.doc_id in {document.id for document in library.documents()}:
+                library.remove_document(missing.doc_id)
+            state.forget_missing([missing.path])
+            report.pruned.append(missing.path)
+            continue
         if _exists(missing.path) or any(missing.path.startswith(folder + os.sep) for folder in unreadable):
             continue  # back, or in a folder that cannot be looked at now: nothing is removed unseen
         library.drop_file(missing.path)  # the paper goes with its last file
