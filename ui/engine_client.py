@@ -55,7 +55,8 @@ from ui.engine_worker import (
 
 if TYPE_CHECKING:
     from engine.cite.claims import ClaimCheck
-    from engine.watch import SyncReport
+    from engine.watch import MissingFile, SyncReport, WatchedFolder
+    from engine.watch.events import FolderEvents
     from engine.zotero import ZoteroReport
 
 log = logging.getLogger(__name__)
@@ -364,6 +365,26 @@ class EngineClient(QObject, ModelRequests):
 
         self.call(INGEST, work, on_report, on_failure)
 
+    def open_folder_events(self, on_change: Callable[[], None],
+                           on_opened: Callable[[tuple[FolderEvents, list[str]]], None]) -> None:
+        """The watched folders' live events (``on_change`` hears each burst, on the events' own thread) and
+        the folders to follow, for :class:`ui.watch_follower.WatchFollower`."""
+        self.call(LOOKUP, lambda engine: (engine.folder_events(on_change), _watched_paths(engine)), on_opened)
+
+    def watched_folders(self, on_result: Callable[[tuple[list[WatchedFolder], list[MissingFile]]], None]) -> None:
+        """The watched folders and the missing papers."""
+        self.call(LOOKUP, lambda engine: (engine.watched_folders(), engine.missing_files()), on_result)
+
+    def watched_folder_paths(self, on_result: Callable[[list[str]], None]) -> None:
+        self.call(LOOKUP, _watched_paths, on_result)
+
+    def watch_folder(self, folder: str, on_done: Callable[[object], None]) -> None:
+        """Watch ``folder``; a refusal (a file, a link loop, inside a watched one) goes to :attr:`error`."""
+        self.call(EDIT, lambda engine: engine.watch_folder(folder), on_done)
+
+    def unwatch_folder(self, folder: str, on_done: Callable[[object], None]) -> None:
+        self.call(EDIT, lambda engine: engine.unwatch_folder(folder), on_done)
+
     def import_zotero(self, folder: str, on_done: Callable[[ZoteroReport], None] | None = None) -> None:
         """Add the PDFs of a Zotero data folder with Zotero's metadata (read-only)."""
         self.call(ZOTERO, lambda engine: engine.import_zotero(folder), on_done)
@@ -452,3 +473,7 @@ class EngineClient(QObject, ModelRequests):
     @Slot(object)
     def _on_progress(self, progress: Progress) -> None:
         self.progress.emit(progress.stage, progress.done, progress.total, progress.label)
+
+
+def _watched_paths(engine: Engine) -> list[str]:
+    return [folder.path for folder in engine.watched_folders()]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import (
     QDialog,
@@ -18,13 +17,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.engine_worker import EDIT, LOOKUP
-
 if TYPE_CHECKING:
-    from engine.service import Engine
-    from engine.watch import MissingFile, WatchedFolder
     from ui.engine_client import EngineClient
     from ui.watch_follower import WatchFollower
+
+# The engine's WatchedFolder and MissingFile values, as the client hands them over.
+WatchedFolder = Any
+MissingFile = Any
 
 
 class WatchDialog(QDialog):
@@ -64,14 +63,11 @@ class WatchDialog(QDialog):
         self.reload()
 
     def reload(self) -> None:
-        def read(engine: Engine) -> tuple[list[WatchedFolder], list[MissingFile]]:
-            return engine.watched_folders(), engine.missing_files()
-
-        self._client.call(LOOKUP, read, self._show)
+        self._client.watched_folders(self._show)
 
     def add_folder(self, folder: str) -> None:
         """Watch ``folder`` (a refusal goes to the error dialog, saying why)."""
-        self._client.call(EDIT, lambda engine: engine.watch_folder(folder), lambda _: self._edited())
+        self._client.watch_folder(folder, lambda _: self._edited())
 
     def _show(self, state: tuple[list[WatchedFolder], list[MissingFile]]) -> None:
         folders, missing = state
@@ -96,7 +92,7 @@ class WatchDialog(QDialog):
 
     def _remove(self) -> None:
         for item in self.folders.selectedItems():
-            self._client.call(EDIT, partial(_unwatch, str(item.data(256))), lambda _: self._edited())
+            self._client.unwatch_folder(str(item.data(256)), lambda _: self._edited())
 
     def _prune(self) -> None:
         self._follower.sync(prune=True)
@@ -105,6 +101,3 @@ class WatchDialog(QDialog):
         self.reload()
         self._follower.folders_changed()
 
-
-def _unwatch(folder: str, engine: Engine) -> bool:
-    return engine.unwatch_folder(folder)

@@ -7,17 +7,18 @@ reads "n of N" and Cancel stops it (finished files are kept; the next pass takes
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from ui.engine_worker import LOOKUP
+from ui.engine_tasks import describe_pass
 
 if TYPE_CHECKING:
-    from engine.service import Engine
-    from engine.watch import SyncReport
-    from engine.watch.events import FolderEvents
     from ui.engine_client import EngineClient
+
+# The engine's values (its folder events, each pass's SyncReport) reach this module only through the client.
+FolderEvents = Any
+SyncReport = Any
 
 
 class WatchFollower(QObject):
@@ -38,15 +39,11 @@ class WatchFollower(QObject):
 
     def start(self) -> None:
         """Open the events (on the quick lane, through the engine), follow the folders, catch up."""
-        def open_events(engine: Engine) -> tuple[FolderEvents, list[str]]:
-            return engine.folder_events(self._changed.emit), [folder.path for folder in engine.watched_folders()]
-
-        self._client.call(LOOKUP, open_events, self._on_events)
+        self._client.open_folder_events(self._changed.emit, self._on_events)
 
     def folders_changed(self) -> None:
         """The list of folders was edited: follow the new list, then catch up with it."""
-        self._client.call(LOOKUP, lambda engine: [folder.path for folder in engine.watched_folders()],
-                          self._on_folders)
+        self._client.watched_folder_paths(self._on_folders)
 
     @Slot()
     def sync(self, prune: bool = False) -> None:
@@ -93,20 +90,3 @@ class WatchFollower(QObject):
         if self._again:
             self._again = False
             self.sync()
-
-
-def describe_pass(report: SyncReport) -> str:
-    """The status-bar line for one pass ('' when it changed nothing worth saying)."""
-    from engine.types import Outcome
-
-    counts = {outcome: sum(r.outcome == outcome for r in report.results) for outcome in Outcome}
-    parts = [f"{counts[Outcome.ADDED]} added" if counts[Outcome.ADDED] else "",
-             f"{counts[Outcome.UPDATED]} updated" if counts[Outcome.UPDATED] else "",
-             f"{counts[Outcome.FAILED]} could not be read" if counts[Outcome.FAILED] else "",
-             f"{len(report.moved)} moved" if report.moved else "",
-             f"{len(report.missing)} missing (file gone; Library → Watched Folders… removes them)"
-             if report.missing else "",
-             f"{len(report.pruned)} removed" if report.pruned else ""]
-    parts += [f"{folder} is unavailable: {why}" for folder, why in report.unavailable]
-    said = ", ".join(part for part in parts if part)
-    return f"Watched folders: {said}" if said else ""
