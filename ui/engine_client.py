@@ -55,6 +55,7 @@ from ui.engine_worker import (
 
 if TYPE_CHECKING:
     from engine.cite.claims import ClaimCheck
+    from engine.render.highlights import AnnotatedPaper
     from engine.watch import MissingFile, SyncReport, WatchedFolder
     from engine.watch.events import FolderEvents
     from engine.zotero import ZoteroReport
@@ -364,6 +365,14 @@ class EngineClient(QObject, ModelRequests):
             return report
 
         self.call(INGEST, work, on_report, on_failure)
+
+    def annotate_answer(self, answer_id: str, in_place: bool, on_done: Callable[[list[AnnotatedPaper]], None]) -> None:
+        """Write a past answer's quotes into its papers as highlights (copies unless ``in_place``)."""
+        self.call(LOOKUP, lambda engine: engine.annotate_answer(answer_id, in_place=in_place), on_done)
+
+    def answer_file_notices(self, answer: Answer, on_result: Callable[[list[str]], None]) -> None:
+        """What to say about an answer's cited papers whose files are missing or were removed."""
+        self.call(LOOKUP, lambda engine: engine.answer_file_notices(answer), on_result)
 
     def open_folder_events(self, on_change: Callable[[], None],
                            on_opened: Callable[[tuple[FolderEvents, list[str]]], None]) -> None:
