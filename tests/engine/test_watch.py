@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fixtures.pdfs import paper_text, text_pdf
 
-from engine.errors import WatchError
+from engine.errors import Cancelled, WatchError
 from engine.progress import CancelToken
 from engine.service import Engine
 from engine.store.edits import set_collections
@@ -253,3 +253,25 @@ def test_a_burst_of_200_files_each_once(engine: Engine, folder: Path, tmp_path: 
     documents = engine.documents()
     assert len(documents) == 200 and {Path(d.path).name for d in documents} == {f"paper{n:03}.pdf" for n in range(200)}
     assert all(d.status == DocumentStatus.INDEXED for d in documents)
+
+
+@pytest.mark.slow
+def test_a_cancelled_pass_keeps_what_it_stored_and_the_next_one_does_the_rest(engine: Engine, folder: Path) -> None:
+    for n in range(8):
+        _paper(folder / f"p{n}.pdf", f"cancelword{n}")
+    cancel = CancelToken()
+    seen: list[tuple[int, int]] = []
+
+    def progress(report) -> None:  # type: ignore[no-untyped-def]
+        if report.stage == "ingest":  # "n of N" files, as the app's progress bar shows it
+            seen.append((report.done, report.total))
+            if report.done >= 3:
+                cancel.cancel()
+
+    with pytest.raises(Cancelled):
+        engine.sync_watched(progress=progress, cancel=cancel)
+    stored = len(engine.documents())
+    assert 0 < stored < 8 and seen and all(total == 8 for _, total in seen)
+    report = engine.sync_watched()
+    assert len(report.results) == 8 - stored
+    assert sorted(Path(d.path).name for d in engine.documents()) == [f"p{n}.pdf" for n in range(8)]
