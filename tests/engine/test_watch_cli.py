@@ -42,7 +42,7 @@ def test_watch_add_list_sync_remove(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["--home", home, "library", "sync", "--no-embed"]) == 0
     assert "missing    " in capsys.readouterr().out
     assert main(["--home", home, "library", "list"]) == 0
-    assert "[missing: its file is gone]" in capsys.readouterr().out
+    assert f"[missing: its file {folder / 'paper000.pdf'} is gone]" in capsys.readouterr().out
     assert main(["--home", home, "library", "watch", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [f["path"] for f in listed["folders"]] == [str(folder)] and len(listed["missing"]) == 1
