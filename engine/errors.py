@@ -121,3 +121,11 @@ class DatastoreUnavailableError(EngineError):
 
     Search leaves such a datastore out (with a notice) and goes on with the library and the others.
     """
+
+
+class WatchError(EngineError):
+    """A folder that cannot be watched (not a folder, a link loop, inside another watched one)."""
+
+
+class ZoteroError(EngineError):
+    """The folder is not a readable Zotero data folder."""

@@ -8,6 +8,7 @@ service_ask, service_search and service_table, which get what they use, never th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -35,11 +36,15 @@ if TYPE_CHECKING:
     from engine.datastore.server.publish import PublishReport
     from engine.embed import Embedder, EmbeddingCache
     from engine.importer import IngestResult
+    from engine.render.highlights import AnnotatedPaper
     from engine.retrieve.library_source import LibrarySource
     from engine.service_ask import AnswerTools
     from engine.service_search import Search, SearchTools
     from engine.store.answers import AnswerSummary
     from engine.synthesis.support_reader import SupportReader
+    from engine.watch import MissingFile, SyncReport, WatchedFolder
+    from engine.watch.events import FolderEvents
+    from engine.watch.state import WatchState
     from engine.zotero import ZoteroReport
 
 
@@ -64,6 +69,8 @@ class Engine(EngineSetup):
             self.library_source.close()
         if "embedding_cache" in self.__dict__:
             self.embedding_cache.close()
+        if "watch_state" in self.__dict__:
+            self.watch_state.close()
         self.language_models.close()
         self.library.close()
 
@@ -143,10 +150,76 @@ class Engine(EngineSetup):
                       cancel: CancelToken | None = None) -> ZoteroReport:
         """Add the PDFs of a Zotero data folder with Zotero's metadata and collections (read-only; a
         re-import adds what is new and refreshes what changed in Zotero)."""
-        from engine.zotero import import_zotero
+        from engine.zotero import import_zotero, zotero_database
 
-        return import_zotero(self.library, lambda paths: self.add_documents(paths, progress, cancel),
-                             Path(folder), progress, cancel)
+        report = import_zotero(self.library, lambda paths: self.add_documents(paths, progress, cancel),
+                               Path(folder), progress, cancel)
+        # Papers of items in Zotero's trash are shown as missing, as deleted watched files are (sync --prune).
+        self.watch_state.set_zotero_trashed(str(zotero_database(Path(folder)).resolve()), report.trashed)
+        return report
+
+    # --- watched folders ---------------------------------------------------------------------
+
+    @cached_property
+    def watch_state(self) -> WatchState:
+        """The watched folders and the papers whose files went away (``<home>/watch.db``)."""
+        from engine.watch.state import open_state
+
+        return open_state(self.paths.home)
+
+    def watched_folders(self) -> list[WatchedFolder]:
+        return self.watch_state.folders()
+
+    def watch_folder(self, folder: str | Path) -> WatchedFolder:
+        """Watch a folder (WatchError when it is a file, a link loop, or inside or around a watched one);
+        its PDFs come in at the next :meth:`sync_watched`."""
+        from engine.watch.rules import refuse_overlap, resolve_folder
+
+        resolved = resolve_folder(folder)
+        refuse_overlap(resolved, [watched.path for watched in self.watch_state.folders()])
+        return self.watch_state.add_folder(resolved, os.stat(resolved).st_dev)
+
+    def unwatch_folder(self, folder: str | Path) -> bool:
+        """Stop watching a folder (its papers stay); whether it was watched."""
+        given = Path(folder).expanduser()
+        return self.watch_state.remove_folder(str(given.resolve())) or self.watch_state.remove_folder(str(given))
+
+    def sync_watched(self, *, prune: bool = False, settle_s: float | None = None,
+                     progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> SyncReport:
+        """Bring the library in step with the watched folders (engine/watch/sync.py); ``prune`` removes the
+        papers whose files are missing."""
+        from engine.watch.sync import SETTLE_S, sync_folders
+
+        return sync_folders(self.library, self.watch_state, lambda paths, report, token: self.add_documents(
+            paths, report, token), settle_s=SETTLE_S if settle_s is None else settle_s, prune=prune,
+            progress=progress, cancel=cancel)
+
+    def follow_watched(self, stop: CancelToken, on_report: Callable[[SyncReport], None], *,
+                       settle_s: float | None = None, progress: ProgressCallback = no_progress) -> None:
+        """Catch up, then follow the watched folders' file events until ``stop`` is set (on this thread)."""
+        from engine.watch.follow import follow
+
+        follow(lambda: self.sync_watched(settle_s=settle_s, progress=progress, cancel=stop),
+               lambda: [folder.path for folder in self.watch_state.folders()], stop, on_report)
+
+    def folder_events(self, on_change: Callable[[], None]) -> FolderEvents:
+        """Live file events of the watched folders for a program that runs its own passes (the app): call
+        ``.follow(folders)``; ``on_change`` then hears each burst, once quiet, on a thread of the events'
+        own; thread-safe, and independent of this engine (``.stop()`` ends it)."""
+        from engine.watch.events import FolderEvents
+
+        return FolderEvents(on_change)
+
+    def missing_files(self) -> list[MissingFile]:
+        """Watched PDFs that are gone; their papers stay (and their answers open) until pruned."""
+        return self.watch_state.missing()
+
+    def answer_file_notices(self, answer: Answer) -> list[str]:
+        """What to show above a past answer whose cited papers' files are missing or were removed."""
+        from engine.watch.notices import file_notices
+
+        known = {document.id for document in self.library.documents()}
+        return file_notices(answer.papers, self.watch_state.missing(), known.__contains__)
 
     # --- search ----------------------------------------------------------------------------
 
@@ -356,6 +429,21 @@ class Engine(EngineSetup):
         from engine.store.answers import load_answer
 
         return load_answer(self.library, answer_id)
+
+    def annotate_answer(self, answer_id: str, *, in_place: bool = False,
+                        folder: str | Path | None = None) -> list[AnnotatedPaper]:
+        """Write a past answer's quotes into its papers as highlights: into ``<name>.quire.pdf`` beside each
+        paper (or in ``folder``), or into the PDFs themselves with ``in_place``; annotating again adds only
+        what is not there yet."""
+        from engine.render.highlights import annotate_answer
+
+        def pdf_of(doc_id: str) -> str:
+            paths = self.library.file_paths(doc_id)
+            present = [path for path in paths if Path(path).is_file()]
+            return (present or paths or [self.library.document(doc_id).path])[0]
+
+        return annotate_answer(self.answer(answer_id), pdf_of, in_place=in_place,
+                               folder=Path(folder).expanduser() if folder is not None else None)
 
     def delete_answer(self, answer_id: str) -> None:
         from engine.store.answers import delete_answer

@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
-from engine.errors import EngineError
+from engine.errors import ZoteroError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.types import IngestResult, Outcome
+from engine.zotero_db import schema_notice, zotero_snapshot
 
 if TYPE_CHECKING:
     from engine.store.catalog import Library
@@ -35,10 +35,6 @@ _NOT_PAPERS = ("attachment", "note", "annotation")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
 _LINKED_URL = 3
 _FILE_SUFFIX = re.compile(r"\.(pdf|docx?|odt|rtf|ps|djvu|epub|html?)$")
-
-
-class ZoteroError(EngineError):
-    """The folder is not a readable Zotero data folder."""
 
 
 @dataclass(frozen=True)
@@ -71,12 +67,18 @@ class ZoteroReport:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (title or key, reason)
     notes: list[tuple[str, str]] = field(default_factory=list)  # (title or key, a field left out and why)
     results: list[IngestResult] = field(default_factory=list)
+    # Papers imported from items now in Zotero's trash: (the item, the paper); shown as missing, not removed.
+    trashed: list[tuple[str, str]] = field(default_factory=list)
+    collections_changed: int = 0  # unchanged items whose collections were added, renamed or emptied
+    notice: str = ""  # the database is newer than the schemas Quire knows
 
     def summary(self) -> str:
         """``Zotero: 3 added, 6 merged into papers already here, 0 updated, 0 unchanged, 1 could not be added.``"""
         merged = f"{self.merged} merged into papers already here, " if self.merged else ""
-        return (f"Zotero: {self.added} added, {merged}{self.updated} updated, {self.unchanged} unchanged, "
-                f"{len(self.failed)} could not be added.")
+        filed = f", {self.collections_changed} refiled" if self.collections_changed else ""
+        trash = f", {len(self.trashed)} in Zotero's trash (marked missing)" if self.trashed else ""
+        return (f"Zotero: {self.added} added, {merged}{self.updated} updated, {self.unchanged} unchanged{filed}"
+                f"{trash}, {len(self.failed)} could not be added.")
 
 
 def zotero_database(folder: Path) -> Path:
@@ -98,10 +100,8 @@ READ_SECONDS = 120.0  # a real library of 100,000 items reads in seconds; past t
 _PROGRESS_STEPS = 10_000  # SQLite steps between two looks at the clock (and at Ctrl-C)
 
 
-def _open(database: Path) -> sqlite3.Connection:
-    uri = f"file:{quote(str(database.resolve()))}?mode=ro&immutable=1"
+def _check(conn: sqlite3.Connection, database: Path) -> None:
     try:
-        conn = sqlite3.connect(uri, uri=True)
         conn.text_factory = _text  # one field that is not UTF-8 must not stop the whole import
         conn.execute("PRAGMA trusted_schema=OFF")
         # SQLite's names ignore case: a view named "itemdata" is what "FROM itemData" reads.
@@ -110,7 +110,6 @@ def _open(database: Path) -> sqlite3.Connection:
                       if str(name).lower() in _TABLES_READ_LOWER
                       and (kind != "table" or (sql or "").upper().startswith("CREATE VIRTUAL"))]
         if not_tables:
-            conn.close()
             raise ZoteroError(f"{database} is not a Zotero database Quire can read safely ({'; '.join(not_tables)}, "
                               "where Zotero has a plain table); it was not read. Point Quire at Zotero's own data "
                               "folder.")
@@ -123,7 +122,6 @@ def _open(database: Path) -> sqlite3.Connection:
             raise sqlite3.DatabaseError(f"database disk image is malformed: {problem}")
     except sqlite3.DatabaseError as exc:
         raise ZoteroError(_unreadable(database, exc, "cannot be read as a Zotero database")) from None
-    return conn
 
 
 def _text(value: bytes) -> str:
@@ -173,14 +171,31 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
 
 def read_zotero(folder: Path) -> list[ZoteroItem]:
     """Every PDF attachment in the Zotero library at ``folder`` that is not in the trash."""
+    return read_zotero_library(folder).items
+
+
+@dataclass
+class ZoteroLibrary:
+    """What one read of Zotero's database found."""
+
+    items: list[ZoteroItem]
+    trashed: list[str]  # "library/key" of the PDF attachments in Zotero's trash (or whose item is)
+    notice: str = ""  # the database is newer than the schemas Quire knows
+
+
+def read_zotero_library(folder: Path) -> ZoteroLibrary:
+    """The PDF attachments, the trashed ones, and a notice when the schema is newer than Quire knows."""
     database = zotero_database(folder)
-    conn = _open(database)
     try:
-        return list(_items(conn, database.parent))
+        with zotero_snapshot(database) as conn:
+            _check(conn, database)
+            trashed: list[str] = []
+            items = list(_items(conn, database.parent, trashed))
+            return ZoteroLibrary(items, trashed, schema_notice(conn))
     except sqlite3.DatabaseError as exc:
         raise ZoteroError(_unreadable(database, exc, "does not have the tables Quire expects of Zotero")) from None
-    finally:
-        conn.close()
+    except OSError as exc:
+        raise ZoteroError(f"{database} could not be copied for reading ({exc.strerror}).") from None
 
 
 def _unreadable(database: Path, exc: sqlite3.DatabaseError, otherwise: str) -> str:
@@ -197,7 +212,7 @@ def _unreadable(database: Path, exc: sqlite3.DatabaseError, otherwise: str) -> s
     return f"{database} {otherwise} ({exc})."
 
 
-def _items(conn: sqlite3.Connection, data_folder: Path) -> Iterator[ZoteroItem]:
+def _items(conn: sqlite3.Connection, data_folder: Path, in_trash: list[str]) -> Iterator[ZoteroItem]:
     attachment_columns = _columns(conn, "itemAttachments")
     parent_column = "parentItemID" if "parentItemID" in attachment_columns else "sourceItemID"
     type_column = "contentType" if "contentType" in attachment_columns else "mimeType"
@@ -218,6 +233,7 @@ def _items(conn: sqlite3.Connection, data_folder: Path) -> Iterator[ZoteroItem]:
             _well_typed(rows, refused):
         path = path or ""
         if item_id in trashed or (parent_id is not None and parent_id in trashed):
+            in_trash.append(f"{int(library_id or 1)}/{key}")
             continue
         if (content_type or "").lower() != "application/pdf" and not path.lower().endswith(".pdf"):
             continue
@@ -361,11 +377,16 @@ def _year(date: str) -> int | None:
 def import_zotero(library: Library, add_documents: Callable[[list[Path]], Iterable[IngestResult]], folder: Path,
                   progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> ZoteroReport:
     """Add every PDF of the Zotero library at ``folder`` with its Zotero metadata and collections."""
-    from engine.store.edits import import_metadata, set_collections
+    from engine.store.edits import collections_from, import_metadata, set_collections
 
     database = zotero_database(folder)
-    items = read_zotero(folder)
-    report = ZoteroReport()
+    found = read_zotero_library(folder)
+    items = found.items
+    report = ZoteroReport(notice=found.notice)
+    for trashed in found.trashed:
+        known_item = _known(library, f"{database.resolve()}#{trashed}")
+        if known_item is not None:
+            report.trashed.append((f"{database.resolve()}#{trashed}", known_item[0]))
     first_item_of: dict[str, tuple[str, set[str]]] = {}  # doc id -> (the first item here with it, collections)
     for done, item in enumerate(items):
         if cancel is not None:
@@ -401,6 +422,10 @@ def import_zotero(library: Library, add_documents: Callable[[list[Path]], Iterab
         first_item_of[result.doc_id] = (name, set(item.collections))
         if unchanged:
             report.unchanged += 1
+            # A collection renamed, added or emptied in Zotero leaves the item's own modification time as it was.
+            if collections_from(library, result.doc_id, COLLECTION_SOURCE) != sorted(item.collections):
+                set_collections(library, result.doc_id, item.collections, COLLECTION_SOURCE)
+                report.collections_changed += 1
             continue
         metadata, problems = _usable_metadata(item)
         # Kept apart from the user's corrections: an edit made in Quire outlives importing again.

@@ -20,6 +20,7 @@ from ui.claim_check import as_reference, check_html
 from ui.collection_scope import COLLECTION
 from ui.engine_client import EngineClient
 from ui.engine_tasks import PassageLocation
+from ui.highlights_export import save_highlights
 from ui.library_pane import LibraryPane
 from ui.pdf_viewer import PdfViewer
 
@@ -203,10 +204,16 @@ class AnswerController(QObject):
 
     def _reopen(self, answer: Answer) -> None:
         self._history[answer.id] = answer
+        # A past answer whose papers' files are gone still opens; the status bar says which.
+        self._client.answer_file_notices(answer, self._say_missing)
         if self._pane.answering:
             self._pane.show_past_beside(answer)  # the question being answered goes on, its progress shown
         else:
             self._pane.show_answer(answer, reopened=True)
+
+    def _say_missing(self, notices: list[str]) -> None:
+        if notices:
+            self._status(" ".join(notices))
 
     def delete_past(self, answer_id: str) -> None:
         """Delete a past question and its answer from the history (the papers are not touched)."""
@@ -276,6 +283,9 @@ class AnswerController(QObject):
 
     def export(self, kind: str) -> None:
         answer = self._pane.answer
+        if answer is not None and kind == "highlights" and answer.id:
+            save_highlights(self._client, self._window, answer.id, self._status)
+            return
         if answer is None or kind not in _EXPORTS:
             return
         caption, file_filter, suffix = _EXPORTS[kind]

@@ -55,7 +55,7 @@ class AskPane(QWidget):
     history_activated = Signal(str)  # answer id
     history_delete_requested = Signal(str)  # answer id
     check_passage_activated = Signal(int)  # index of a passage in the claim check shown
-    export_requested = Signal(str)  # "markdown" | "bibtex"
+    export_requested = Signal(str)  # "markdown" | "bibtex" | "highlights"
 
     def __init__(self, ask_action: QAction, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -129,6 +129,9 @@ class AskPane(QWidget):
                                                  lambda: self.export_requested.emit("markdown"))
         self.bibtex_button = self._tool_button("References…", "Export the cited papers as BibTeX, RIS or CSL-JSON",
                                                lambda: self.export_requested.emit("bibtex"))
+        self.highlights_button = self._tool_button(
+            "Highlights…", "Save highlights to PDFs…: each cited quote as a highlight in its paper, with the "
+            "question as its note", lambda: self.export_requested.emit("highlights"))
         # Export buttons under the answer, not in the tab bar's corner: there they squeezed the tab
         # titles ("Past que…") in a narrow pane.
         self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideNone)
@@ -375,12 +378,12 @@ class AskPane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addStretch(1)
-        for button in (self.copy_button, self.markdown_button, self.bibtex_button):
+        for button in (self.copy_button, self.markdown_button, self.bibtex_button, self.highlights_button):
             layout.addWidget(button)
         return corner
 
     def _update_exports(self) -> None:
-        for button in (self.copy_button, self.markdown_button, self.bibtex_button):
+        for button in (self.copy_button, self.markdown_button, self.bibtex_button, self.highlights_button):
             button.setEnabled(self.answer is not None)
 
     def _show_progress(self) -> None:

@@ -57,6 +57,9 @@ from ui.engine_worker import (
 
 if TYPE_CHECKING:
     from engine.cite.claims import ClaimCheck
+    from engine.render.highlights import AnnotatedPaper
+    from engine.watch import MissingFile, SyncReport, WatchedFolder
+    from engine.watch.events import FolderEvents
     from engine.zotero import ZoteroReport
 
 log = logging.getLogger(__name__)
@@ -389,6 +392,53 @@ class EngineClient(QObject, ModelRequests):
         self.call(EDIT, lambda engine: engine.update_metadata(doc_id, title=title, authors=authors, year=year,
                                                               doi=doi, venue=venue), on_saved)
 
+    def sync_watched(self, on_report: Callable[[SyncReport], None], *, prune: bool = False,
+                     on_failure: Callable[[], None] | None = None) -> None:
+        """Catch up with the watched folders on the long lane, as an ingest ("n of N" progress, Cancel)."""
+        token = CancelToken()
+        self._ingest_tokens.append(token)
+        worker, interval = self._worker, self._progress_interval
+
+        def work(engine: Engine) -> SyncReport:
+            try:
+                report = engine.sync_watched(prune=prune, progress=ProgressThrottle(worker.progress.emit, interval),
+                                             cancel=token)
+            finally:
+                worker.refresh()  # the papers that came in (or went missing) show at once
+            for result in report.results:  # the window counts and embeds them as any ingest's
+                worker.ingest_result.emit(result)
+            return report
+
+        self.call(INGEST, work, on_report, on_failure)
+
+    def annotate_answer(self, answer_id: str, in_place: bool, on_done: Callable[[list[AnnotatedPaper]], None]) -> None:
+        """Write a past answer's quotes into its papers as highlights (copies unless ``in_place``)."""
+        self.call(LOOKUP, lambda engine: engine.annotate_answer(answer_id, in_place=in_place), on_done)
+
+    def answer_file_notices(self, answer: Answer, on_result: Callable[[list[str]], None]) -> None:
+        """What to say about an answer's cited papers whose files are missing or were removed."""
+        self.call(LOOKUP, lambda engine: engine.answer_file_notices(answer), on_result)
+
+    def open_folder_events(self, on_change: Callable[[], None],
+                           on_opened: Callable[[tuple[FolderEvents, list[str]]], None]) -> None:
+        """The watched folders' live events (``on_change`` hears each burst, on the events' own thread) and
+        the folders to follow, for :class:`ui.watch_follower.WatchFollower`."""
+        self.call(LOOKUP, lambda engine: (engine.folder_events(on_change), _watched_paths(engine)), on_opened)
+
+    def watched_folders(self, on_result: Callable[[tuple[list[WatchedFolder], list[MissingFile]]], None]) -> None:
+        """The watched folders and the missing papers."""
+        self.call(LOOKUP, lambda engine: (engine.watched_folders(), engine.missing_files()), on_result)
+
+    def watched_folder_paths(self, on_result: Callable[[list[str]], None]) -> None:
+        self.call(LOOKUP, _watched_paths, on_result)
+
+    def watch_folder(self, folder: str, on_done: Callable[[object], None]) -> None:
+        """Watch ``folder``; a refusal (a file, a link loop, inside a watched one) goes to :attr:`error`."""
+        self.call(EDIT, lambda engine: engine.watch_folder(folder), on_done)
+
+    def unwatch_folder(self, folder: str, on_done: Callable[[object], None]) -> None:
+        self.call(EDIT, lambda engine: engine.unwatch_folder(folder), on_done)
+
     def import_zotero(self, folder: str, on_done: Callable[[ZoteroReport], None] | None = None) -> None:
         """Add the PDFs of a Zotero data folder with Zotero's metadata (read-only)."""
         self.call(ZOTERO, lambda engine: engine.import_zotero(folder), on_done)
@@ -478,3 +528,7 @@ class EngineClient(QObject, ModelRequests):
     @Slot(object)
     def _on_progress(self, progress: Progress) -> None:
         self.progress.emit(progress.stage, progress.done, progress.total, progress.label)
+
+
+def _watched_paths(engine: Engine) -> list[str]:
+    return [folder.path for folder in engine.watched_folders()]

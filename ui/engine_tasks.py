@@ -14,7 +14,8 @@ from pathlib import Path
 from engine.errors import DocumentNotFoundError, EngineError
 from engine.progress import Progress
 from engine.service import Engine
-from engine.types import LIBRARY_SOURCE, Answer, Citation, IngestResult, PageRect, Reference
+from engine.types import LIBRARY_SOURCE, Answer, Citation, IngestResult, Outcome, PageRect, Reference
+from engine.watch import SyncReport
 
 
 class ProgressThrottle:
@@ -151,3 +152,18 @@ def render_answer(answer: Answer, kind: str) -> str:
     if kind in FORMATS:
         return export_answer(answer, kind)
     return to_markdown(answer)
+
+
+def describe_pass(report: SyncReport) -> str:
+    """The status-bar line for one pass over the watched folders ('' when it changed nothing worth saying)."""
+    counts = {outcome: sum(r.outcome == outcome for r in report.results) for outcome in Outcome}
+    parts = [f"{counts[Outcome.ADDED]} added" if counts[Outcome.ADDED] else "",
+             f"{counts[Outcome.UPDATED]} updated" if counts[Outcome.UPDATED] else "",
+             f"{counts[Outcome.FAILED]} could not be read" if counts[Outcome.FAILED] else "",
+             f"{len(report.moved)} moved" if report.moved else "",
+             f"{len(report.missing)} missing (file gone; Library → Watched Folders… removes them)"
+             if report.missing else "",
+             f"{len(report.pruned)} removed" if report.pruned else ""]
+    parts += [f"{folder} is unavailable: {why}" for folder, why in report.unavailable]
+    said = ", ".join(part for part in parts if part)
+    return f"Watched folders: {said}" if said else ""

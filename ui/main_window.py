@@ -26,6 +26,8 @@ from ui.metadata_dialog import MetadataDialog
 from ui.pdf_viewer import PdfViewer
 from ui.table_controller import TableController
 from ui.tool_dialogs import ToolDialogs
+from ui.watch_dialog import WatchDialog
+from ui.watch_follower import WatchFollower
 from ui.window_state import restore_state, save_state
 
 _LAST_FOLDER = "paths/last_folder"
@@ -82,6 +84,8 @@ class MainWindow(QMainWindow):
         self.ingest_progress.hide()
         self.answers = AnswerController(client, self.ask_pane, self.viewer, self.library, self)
         self.tables = TableController(client, self.viewer, self)
+        self.watch_follower = WatchFollower(client, self)
+        self.watch_follower.notice.connect(lambda text: self.statusBar().showMessage(text, _MESSAGE_MS))
         self.ask_pane.collection_names = self.library.collection_names
 
         self.library.selection_changed.connect(self._update_actions)
@@ -93,6 +97,7 @@ class MainWindow(QMainWindow):
         self._update_actions()
         client.watch_library(watch_ms)  # the CLI, the MCP server or a watched folder may change it meanwhile
         client.refresh()
+        self.watch_follower.start()  # catches up with the watched folders, then follows them
         self.answers.refresh_history()
         self.refresh_datastores()
         if background_embedding:
@@ -145,6 +150,8 @@ class MainWindow(QMainWindow):
         self.zotero_action = self._action("Import from &Zotero…",
                                           "Add the PDFs of your Zotero library with their Zotero details and "
                                           "collections (Zotero's database is only read)", None, self._import_zotero)
+        self.watch_action = self._action("&Watched Folders…", "Folders whose new and changed PDFs come into the "
+                                         "library by themselves", None, self._open_watched_folders)
         self.ask_action = self._action("&Ask", "Ask the question (Enter in the question box, or Ctrl+Enter)",
                                        None, lambda: self._ask())
         self.ask_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
@@ -183,6 +190,7 @@ class MainWindow(QMainWindow):
         library_menu.addAction(self.edit_action)
         library_menu.addAction(self.export_action)
         library_menu.addAction(self.remove_action)
+        library_menu.addAction(self.watch_action)
         library_menu.addSeparator()
         library_menu.addAction(self.find_action)
         self.table.insertAction(self.remove_action, self.edit_action)  # the table's right-click menu
@@ -215,7 +223,11 @@ class MainWindow(QMainWindow):
 
     # --- state -------------------------------------------------------------------------------
 
+    def _open_watched_folders(self) -> None:
+        WatchDialog(self._client, self.watch_follower, self).exec()
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.watch_follower.stop()
         save_state(self, self.splitter, self.library, self._settings)
         super().closeEvent(event)
 

@@ -158,6 +158,8 @@ def _answers(engine: Engine, args: argparse.Namespace) -> int:
             print(json.dumps(answer_to_dict(answer), indent=2, ensure_ascii=False))
         else:
             print(f"Q: {answer.question}\n")
+            for notice in engine.answer_file_notices(answer):
+                print(f"Note: {notice}")
             print_answer(answer)
         return 0
     summaries = engine.answers()

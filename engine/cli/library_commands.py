@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from engine.cli import export_commands
+from engine.cli import export_commands, watch_commands
 from engine.cli.progress_bar import ProgressBar, one_line, terminal_safe
 from engine.progress import CancelToken
 from engine.request import AskRequest, RequestOptions, Scope
@@ -41,6 +41,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     remove.add_argument("--json", action="store_true")
     remove.set_defaults(handler=lambda engine, args: _remove(engine, args.doc_id, args.json))
     export_commands.register(library_commands)
+    watch_commands.register(library_commands)
 
     doctor = commands.add_parser("doctor", help="versions, data folder, models found, counts, integrity")
     doctor.add_argument("--json", action="store_true")
@@ -131,12 +132,15 @@ def _list(engine: Engine, as_json: bool) -> int:
     if not documents:
         print("The library is empty. Add papers with: quire ingest FOLDER_OR_PDF")
         return 0
+    missing = {gone.doc_id: gone.describe() for gone in engine.missing_files()}
     for d in documents:
         bib = d.bib
         authors = ", ".join(bib.authors[:2]) + (" et al." if len(bib.authors) > 2 else "")
         title = bib.title or Path(d.path).name
         status = "" if d.status.value == "indexed" else f"  [{d.status.value}]"
-        print(one_line(f"{d.id}  {title[:70]:<70}  {authors[:30]:<30} {bib.year or '':>4} {d.page_count:>4}p{status}"))
+        status += f"  [missing: {missing[d.id]}]" if d.id in missing else ""
+        print(one_line(f"{d.id}  {title[:70]:<70}  {authors[:30]:<30} {bib.year or '':>4} {d.page_count:>4}p"
+                            f"{status}"))
     return 0
 
 

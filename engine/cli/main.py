@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "engine.cli.zotero_commands",
     "engine.cli.settings_commands",
     "engine.cli.mcp_commands",
+    "engine.cli.annotate_commands",
 )
 
 

@@ -42,11 +42,15 @@ def _import(engine: Engine, args: argparse.Namespace) -> int:
         bar.clear()
     if args.json:
         print(json.dumps({"added": report.added, "merged": report.merged, "updated": report.updated,
-                          "unchanged": report.unchanged,
+                          "unchanged": report.unchanged, "collections_changed": report.collections_changed,
+                          "trashed": [{"item": item, "doc_id": doc_id} for item, doc_id in report.trashed],
+                          "notice": report.notice,
                           "failed": [{"item": item, "reason": reason} for item, reason in report.failed],
                           "notes": [{"item": item, "note": note} for item, note in report.notes],
                           "results": [asdict(result) for result in report.results]}, indent=2, default=str))
     else:
+        if report.notice:
+            print(f"Note: {report.notice}", file=sys.stderr)
         print(report.summary())
         for item, reason in report.failed:
             print(f"  {one_line(item)}: {one_line(reason)}")

@@ -8,6 +8,7 @@ next run simply adds what is missing.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -141,6 +142,28 @@ class Library:
             conn.execute("INSERT OR REPLACE INTO files(path, doc_id, size, mtime) VALUES (?,?,?,?)",
                          (record.path, record.doc_id, record.size, record.mtime))
 
+    def files_under(self, folder: str) -> list[tuple[FileRecord, DocumentStatus]]:
+        """Every file record inside ``folder`` (a resolved path), with its document's status."""
+        prefix = folder.rstrip(os.sep) + os.sep
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT f.path, f.doc_id, f.size, f.mtime, d.status FROM files f JOIN documents d ON d.id = f.doc_id "
+                "WHERE substr(f.path, 1, ?) = ? ORDER BY f.path", (len(prefix), prefix)).fetchall()
+        return [(FileRecord(*row[:4]), DocumentStatus(row[4])) for row in rows]
+
+    def file_paths(self, doc_id: str) -> list[str]:
+        """The paths that hold a document."""
+        with self._lock:
+            return [row[0] for row in self._conn.execute("SELECT path FROM files WHERE doc_id=? ORDER BY path",
+                                                         (doc_id,))]
+
+    def drop_file(self, path: str) -> None:
+        """Forget one path; its document goes only when no other file still holds it (a moved file)."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT doc_id FROM files WHERE path=?", (path,)).fetchone()
+            if row is not None:
+                self._release(conn, row[0], path)
+
     # --- writing documents ---------------------------------------------------------------
 
     def write_document(self, document: Document, passages: Iterable[Passage], pages: list[Page],
@@ -155,6 +178,7 @@ class Library:
         now = time.time()
         with self.transaction() as conn:
             if replaces and replaces != document.id:
+                _carry_over(conn, replaces, document.id)
                 self._release(conn, replaces, file.path)
             self._delete_document(conn, document.id)
             conn.execute("INSERT INTO documents(id, content_hash, path, status, added_at, updated_at) "
@@ -340,6 +364,17 @@ class Library:
             if half:
                 problems.append(f"{half} half-ingested documents")
         return problems
+
+
+def _carry_over(conn: sqlite3.Connection, old_id: str, new_id: str) -> None:
+    """A file whose content changed becomes a new document (ids are content hashes): it keeps the old
+    version's collections, imported metadata, corrections and Zotero link."""
+    for table, columns in (("document_collections", "collection, source"),
+                           ("document_imported", "source, fields, fill_only, imported_at"),
+                           ("document_edits", "edits, edited_at")):
+        conn.execute(f"INSERT OR IGNORE INTO {table}(doc_id, {columns}) SELECT ?, {columns} FROM {table} "
+                     "WHERE doc_id=?", (new_id, old_id))
+    conn.execute("UPDATE zotero_items SET doc_id=? WHERE doc_id=?", (new_id, old_id))
 
 
 _SET_BIBLIOGRAPHY = ", ".join(f"{name}=?" for name in BIBLIOGRAPHY_COLUMNS)

@@ -99,3 +99,10 @@ def set_collections(library: Library, doc_id: str, collections: Iterable[str], s
 def collections_of(library: Library, doc_id: str) -> list[str]:
     rows = library.query("SELECT collection FROM document_collections WHERE doc_id=? ORDER BY collection", (doc_id,))
     return [row[0] for row in rows]
+
+
+def collections_from(library: Library, doc_id: str, source: str) -> list[str]:
+    """The collections one source (a Zotero import) filed a paper in, sorted."""
+    rows = library.query("SELECT collection FROM document_collections WHERE doc_id=? AND source=? ORDER BY collection",
+                         (doc_id, source))
+    return [row[0] for row in rows]
