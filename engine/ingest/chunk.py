@@ -15,6 +15,7 @@ from operator import itemgetter
 
 from engine.ingest.layout import TEXT, Word
 from engine.ingest.wordlist import COMMON_COUNT, english_counts
+from engine.text.language import detect_language
 from engine.text.sentences import ends_sentence, starts_sentence
 from engine.types import WORD_FIELDS, PageRect, Passage, Rect, WordBoxes, content_hash, passage_id
 
@@ -332,4 +333,4 @@ class Chunker:
             text=text, title=self.title, page_start=int(min(pages)), page_end=int(max(pages)),
             char_start=start, char_end=start + len(text), rects=tuple(draft.rects),
             content_hash=content_hash(f"{self.title}\n{text}"), is_reference=draft.is_reference,
-            words=WordBoxes(draft.boxes), kind=self.kind))
+            words=WordBoxes(draft.boxes), kind=self.kind, language=detect_language(text)))
