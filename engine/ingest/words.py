@@ -79,7 +79,10 @@ def glue_kerned(words: list[Word], gaps: list[float] | None = None) -> list[Word
     """
     if len(words) < 2:
         return words
-    if gaps is None:
+    if sum(b[0] < a[0] for a, b in pairwise(words)) * 2 > len(words) - 1:
+        # Right to left (Arabic, Hebrew): the next word lies to the left, so the gaps run the other way.
+        gaps = [a[0] - b[2] for a, b in pairwise(words)]
+    elif gaps is None:
         gaps = [b[0] - a[2] for a, b in pairwise(words)]
     limit = KERN_GAP * max(words[0][3] - words[0][1], 0.1)
     tight = sum(map(limit.__gt__, gaps))

@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Sequence
 from engine.errors import QueryError
 from engine.store.vocabulary import TOKENIZER, FtsVocabulary
 from engine.text.characters import readable_text
-from engine.text.stopwords import QUESTION_WORDS, STOP_WORDS
 from engine.text.keywords import keyword_form, split_words
 from engine.text.language import question_language
+from engine.text.stopwords import QUESTION_WORDS, STOP_WORDS
 from engine.tuning import RETRIEVAL
 
 # What unicode61 treats as token characters: Unicode letters and digits (``_`` separates).

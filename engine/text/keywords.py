@@ -93,7 +93,8 @@ class _WordBreaker:
             self._local.breaker = breaker
         breaker.setText(run)
         ends = list(breaker)
-        return [run[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True) if WORD.fullmatch(run[start:end])]
+        pieces = [run[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
+        return [piece for piece in pieces if WORD.fullmatch(piece)]
 
 
 def _letters_apart(run: str) -> list[str]:
@@ -145,9 +146,8 @@ def keyword_text(text: str, language: str) -> str:
     """What FTS5 is given to index for ``text`` written in ``language`` (see the module's notes)."""
     if language == NO_LANGUAGE:
         return ""
-    if language in (ENGLISH, UNKNOWN) or not has_stemmer(language):
-        if not _UNSPACED_CHARS.search(text):
-            return text
+    if (language in (ENGLISH, UNKNOWN) or not has_stemmer(language)) and not _UNSPACED_CHARS.search(text):
+        return text
     return " ".join(keyword_words(text, language))
 
 

@@ -1,0 +1,122 @@
+"""Papers and questions in other languages: text in its own script intact, sentences at their own
+marks, keyword search that cuts and stems each language's words (real PDFs typeset by PyMuPDF)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from engine.ingest.pipeline import parse_pdf
+from engine.retrieve.fts import build_fts_query
+from engine.store.vocabulary import TOKENIZER
+from engine.text.keywords import keyword_text, segmenter_name
+from engine.text.language import NO_LANGUAGE, UNKNOWN, detect_language, question_language
+from engine.text.sentences import split_sentences
+
+# Each language's sentences, as the page is typeset (RTL for Arabic). The Arabic avoids lam: MuPDF's
+# HTML engine embeds Noto Naskh Arabic with a wrong Unicode name for it (docs/languages.md, limits).
+SENTENCES = {
+    "zh": ["研究表明该模型在基准测试中表现优异。", "我们使用了三个公开数据集！", "结果可以复现吗？"],
+    "ar": ["أظهرت دراسة تحسنا واضحا في نتائج.", "هي صحيحة؟", "نعم."],
+    "ru": ["Результаты показывают явное улучшение.", "Модель обучена на трёх наборах данных."],
+}
+BOX = pymupdf.Rect(72, 72, 520, 400)
+
+
+def typeset(path: Path, language: str) -> Path:
+    document = pymupdf.open()
+    page = document.new_page()
+    direction = "rtl" if language == "ar" else "ltr"
+    # One paragraph per sentence: a Chinese line that wraps is joined with a space (docs/languages.md, limits).
+    paragraphs = "".join(f'<p dir="{direction}" style="font-size:13pt">{s}</p>' for s in SENTENCES[language])
+    page.insert_htmlbox(BOX, paragraphs)
+    document.save(path)
+    return path
+
+
+@pytest.mark.parametrize("language", [
+    "ru", "zh",
+    # Right-aligned Arabic lines are read out of order and a final stop is set apart ("نتائج ."): not yet fixed.
+    pytest.param("ar", marks=pytest.mark.xfail(strict=True, reason="RTL paragraphs are read out of order")),
+])
+def test_a_pdf_in_its_own_script_gives_its_sentences_and_their_boxes(tmp_path: Path, language: str) -> None:
+    parsed = parse_pdf(typeset(tmp_path / f"{language}.pdf", language))
+    assert parsed.passages and all(p.language == language for p in parsed.passages)
+    sentences = [s for p in parsed.passages for s in split_sentences(p.text)]
+    # Ingest folds full-width punctuation (！ -> !, as NFKC does); the words are verbatim, in reading order.
+    assert [s.replace("!", "！").replace("?", "？") for s in sentences] == SENTENCES[language]
+    for passage, sentence in ((p, s) for p in parsed.passages for s in split_sentences(p.text)):
+        start = passage.text.index(sentence)
+        boxes = passage.rects_for_span(start, start + len(sentence))
+        assert boxes and all(box.page == 1 for box in boxes)
+        assert all(BOX.x0 - 1 <= box.rect.x0 and box.rect.x1 <= BOX.x1 + 1 and BOX.y0 - 1 <= box.rect.y0
+                   for box in boxes)
+
+
+def test_arabic_words_keep_their_spaces() -> None:
+    # Right-to-left words lie leftwards of each other: they are no kerning-split word to glue back.
+    assert keyword_text("هي صحيحة", "ar").count(" ") == 1
+
+
+def fts(passages: list[str]) -> sqlite3.Connection:
+    """An FTS5 table as the catalog writes it: each text's keyword form, in its detected language."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE VIRTUAL TABLE passages_fts USING fts5(text, tokenize = '{TOKENIZER}')")
+    conn.executemany("INSERT INTO passages_fts(rowid, text) VALUES (?, ?)",
+                     [(row, keyword_text(text, detect_language(text))) for row, text in enumerate(passages, 1)])
+    return conn
+
+
+def bm25(conn: sqlite3.Connection, question: str) -> list[int]:
+    return [row for (row,) in conn.execute("SELECT rowid FROM passages_fts WHERE passages_fts MATCH ? "
+                                           "ORDER BY bm25(passages_fts)", (build_fts_query(question),))]
+
+
+CHINESE = ["研究表明，该模型在基准测试中表现优异，我们使用了三个公开数据集进行评估。",
+           "气候变化导致全球平均气温上升，极端天气事件更加频繁。",
+           "The transformer model was evaluated on three public benchmarks."]
+
+
+def test_a_chinese_keyword_query_finds_its_passage_by_bm25_alone() -> None:
+    assert segmenter_name() == "icu"
+    assert bm25(fts(CHINESE), "气候变化对气温有什么影响？")[0] == 2
+    assert bm25(fts(CHINESE), "模型的基准测试")[0] == 1
+
+
+def test_a_mixed_script_passage_is_found_by_its_words_in_either_script() -> None:
+    conn = fts(["我们在GLUE基准上评估了BERT模型，结果显著提高。", *CHINESE[1:]])
+    assert bm25(conn, "BERT")[0] == 1
+    assert bm25(conn, "基准评估")[0] == 1
+
+
+def test_german_words_are_stemmed_as_german() -> None:
+    passages = ["Die Untersuchungen zeigten, dass die Impfung die Sterblichkeit deutlich senkte.",
+                "Der Klimawandel verändert die Niederschläge in den Alpen stark."]
+    assert bm25(fts(passages), "Welche Untersuchung zur Sterblichkeit nach einer Impfung gibt es?")[0] == 1
+    assert "untersuch" in keyword_text(passages[0], "de").split()
+
+
+def test_english_text_is_indexed_exactly_as_before() -> None:
+    text = "Embeddings of proteins were computed with a transformer (ESM-2)."
+    assert keyword_text(text, "en") == text
+    assert keyword_text(text, UNKNOWN) == text
+    assert build_fts_query("How were protein embeddings computed?") == '"protein" OR "embeddings" OR "computed"'
+
+
+def test_an_unknown_language_falls_back_to_unstemmed_words_without_error() -> None:
+    assert detect_language("12 345 67.8") == UNKNOWN
+    assert keyword_text("Lorem ipsum dolor", "xx") == "Lorem ipsum dolor"
+    assert question_language("graphene models") == UNKNOWN  # too few words to tell
+    assert build_fts_query("graphene models") == '"graphene" OR "models"'
+
+
+def test_a_text_layer_of_private_use_codes_is_flagged_and_not_indexed() -> None:
+    # What a font without a Unicode map leaves in the text layer: its own glyph codes.
+    garbled = " ".join("".join(chr(0xE000 + (word * 7 + i) % 200) for i in range(5)) for word in range(80))
+    assert detect_language(garbled) == NO_LANGUAGE
+    assert keyword_text(garbled, NO_LANGUAGE) == ""
+    # A passage that quotes a few such codes among real words is still text.
+    assert detect_language("The fluorescence \ue104 signal rose sharply after treatment with the drug.") == "en"
