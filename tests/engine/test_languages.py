@@ -120,3 +120,23 @@ def test_a_text_layer_of_private_use_codes_is_flagged_and_not_indexed() -> None:
     assert keyword_text(garbled, NO_LANGUAGE) == ""
     # A passage that quotes a few such codes among real words is still text.
     assert detect_language("The fluorescence \ue104 signal rose sharply after treatment with the drug.") == "en"
+
+
+def test_the_writer_is_told_to_answer_in_the_questions_language() -> None:
+    from fixtures.scripted_lm import ScriptedLM
+
+    from engine.synthesis.evidence import Quote
+    from engine.synthesis.write import Writer, WriterOptions
+
+    quote = Quote(1, 0, 63, "Remdesivir shortened the time to recovery in hospitalised adults.", 1.0, 1.0)
+    for question, named in (("Verkürzt Remdesivir die Genesungszeit bei Erwachsenen im Krankenhaus?", "German"),
+                            ("瑞德西韦能缩短住院成人的康复时间吗？", "Chinese"),
+                            ("Does remdesivir shorten the time to recovery in hospitalised adults?", None)):
+        lm = ScriptedLM(["Remdesivir shortened the time to recovery [1]."])
+        Writer(lm, WriterOptions(feedback=False)).write(question, [quote], {1: "ACTT-1"})
+        prompt = "\n".join(message.content for message in lm.calls[0])
+        if named is None:
+            assert "write your answer in" not in prompt
+        else:
+            assert f"The question is in {named}: write your answer in {named}." in prompt
+            assert "copy them exactly as the papers write them" in prompt
