@@ -16,6 +16,7 @@ from operator import itemgetter
 from engine.ingest.layout import TEXT, Word
 from engine.ingest.wordlist import COMMON_COUNT, english_counts
 from engine.text.language import detect_language
+from engine.text.scripts import runs_on_unspaced
 from engine.text.sentences import ends_sentence, starts_sentence
 from engine.types import WORD_FIELDS, PageRect, Passage, Rect, WordBoxes, content_hash, passage_id
 
@@ -159,7 +160,8 @@ class Chunker:
             # A hyphenated word is joined even across a block boundary: text broken by a figure,
             # a column end or a producer that puts each line in its own block still continues.
             before, after = waiting.words[-1][TEXT], words[0][TEXT]
-            joined = continues_word(before, after)
+            # Chinese, Japanese and Thai have no spaces: a line that wraps inside a paragraph runs on.
+            joined = continues_word(before, after) or (not new_block and runs_on_unspaced(before, after))
             self._place_line(waiting, trim_last_hyphen=is_split_word(before, after) and not is_split_compound(
                 before, after, self.numbering.compounds))
             if joined:

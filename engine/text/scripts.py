@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import unicodedata
 
+# Scripts written right to left.
+RIGHT_TO_LEFT = frozenset({"arabic", "hebrew"})
 # Scripts written without spaces between words.
 UNSPACED = frozenset({"han", "kana", "thai", "lao", "khmer", "myanmar"})
 
@@ -45,6 +47,8 @@ def script_of(char: str) -> str:
     for low, high, name in _RANGES:
         if low <= code <= high:
             return name
+    if 0x3000 <= code <= 0x303F or 0xFF00 <= code <= 0xFF65:
+        return "cjk mark"  # 、。「」 and the full-width forms (，！？)
     return "latin" if 0x1E00 <= code <= 0x1EFF else "other"
 
 
@@ -54,6 +58,18 @@ def word_script(word: str) -> str:
         if char.isalpha():
             return script_of(char)
     return "other"
+
+
+def runs_on_unspaced(before: str, after: str) -> bool:
+    """Whether text ending in ``before`` runs straight on into ``after`` with no space: both sides are
+    letters (or punctuation closing a clause) of a script written without spaces."""
+    # Ingest folds the full-width marks to ASCII ("，" -> ","): look past them to the letter before.
+    letters = before.rstrip(",.!?;:)")
+    return bool(letters) and bool(after) and script_of(letters[-1]) in _UNSPACED_OR_MARK \
+        and script_of(after[0]) in _UNSPACED_OR_MARK
+
+
+_UNSPACED_OR_MARK = UNSPACED | {"cjk mark"}
 
 
 def is_meaningless(char: str) -> bool:
