@@ -157,3 +157,26 @@ def test_the_writer_is_told_to_answer_in_the_questions_language() -> None:
         else:
             assert f"The question is in {named}: write your answer in {named}." in prompt
             assert "copy them exactly as the papers write them" in prompt
+
+
+def test_the_library_and_a_datastore_store_each_passage_language_and_find_chinese_by_keywords(tmp_path: Path) -> None:
+    import json
+
+    from engine.embed import HashingEmbedder
+    from engine.service import Engine
+
+    papers = [typeset(tmp_path / f"{language}.pdf", language) for language in ("zh", "ru")]
+    records = [{"id": f"c{n}", "title": "", "text": text} for n, text in enumerate(CHINESE)]
+    (tmp_path / "zh.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+                                       encoding="utf-8")
+    with Engine(home=tmp_path / "home") as engine:
+        engine.embedder = HashingEmbedder()  # keywords are what is tested
+        list(engine.add_documents(papers))
+        engine.add_datastore(tmp_path / "zh.jsonl", "zh", embed=False)
+        library = sqlite3.connect(tmp_path / "home" / "library.db")
+        assert sorted(row[0] for row in library.execute("SELECT language FROM passages")) == ["ru", "zh"]
+        library.close()
+        [hit] = engine.search("结果可以复现吗", k=1, source="library", lexical_only=True)
+        assert Path(str(engine.document(hit.doc_id).path)).name == "zh.pdf"
+        [store] = engine.datastore_sources()
+        assert [pid for pid, _ in store.lexical(build_fts_query("全球气温上升"), 1)] == ["zh:c1#0"]
