@@ -57,7 +57,7 @@ def main() -> None:
     detectors: dict[str, tuple[str, Callable[[str], str]]] = {
         "passage": ("paragraph", detection.detect_language),
         "short passage": ("first sentence", detection.detect_language),
-        "question (lingua alone)": ("question", detection.detect_language),
+        "question (as a passage)": ("question", detection.detect_language),
         "question": ("question", detection.question_language),
     }
     if args.full:
