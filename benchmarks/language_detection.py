@@ -4,7 +4,7 @@ Over XQuAD's five languages (../shared/eval/xquad/): every paragraph (a passage,
 first sentence of each (a short passage, ~25 words) and every question, each detected as ingest
 (``detect_language``) and search (``question_language``) do. Reports accuracy and mean
 milliseconds per text; ``--full`` also times a paragraph detected whole instead of its first
-``SAMPLE_CHARS`` characters, ``--high`` lingua's high-accuracy mode (~1 GB of models) beside it.
+``SAMPLE_CHARS`` characters and questions by lingua alone, ``--high`` lingua's high-accuracy mode (~1 GB of models) beside it.
 
     python benchmarks/language_detection.py [--full] [--high] [--json benchmarks/results/language_detection.json]
 """
@@ -65,6 +65,7 @@ def main() -> None:
             found = detection._lingua().detect_language_of(text)
             return "" if found is None else found.iso_code_639_1.name.lower()
         detectors["passage, detected whole"] = ("paragraph", whole)
+        detectors["question, lingua alone"] = ("question", whole)
     if args.high:
         from lingua import LanguageDetectorBuilder
 
