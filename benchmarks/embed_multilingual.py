@@ -42,7 +42,8 @@ def sample(count: int, seed: int) -> dict[str, tuple[list[str], list[str]]]:
         paragraphs = [p for article in data["data"] for p in article["paragraphs"]]
         if chosen is None:
             chosen = random.Random(seed).sample(range(len(paragraphs)), count)
-        out[language] = ([paragraphs[i]["context"] for i in chosen], [paragraphs[i]["qas"][0]["question"] for i in chosen])
+        out[language] = ([paragraphs[i]["context"] for i in chosen],
+                         [paragraphs[i]["qas"][0]["question"] for i in chosen])
     return out
 
 
@@ -86,7 +87,8 @@ def main() -> None:
                                for language in LANGUAGES}
         row["passages_per_second"] = round(len(LANGUAGES) * args.paragraphs / passage_seconds, 2)
         results["models"][name] = row
-        cells = "  ".join(f"{lang} {row[lang]['own_top5']:.3f}/{row[lang]['to_english_top5']:.3f}" for lang in LANGUAGES)
+        cells = "  ".join(f"{lang} {row[lang]['own_top5']:.3f}/{row[lang]['to_english_top5']:.3f}"
+                          for lang in LANGUAGES)
         print(f"{name:<36} own/to-English top 5: {cells}  {row['passages_per_second']} passages/s", flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

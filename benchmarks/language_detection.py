@@ -4,7 +4,8 @@ Over XQuAD's five languages (../shared/eval/xquad/): every paragraph (a passage,
 first sentence of each (a short passage, ~25 words) and every question, each detected as ingest
 (``detect_language``) and search (``question_language``) do. Reports accuracy and mean
 milliseconds per text; ``--full`` also times a paragraph detected whole instead of its first
-``SAMPLE_CHARS`` characters and questions by lingua alone, ``--high`` lingua's high-accuracy mode (~1 GB of models) beside it.
+``SAMPLE_CHARS`` characters and questions by lingua alone, ``--high`` lingua's high-accuracy mode
+(~1 GB of models) beside it.
 
     python benchmarks/language_detection.py [--full] [--high] [--json benchmarks/results/language_detection.json]
 """

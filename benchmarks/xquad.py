@@ -134,7 +134,8 @@ def main() -> None:
         timings.sort()
         row["query_p50_ms"] = round(1000 * timings[len(timings) // 2], 2)
         results["by_search"][name] = row
-        cells = "  ".join(f"{lang} {row[lang]['own_top5']:.3f}/{row[lang]['to_english_top5']:.3f}" for lang in LANGUAGES)
+        cells = "  ".join(f"{lang} {row[lang]['own_top5']:.3f}/{row[lang]['to_english_top5']:.3f}"
+                          for lang in LANGUAGES)
         print(f"{name:<12} own/to-English top 5: {cells}  p50 {row['query_p50_ms']} ms", flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

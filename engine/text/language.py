@@ -3,10 +3,10 @@
 Each passage is stored with its language so keyword search can cut and stem its words as that
 language's own (engine/text/keywords.py); a question is detected the same way. The detector runs in
 lingua's low-accuracy mode: its models for every language take ~120 MB, where the high-accuracy
-ones take ~1 GB and 14 s to load (benchmarks/language_detection.py; ``--high`` measures what they add). Languages are ISO 639-1 codes ("de",
-"zh"); ``UNKNOWN`` ("") when lingua cannot tell, and ``NO_LANGUAGE`` ("zxx", ISO 639-2's "no
-linguistic content") for a text layer whose characters mean nothing (a font's private-use codes):
-such text is flagged and not indexed as words.
+ones take ~1 GB and 14 s to load (benchmarks/language_detection.py; ``--high`` measures what they
+add). Languages are ISO 639-1 codes ("de", "zh"); ``UNKNOWN`` ("") when lingua cannot tell, and
+``NO_LANGUAGE`` ("zxx", ISO 639-2's "no linguistic content") for a text layer whose characters mean
+nothing (a font's private-use codes): such text is flagged and not indexed as words.
 """
 
 from __future__ import annotations
