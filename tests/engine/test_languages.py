@@ -159,6 +159,7 @@ def test_the_writer_is_told_to_answer_in_the_questions_language() -> None:
             assert "copy them exactly as the papers write them" in prompt
 
 
+@pytest.mark.slow  # a real library: ingest workers, the catalog, a datastore import
 def test_the_library_and_a_datastore_store_each_passage_language_and_find_chinese_by_keywords(tmp_path: Path) -> None:
     import json
 
