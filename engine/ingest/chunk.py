@@ -15,8 +15,8 @@ from operator import itemgetter
 
 from engine.ingest.layout import TEXT, Word
 from engine.ingest.wordlist import COMMON_COUNT, english_counts
-from engine.text.language import detect_language
-from engine.text.scripts import runs_on_unspaced
+from engine.text.language import MEANINGLESS_SHARE, NO_LANGUAGE, UNKNOWN, detect_language
+from engine.text.scripts import meaningless_share, runs_on_unspaced
 from engine.text.sentences import ends_sentence, starts_sentence
 from engine.types import WORD_FIELDS, PageRect, Passage, Rect, WordBoxes, content_hash, passage_id
 
@@ -335,4 +335,11 @@ class Chunker:
             text=text, title=self.title, page_start=int(min(pages)), page_end=int(max(pages)),
             char_start=start, char_end=start + len(text), rects=tuple(draft.rects),
             content_hash=content_hash(f"{self.title}\n{text}"), is_reference=draft.is_reference,
-            words=WordBoxes(draft.boxes), kind=self.kind, language=detect_language(text)))
+            words=WordBoxes(draft.boxes), kind=self.kind, language=self._language(text, draft.is_reference)))
+
+    def _language(self, text: str, is_reference: bool) -> str:
+        # Reference lists, tables and figure labels are names, numbers and fragments: their language
+        # cannot be told reliably, and keyword search indexes them as typed (unspaced scripts still cut).
+        if is_reference or self.kind != "text":
+            return NO_LANGUAGE if meaningless_share(text) > MEANINGLESS_SHARE else UNKNOWN
+        return detect_language(text)
