@@ -88,6 +88,9 @@ class Passage:
     # text (labels drawn inside a figure). Captions and tables are searchable but never spliced
     # into the running text.
     kind: str = "text"
+    # The language the text is written in (ISO 639-1, engine/text/language.py): "" when it could not be
+    # told, "zxx" when the text layer means nothing (a font's private-use codes).
+    language: str = ""
 
     @property
     def search_text(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from engine.ingest.metadata import DocumentMeta, extract_metadata
 from engine.ingest.pdf import TEXT_FLAGS, file_hash, open_pdf
 from engine.ingest.regions import CAPTION, FIGURE, TABLE, classify_blocks
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.text.language import NO_LANGUAGE
 from engine.types import Page, Passage, document_id
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 _REFERENCES_HEAD = re.compile(
     r"^((\d+|[IVX]+)\.?\s*)?(references|bibliography|literature cited|works cited|references and notes|"
     r"reference list|cited literature)\s*:?$", re.I)
+# The warning a text layer that means nothing gets (engine/text/language.py).
+_UNREADABLE = "a text layer with no readable text"
 _FIRST_NUMBERED = re.compile(r"^\[1\]\s*\S")
 _FIRST_REFERENCE = re.compile(r"^(\[1\]|1\.?)\s|\b(19|20)\d\d[a-z]?[.)]")
 _LETTER_A = re.compile(r"^A\.?$")
@@ -192,12 +195,22 @@ class PdfParse:
                     repeated |= signatures.get(number, set())
             self._feed(chunker, others, current, repeated, footnotes)
             signatures.pop(current.number - window, None)
-            yield from chunker.passages()
+            yield from self._flag_unreadable(chunker.passages())
             progress(Progress("parse", current.number, self.page_count, self.path.name))
         _release(chunker, footnotes)
         for other in others.values():
             other.start_section(is_reference=False)
-        yield from chunker.finish()
+        yield from self._flag_unreadable(chunker.finish())
+
+    def _flag_unreadable(self, passages: Iterable[Passage]) -> Iterator[Passage]:
+        """``passages``, with a warning (once) when one's text layer means nothing: a font's own codes with
+        no Unicode map. Such a passage is kept (its boxes still show where it is) but not indexed as words."""
+        for passage in passages:
+            if passage.language == NO_LANGUAGE and not any(w.startswith(_UNREADABLE) for w in self.warnings):
+                self.warnings.append(f"{_UNREADABLE} on page {passage.page_start}: its font gives private-use "
+                                     "codes instead of letters, so it is not searchable by its words; "
+                                     "OCR the PDF (ocrmypdf --force-ocr) to search it")
+            yield passage
 
     @staticmethod
     def _remember_margins(layout: PageLayout, signatures: dict[int, set[str]]) -> None:

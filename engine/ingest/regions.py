@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.ingest.layout import Block, Line
+from engine.text.scripts import RIGHT_TO_LEFT, word_script
 
 TEXT, CAPTION, TABLE, FIGURE = "text", "caption", "table", "figure"
 
@@ -222,7 +223,11 @@ def _carries_on(blocks: list[Block], kinds: list[str], index: int, body_height: 
                       and _SENTENCE_END.search(blocks[index].lines[-1].text)):
         return False
     step = line.y1 - above.y1
-    return 0 < step <= 1.3 * (pitch or 1.5 * height) and -3 * height <= line.x0 - above.x0 <= 1.5
+    if not 0 < step <= 1.3 * (pitch or 1.5 * height):
+        return False
+    if word_script(blocks[index].lines[0].text) in RIGHT_TO_LEFT:  # a paragraph's last line ends at the right
+        return -1.5 <= line.x1 - above.x1 <= 3 * height
+    return -3 * height <= line.x0 - above.x0 <= 1.5
 
 
 def _nearest_label(blocks: list[Block], labels: list[tuple[int, str]], index: int) -> str | None:
