@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import platformdirs
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import QSettings, QTimer, QUrl
 from PySide6.QtWidgets import QApplication
 
 import engine
@@ -56,9 +56,22 @@ def application() -> QApplication:
 
 
 def split_links(arguments: Sequence[str]) -> tuple[list[str], list[str]]:
-    """The ``quire://`` links among the command line's arguments, and the rest (files and folders)."""
-    links = [argument for argument in arguments if argument.lower().startswith(f"{SCHEME}:")]
-    return links, [argument for argument in arguments if argument not in links]
+    """The ``quire://`` links among the command line's arguments, and the files and folders.
+
+    The desktop entry's ``%u`` may give a file as a ``file://`` URL (a file manager's "Open With"); it
+    is turned back into its path.
+    """
+    links: list[str] = []
+    paths: list[str] = []
+    for argument in arguments:
+        scheme = argument.partition(":")[0].lower()
+        if scheme == SCHEME:
+            links.append(argument)
+        elif scheme == "file" and QUrl(argument).isLocalFile():
+            paths.append(QUrl(argument).toLocalFile())
+        else:
+            paths.append(argument)
+    return links, paths
 
 
 def window_settings(home: Path | None) -> QSettings:
