@@ -16,6 +16,7 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeGuard
 
 from PySide6.QtCore import QDir, QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
@@ -134,8 +135,12 @@ def _parsed(line: bytes) -> tuple[list[str], list[str]] | None:
         request = json.loads(line)
     except ValueError:
         request = None
-    fields = [request.get(key) for key in ("links", "paths")] if isinstance(request, dict) else [None]
-    if not all(isinstance(items, list) and all(isinstance(item, str) for item in items) for items in fields):
+    links, paths = (request.get("links"), request.get("paths")) if isinstance(request, dict) else (None, None)
+    if not (_strings(links) and _strings(paths)):
         log.warning("Ignored a malformed request on the instance socket (%d bytes)", len(line))
         return None
-    return fields[0], fields[1]
+    return list(links), list(paths)
+
+
+def _strings(value: object) -> TypeGuard[list[str]]:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)

@@ -99,6 +99,15 @@ def test_a_socket_left_by_a_crashed_app_is_removed_and_each_library_has_its_own(
         assert code == 0, output
         qtbot.waitUntil(lambda: bool(received), timeout=10_000)
         assert received == [([link], [])]
+
+        # Something that is not a launch's request is refused, and nothing is opened.
+        garbage = ("import sys; from PySide6.QtCore import QCoreApplication; from PySide6.QtNetwork import "
+                   "QLocalSocket; app = QCoreApplication([]); s = QLocalSocket(); s.connectToServer(sys.argv[1]); "
+                   "assert s.waitForConnected(5000); s.write(b'{\"links\": \"quire://x\"}\\n'); s.flush(); "
+                   "s.waitForReadyRead(10000); print(bytes(s.readAll().data()).decode().strip())")
+        code, output = finished(qtbot, launch("-c", garbage, first))
+        assert code == 0 and output.strip().endswith("refused"), output
+        assert received == [([link], [])]
     finally:
         running.close()
         other.close()
