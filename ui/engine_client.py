@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from engine.errors import Cancelled
+from engine.links import OpenLink
 from engine.progress import CancelToken, Progress
 from engine.request import AskRequest
 from engine.service import Engine
@@ -32,6 +33,7 @@ from ui.engine_tasks import (
     PassageLocation,
     ProgressThrottle,
     datastore_counts,
+    locate_link,
     locate_passage,
     render_answer,
     server_datastore_locations,
@@ -333,6 +335,10 @@ class EngineClient(QObject, ModelRequests):
                on_result: Callable[[PassageLocation], None]) -> None:
         """Find where ``reference`` (and the quote ``citation`` relies on) sits in its PDF."""
         self.call(LOOKUP, partial(locate_passage, reference=reference, citation=citation), on_result)
+
+    def locate_link(self, link: OpenLink, on_result: Callable[[PassageLocation], None]) -> None:
+        """Find the page, passage and quote a ``quire://open`` link points at; a bad one reaches :attr:`error`."""
+        self.call(LOOKUP, partial(locate_link, link=link), on_result)
 
     def list_answers(self, on_result: Callable[[list[Any]], None]) -> None:
         """Past questions, newest first, as summaries (``id``, ``question``, ``created_at``, ``mode``)."""

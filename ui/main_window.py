@@ -22,6 +22,7 @@ from ui.help_menu import add_help_menu
 from ui.ingest_progress import IngestProgress, plural, summarize
 from ui.library_model import display_title
 from ui.library_pane import LibraryPane
+from ui.link_opener import LinkOpener
 from ui.metadata_dialog import MetadataDialog
 from ui.pdf_viewer import PdfViewer
 from ui.table_controller import TableController
@@ -86,6 +87,7 @@ class MainWindow(QMainWindow):
         self.tables = TableController(client, self.viewer, self)
         self.watch_follower = WatchFollower(client, self)
         self.watch_follower.notice.connect(lambda text: self.statusBar().showMessage(text, _MESSAGE_MS))
+        self.links = LinkOpener(client, self.viewer, lambda text: self.statusBar().showMessage(text, _MESSAGE_MS), self)
         self.ask_pane.collection_names = self.library.collection_names
 
         self.library.selection_changed.connect(self._update_actions)
@@ -111,6 +113,11 @@ class MainWindow(QMainWindow):
         """Queue files and folders for ingestion."""
         if paths:
             self._client.add_paths(paths)
+
+    def open_links(self, urls: Sequence[str]) -> None:
+        """Open ``quire://open`` links in the viewer (the last one stays in view)."""
+        for url in urls:
+            self.links.open(url)
 
     def selected_doc_ids(self) -> list[str]:
         return self.library.selected_doc_ids()
