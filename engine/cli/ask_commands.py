@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from engine.cli.interrupt import run_cancellable
+from engine.config import Settings
 from engine.progress import CancelToken
 from engine.render.bibtex import to_bibtex
 from engine.render.common import reference_line
@@ -25,7 +26,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     ask = commands.add_parser("ask", help="answer a question from your papers, with verified citations")
     ask.add_argument("question")
     ask.add_argument("--model", metavar="PATH", help="a GGUF language model (default: settings, else SmolLM2-135M)")
-    ask.add_argument("--top-n", type=int, metavar="N", help="passages handed to the model (default 8)")
+    ask.add_argument("--top-n", type=int, metavar="N",
+                     help=f"passages handed to the model (default {Settings().retrieval.top_n}, or the settings' "
+                          "retrieval.top_n)")
     feedback = ask.add_mutually_exclusive_group()
     feedback.add_argument("--feedback", action="store_true",
                           help="add self-feedback and one revision (2 more LM calls)")
