@@ -138,7 +138,7 @@ def print_answer(answer: Answer) -> None:
 def paper_line(answer: Answer, paper: PaperReference) -> str:
     """``Title. Authors (Year). pp. 3, 7. doi:...``: a cited paper with the pages of its cited passages."""
     first = next(r for r in answer.references if r.n == paper.n)
-    line = reference_line(replace(first, page=None, page_end=None))
+    line = reference_line(replace(first, bib=paper.bib, page=None, page_end=None))
     if not paper.pages:
         return line
     pages = f"p. {paper.pages[0]}" if len(paper.pages) == 1 else "pp. " + ", ".join(map(str, paper.pages))
