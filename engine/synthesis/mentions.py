@@ -9,10 +9,10 @@ letter (katE) or letters and digits together (S2ORC, E251Q).
 
 A question asking how or why something of several ordinary words does what it does ("How do graph attention
 networks weight a node's neighbours?") names that thing too: it counts as mentioned where one passage holds
-all its content words. The rule fires only when *every* name is missing, each missing one probed with a search for the name alone
-(the question's own search may rank a passage that mentions it below the ones it reads), so a question that
-names one thing the library holds is never silenced. Matching ignores case, spaces and hyphens ("HEK 293T",
-"SciB-ERT" split by a line break) and a plural "s" (LLMs).
+all its content words. The rule fires only when *every* name is missing, each missing one probed with a search
+for the name alone (the question's own search may rank a passage that mentions it below the ones it reads), so
+a question that names one thing the library holds is never silenced. Matching ignores case, spaces and hyphens
+("HEK 293T", "SciB-ERT" split by a line break) and a plural "s" (LLMs).
 """
 
 from __future__ import annotations
