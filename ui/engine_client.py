@@ -317,10 +317,12 @@ class EngineClient(QObject, ModelRequests):
         if not with_datastore:
             return
 
+        throttle = ProgressThrottle(self._worker.progress.emit, self._progress_interval)
+
         def attach(engine: Engine) -> object:
             if any(info.name == DEMO_DATASTORE for info in engine.datastores()):
                 return None
-            return engine.add_datastore(bundled_datastore(), DEMO_DATASTORE, embed=False)
+            return engine.add_datastore(bundled_datastore(), DEMO_DATASTORE, embed=False, progress=throttle)
 
         self.call(DATASTORE, attach, on_datastore)
 
