@@ -172,7 +172,7 @@ class TableWindow(QWidget):
             self.fit_editor()
 
     def fit_editor(self) -> None:
-        """Give the column editor the height of its rows (at most a quarter of the splitter), and the rest
+        """Give the column editor the height of its rows (at most a third of the splitter), and the rest
         to the table: a QTableWidget otherwise asks for half of a 1000×640 window."""
         editor = self.columns_editor
         rows = (sum(editor.rowHeight(row) for row in range(editor.rowCount()))
@@ -180,7 +180,7 @@ class TableWindow(QWidget):
         needed = (rows + editor.horizontalHeader().sizeHint().height() + 2 * editor.frameWidth()
                   + self._editor_buttons_height)
         total = sum(self.splitter.sizes()) or self.splitter.height()
-        editor_height = min(needed, total // 4)
+        editor_height = min(needed, total // 3)
         self.splitter.setSizes([editor_height, max(total - editor_height, 0)])
 
     # --- columns ---------------------------------------------------------------------------
