@@ -94,8 +94,8 @@ class ModelsDialog(QDialog):
         self.use_button = QPushButton("Use", self)
         self.use_button.setToolTip("Make the selected installed model the one Quire uses")
         self.use_button.clicked.connect(self.use_selected)
-        models_box = self._box("Models", self.models_tree, [self.download_button, self.use_button])
-        models_box.layout().insertWidget(0, self.in_use_label)
+        models_box = self._box("Models", self.models_tree, [self.download_button, self.use_button],
+                               above=self.in_use_label)
 
         self.datastores_tree = self._tree(["Datastore", "Papers", "Passages", "Size", "Embedder"], "Datastores")
         self.datastores_tree.itemSelectionChanged.connect(self._update_buttons)
@@ -157,13 +157,16 @@ class ModelsDialog(QDialog):
         super().showEvent(event)
         fit_to_screen(self)
 
-    def _box(self, title: str, tree: QTreeWidget, actions: list[QPushButton]) -> QGroupBox:
+    def _box(self, title: str, tree: QTreeWidget, actions: list[QPushButton],
+             above: QWidget | None = None) -> QGroupBox:
         box = QGroupBox(title, self)
         row = QHBoxLayout()
         row.addStretch(1)
         for button in actions:
             row.addWidget(button)
         layout = QVBoxLayout(box)
+        if above is not None:
+            layout.addWidget(above)
         layout.addWidget(tree)
         layout.addLayout(row)
         return box
@@ -327,8 +330,7 @@ class ModelsDialog(QDialog):
         on_server = self.selected_datastore() in self._server_datastores  # embedded by whoever published it
         self.embed_datastore_button.setEnabled(has_datastore and not on_server and not busy)
         self.remove_datastore_button.setEnabled(has_datastore and not busy)
-        attached = {str(self.datastores_tree.topLevelItem(i).data(0, ROW))
-                    for i in range(self.datastores_tree.topLevelItemCount())}
+        attached = {str(item.data(0, ROW)) for item in _items(self.datastores_tree)}
         self.demo_datastore_button.setEnabled(DEMO_DATASTORE not in attached and not busy)
 
     def add_demo_datastore(self) -> None:
