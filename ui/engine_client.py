@@ -364,17 +364,23 @@ class EngineClient(QObject, ModelRequests):
         """The bundled demo papers into the library; with ``with_datastore`` the sample CS datastore is
         attached too (searchable by keyword at once, not embedded: that would take long on a laptop).
         The datastore is opt-in: once attached it answers every "Everything" question."""
-        from engine.datastore.bundled import bundled_datastore
         from engine.demo import demo_papers
 
         self.add_paths(demo_papers())
-        if not with_datastore:
-            return
+        if with_datastore:
+            self.add_demo_datastore(on_datastore)
+
+    def add_demo_datastore(self, on_datastore: Callable[[object], None] | None = None) -> None:
+        """Attach the bundled sample CS datastore (keyword search at once; not embedded), unless it is attached;
+        its progress comes as the stages of attaching a datastore ("import", "bm25")."""
+        from engine.datastore.bundled import bundled_datastore
+
+        throttle = ProgressThrottle(self._worker.progress.emit, self._progress_interval)
 
         def attach(engine: Engine) -> object:
             if any(info.name == DEMO_DATASTORE for info in engine.datastores()):
                 return None
-            return engine.add_datastore(bundled_datastore(), DEMO_DATASTORE, embed=False)
+            return engine.add_datastore(bundled_datastore(), DEMO_DATASTORE, embed=False, progress=throttle)
 
         self.call(DATASTORE, attach, on_datastore)
 

@@ -57,7 +57,7 @@ def _ingest_then_embed(engine: Engine, args: argparse.Namespace) -> int:
     if code == 0 and not args.no_embed:
         from engine.cli.search_commands import embed_pending_quietly
 
-        embed_pending_quietly(engine)
+        embed_pending_quietly(engine, show_progress=not args.json)
     return code
 
 
@@ -73,7 +73,7 @@ def _remove(engine: Engine, doc_id: str, as_json: bool) -> int:
 def _ingest(engine: Engine, paths: list[str], password: str | None, as_json: bool) -> int:
     from engine.importer import Outcome  # loads PyMuPDF: only the commands that ingest pay for it
 
-    bar = ProgressBar()
+    bar = ProgressBar(quiet=as_json)
     cancel = CancelToken()
     results = []
     try:
