@@ -111,10 +111,10 @@ def _regions(layout: PageLayout) -> list[tuple[Rect, set[int]]]:
 
 def _near(one: Rect, other: Rect, layout: PageLayout) -> bool:
     """Two groups of table lines close enough to be one table: under three line heights apart one above
-    the other, or under eight side by side (the gap between two columns of a table)."""
-    height = _line_height(layout)
+    the other, and side by side no farther apart than a fifth of the page (the gap between two columns)."""
+    height, reach = _line_height(layout), 0.2 * layout.width
     return (one.y0 - other.y1 < 2.5 * height and other.y0 - one.y1 < 2.5 * height
-            and one.x0 - other.x1 < 8 * height and other.x0 - one.x1 < 8 * height)
+            and one.x0 - other.x1 < reach and other.x0 - one.x1 < reach)
 
 
 def _line_height(layout: PageLayout) -> float:
