@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.ingest.layout import PageLayout
-from engine.ingest.regions import CAPTION, TABLE
+from engine.ingest.regions import CAPTION, FIGURE, TABLE
 from engine.types import PageRect, Passage, Rect, TableCell, TableRow, WordBoxes, content_hash, passage_id
 
 log = logging.getLogger(__name__)
@@ -86,8 +86,11 @@ def find_tables(layout: PageLayout) -> list[FoundTable]:
 
 def _regions(layout: PageLayout) -> list[tuple[Rect, set[int]]]:
     """Groups of the page's table lines that lie together (one per table), with their bounding box."""
+    # Short lines the classifier gave to a figure may be a table's columns of numbers: they join a
+    # group only through a table's lines.
     groups: list[tuple[Rect, set[int]]] = [(line.rect, {index}) for index, (line, kind)
-                                           in enumerate(zip(layout.lines, layout.kinds, strict=True)) if kind == TABLE]
+                                           in enumerate(zip(layout.lines, layout.kinds, strict=True))
+                                           if kind in (TABLE, FIGURE)]
     merged = True
     while merged:  # a table's columns may be read one after the other: join groups until none are near
         merged = False
@@ -106,7 +109,8 @@ def _regions(layout: PageLayout) -> list[tuple[Rect, set[int]]]:
         for index, line in enumerate(layout.lines):
             if index not in members and layout.kinds[index] != CAPTION and _inside(line.rect, box):
                 members.add(index)
-    return [(box, members) for box, members in groups if len(members) >= 2]
+    return [(box, members) for box, members in groups
+            if len(members) >= 2 and any(layout.kinds[index] == TABLE for index in members)]
 
 
 def _near(one: Rect, other: Rect, layout: PageLayout) -> bool:
