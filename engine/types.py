@@ -375,6 +375,6 @@ class IngestResult:
 __all__ = [
     "LIBRARY_SOURCE", "WORD_FIELDS", "Answer", "AnswerMode", "AnswerSentence", "Citation", "Document",
     "DocumentStatus", "IngestResult", "Outcome", "Page", "PageRect", "PaperReference", "Passage", "Rect",
-    "Reference", "SearchHit", "StepCost", "TableCell", "TableRow", "WordBox", "WordBoxes", "content_hash", "document_id",
-    "merge_word_boxes", "passage_id",
+    "Reference", "SearchHit", "StepCost", "TableCell", "TableRow", "WordBox", "WordBoxes", "content_hash",
+    "document_id", "merge_word_boxes", "passage_id",
 ]

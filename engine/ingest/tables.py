@@ -290,7 +290,7 @@ def _join_continuations(grid: list[list[tuple[str, Rect | None]]]) -> list[list[
         if joined and not texts[0] and not any(_is_value(text) for text in texts if text) and \
                 sum(bool(text) for text in texts) <= max(1, len(texts) // 2):
             above = joined[-1]
-            merged = []
+            merged: list[tuple[str, Rect | None]] = []
             for (text, rect), (upper, upper_rect) in zip(row, above, strict=True):
                 if text and upper and upper_rect is not None and rect is not None:
                     merged.append((f"{upper} {text}", upper_rect.union(rect)))
