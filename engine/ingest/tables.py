@@ -23,6 +23,7 @@ import logging
 import re
 from array import array
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from engine.ingest.layout import PageLayout
@@ -183,10 +184,10 @@ def _structure(layout: PageLayout, region: Rect, members: set[int], label: str,
         return None
     grid = _join_continuations(grid)
     text_grid = [[text for text, _ in row] for row in grid]
-    header_count = _header_rows(text_grid)
+    header_count = _header_rows(text_grid, _row_gaps(grid))
     if len(grid) - header_count < 1:
         return None
-    headers = _headers(text_grid[:header_count], len(columns))
+    headers = _headers(grid[:header_count], columns)
     header_cells = [TableCell(col, text, headers[col], rect) for row in grid[:header_count]
                     for col, (text, rect) in enumerate(row) if text and rect is not None]
     rows = [[TableCell(col, text, headers[col], rect) for col, (text, rect) in enumerate(row)
@@ -196,7 +197,8 @@ def _structure(layout: PageLayout, region: Rect, members: set[int], label: str,
     return FoundTable(layout.number, box, label, caption, headers, rows, set(members), header_cells)
 
 
-Chunk = tuple[float, float, str, Rect]  # x0, x1, text and box of words set close together in one row
+Chunk = tuple[float, float, str, Rect, list[Any]]  # x0, x1, text, box and words set close together in a row
+_PLAIN_NUMBER = re.compile(r"^[-+\u2212]?(\d+(\.\d*)?|\.\d+)$")
 
 
 def _rows(lines: list[list[Any]]) -> list[list[Any]]:
@@ -208,8 +210,7 @@ def _rows(lines: list[list[Any]]) -> list[list[Any]]:
         y0, y1 = min(word[1] for word in words), max(word[3] for word in words)
         middle = (y0 + y1) / 2
         if rows and spans[-1][0] <= middle <= spans[-1][1]:
-            rows[-1].extend(words)
-            spans[-1] = (min(spans[-1][0], y0), max(spans[-1][1], y1))
+            rows[-1].extend(words)  # the row keeps its first line's span: a taller line must not pull in the next
         else:
             rows.append(list(words))
             spans.append((y0, y1))
@@ -229,13 +230,21 @@ def _chunks(words: list[Any]) -> list[Chunk]:
         current.append(word)
     if current:
         chunks.append(_chunk(current))
-    return chunks
+    # Numbers set one word space apart ("84.2 88.4 91.5" in a tightly set table) are cells of their own:
+    # one cell never holds two plain numbers side by side.
+    split: list[Chunk] = []
+    for chunk in chunks:
+        if len(chunk[4]) >= 2 and all(_PLAIN_NUMBER.match(str(word[4])) for word in chunk[4]):
+            split.extend(_chunk([word]) for word in chunk[4])
+        else:
+            split.append(chunk)
+    return split
 
 
 def _chunk(words: list[Any]) -> Chunk:
     rect = Rect(min(w[0] for w in words), min(w[1] for w in words), max(w[2] for w in words),
                 max(w[3] for w in words))
-    return rect.x0, rect.x1, " ".join(str(w[4]) for w in words), rect
+    return rect.x0, rect.x1, " ".join(str(w[4]) for w in words), rect, list(words)
 
 
 def _columns(rows: list[list[Chunk]]) -> list[tuple[float, float]]:
@@ -258,7 +267,7 @@ def _columns(rows: list[list[Chunk]]) -> list[tuple[float, float]]:
 def _place(row: list[Chunk], columns: list[tuple[float, float]]) -> list[tuple[str, Rect | None]]:
     """A row's cells, one per column: each chunk goes to the column it overlaps most (nearest if none)."""
     cells: list[list[Chunk]] = [[] for _ in columns]
-    for chunk in row:
+    for chunk in _split_spanning(row, columns):
         x0, x1 = chunk[0], chunk[1]
         overlaps = [min(x1, c1) - max(x0, c0) for c0, c1 in columns]
         best = max(range(len(columns)), key=overlaps.__getitem__)
@@ -282,13 +291,40 @@ def _place(row: list[Chunk], columns: list[tuple[float, float]]) -> list[tuple[s
     return placed
 
 
+def _split_spanning(row: list[Chunk], columns: list[tuple[float, float]]) -> list[Chunk]:
+    """A chunk over several columns with one word per column ("CLS USR CITE REC All" set tightly) is that
+    many cells; any other chunk over several columns stays whole (a merged header cell), but for
+    the numbers at its end."""
+    split: list[Chunk] = []
+    for chunk in row:
+        words = chunk[4]
+        spanned = [col for col in columns if min(chunk[1], col[1]) - max(chunk[0], col[0]) > 0]
+        if len(spanned) > 1 and len(words) == len(spanned) and all(
+                min(word[2], col[1]) - max(word[0], col[0]) > 0 for word, col in zip(words, spanned, strict=True)):
+            split.extend(_chunk([word]) for word in words)
+            continue
+        # Trailing numbers run into a row's name ("fine-tune on co-citation 82.9 84.3") are its next cells.
+        numbers = 0
+        while numbers < len(words) - 1 and _PLAIN_NUMBER.match(str(words[len(words) - 1 - numbers][4])):
+            numbers += 1
+        if len(spanned) > 1 and numbers:
+            split.append(_chunk(words[:len(words) - numbers]))
+            split.extend(_chunk([word]) for word in words[len(words) - numbers:])
+        else:
+            split.append(chunk)
+    return split
+
+
 def _join_continuations(grid: list[list[tuple[str, Rect | None]]]) -> list[list[tuple[str, Rect | None]]]:
     """A row with an empty first cell and no values carries on the row above (a cell's text wrapped)."""
     joined: list[list[tuple[str, Rect | None]]] = []
     for row in grid:
         texts = [text for text, _ in row]
+        # Only under cells of the row above: a row that fills columns empty above is a row of its own
+        # (the "Frozen Finetune" under a header cell spanning both).
         if joined and not texts[0] and not any(_is_value(text) for text in texts if text) and \
-                sum(bool(text) for text in texts) <= max(1, len(texts) // 2):
+                sum(bool(text) for text in texts) <= max(1, len(texts) // 2) and \
+                all(upper for (text, _), (upper, _) in zip(row, joined[-1], strict=True) if text):
             above = joined[-1]
             merged: list[tuple[str, Rect | None]] = []
             for (text, rect), (upper, upper_rect) in zip(row, above, strict=True):
@@ -318,35 +354,77 @@ def _is_value(text: str) -> bool:
     return sum(ch.isdigit() for ch in characters) >= 0.4 * len(characters)
 
 
-def _header_rows(grid: list[list[str]]) -> int:
+def _header_rows(grid: list[list[str]], gaps: list[float]) -> int:
     """How many leading rows are the header: those above the first row that states values.
 
-    A table of words only (no row of values) has a one-row header; one whose first row already
-    states values has none. At most three rows count as the header.
+    A first row of numbers can head the columns (``_numbered_header``). In a table of words only
+    (no row of values) the header ends at the first wide gap between rows, else after one row.
+    At most five rows count as the header (a cell set between two header lines is a row of its own).
     """
-    for index, row in enumerate(grid[:4]):
-        values = [text for text in row[1:] if text]
-        if values and sum(map(_is_value, values)) >= 0.5 * len(values):
+    for index, row in enumerate(grid[:6]):
+        if _states_values(row):
+            return 1 if index == 0 and _numbered_header(grid) else index
+    return _header_by_gap(gaps)
+
+
+def _row_gaps(grid: list[list[tuple[str, Rect | None]]]) -> list[float]:
+    """The space between each row and the one above it (0 for the first)."""
+    spans = []
+    for row in grid:
+        rects = [rect for _, rect in row if rect is not None]
+        spans.append((min(r.y0 for r in rects), max(r.y1 for r in rects)) if rects else (0.0, 0.0))
+    return [0.0] + [max(0.0, top - above[1]) for above, (top, _) in pairwise(spans)]
+
+
+def _header_by_gap(gaps: list[float]) -> int:
+    """In a table of words, the header is the rows above the first wide gap (the rule under a header
+    set over several lines), when that gap comes within the first four rows; else one row."""
+    if len(gaps) < 3:
+        return 1
+    body = sorted(gaps[1:])
+    usual = body[len(body) // 2]
+    wide = max(1.5 * usual, usual + 2.0)
+    for index in range(1, min(5, len(gaps) - 1)):
+        if gaps[index] >= wide:
             return index
     return 1
 
 
-def _headers(rows: list[list[str]], columns: int) -> list[str]:
+def _states_values(row: list[str]) -> bool:
+    values = [text for text in row[1:] if text]
+    return bool(values) and sum(map(_is_value, values)) >= 0.5 * len(values)
+
+
+def _numbered_header(grid: list[list[str]]) -> bool:
+    """A first row of numbers that heads the columns ("10k 20k 50k", "(1) (2) (3)", "1 5 10") rather than
+    starting the body: the rows below it state no values, or state them with decimals it lacks."""
+    first, below = [text for text in grid[0][1:] if text], [row[1:] for row in grid[1:4]]
+    if len(grid) < 2 or any("." in text for text in first):
+        return False
+    if not any(_states_values(row) for row in grid[1:4]):
+        return True
+    cells = [text for row in below for text in row if text]
+    return bool(cells) and sum("." in text for text in cells) >= 0.5 * len(cells)
+
+
+def _headers(rows: list[list[tuple[str, Rect | None]]], columns: list[tuple[float, float]]) -> list[str]:
     """One header text per column: the header rows' texts above it, a spanning cell repeated over its columns.
 
-    In an upper header row a cell that is empty carries on the cell to its left ("co-view" over "MAP"
-    and "nDCG"); in the last header row an empty cell stays empty.
+    In an upper header row a cell that is empty carries on the cell to its left when that cell's
+    text reaches into this column, past the middle of the gap ("co-view" set over "MAP" and "nDCG");
+    a header wrapped onto several lines of its own column carries nothing. In the last header row
+    an empty cell stays empty.
     """
-    headers = [""] * columns
+    headers = [""] * len(columns)
     for depth, row in enumerate(rows):
         spanning = depth < len(rows) - 1
-        carried = ""
-        for col in range(columns):
-            text = row[col] if col < len(row) else ""
-            if text:
-                carried = text
-            elif spanning and col > 0:
-                text = carried
+        carried, reach = "", 0.0
+        for col, (x0, _) in enumerate(columns):
+            text, rect = row[col] if col < len(row) else ("", None)
+            if text and rect is not None:
+                carried, reach = text, rect.x1
+            elif spanning and col > 0 and reach > (columns[col - 1][1] + x0) / 2:
+                text = carried  # the cell to the left reaches past the middle of the gap into this column
             if text:
                 headers[col] = f"{headers[col]} {text}".strip()
     return headers
