@@ -378,13 +378,13 @@ def _row_gaps(grid: list[list[tuple[str, Rect | None]]]) -> list[float]:
 
 def _header_by_gap(gaps: list[float]) -> int:
     """In a table of words, the header is the rows above the first wide gap (the rule under a header
-    set over several lines), when that gap comes within the first four rows; else one row."""
+    set over several lines), when that gap comes within the first five rows; else one row."""
     if len(gaps) < 3:
         return 1
     body = sorted(gaps[1:])
     usual = body[len(body) // 2]
     wide = max(1.5 * usual, usual + 2.0)
-    for index in range(1, min(5, len(gaps) - 1)):
+    for index in range(1, min(6, len(gaps) - 1)):
         if gaps[index] >= wide:
             return index
     return 1
