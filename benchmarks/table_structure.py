@@ -20,7 +20,7 @@ A library's grid gets its column headers the way Quire's rows carry theirs: the 
 first row that states values are the header; an empty cell in an upper header row carries on the
 text to its left (a spanning header). Usage:
 
-    python benchmarks/table_structure.py [--json benchmarks/results/table_structure.json] [-v]
+    python benchmarks/table_structure.py [--json benchmarks/results/table_structure.json] [-v] [--only quire]
 """
 
 from __future__ import annotations
@@ -243,6 +243,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "table_structure.json")
     parser.add_argument("--extract", choices=sorted(EXTRACTORS), help=argparse.SUPPRESS)
+    parser.add_argument("--only", nargs="+", choices=sorted(EXTRACTORS), help="run only these (no results file)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     truth = json.loads(TRUTH.read_text())["tables"]
@@ -257,7 +258,7 @@ def main() -> None:
     import engine  # noqa: F401  (first: it switches off onnxruntime's telemetry before anything imports it)
 
     results: dict[str, Any] = {}
-    for name in EXTRACTORS:
+    for name in args.only or EXTRACTORS:
         extracted, seconds = extract_all(name, pages) if name == "quire" else in_child(name, pages)
         result = score(truth, extracted)
         result["cpu_seconds"] = round(seconds, 2)
@@ -270,6 +271,8 @@ def main() -> None:
                 if table["right"] < table["cells"]:
                     print(f"   {table['pdf']} p{table['page']} {table['label']}: found={table['found']} "
                           f"{table['right']}/{table['cells']}")
+    if args.only:
+        return
     summary = {"truth": str(TRUTH.relative_to(ROOT)), "pages": sum(len(v) for v in pages.values()),
                "pymupdf": _version("pymupdf"), "pdfplumber": _version("pdfplumber"),
                "note": "quire's CPU time is its whole ingest of each PDF (every page); the others', the listed pages",

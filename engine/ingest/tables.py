@@ -410,24 +410,47 @@ def _numbered_header(grid: list[list[str]]) -> bool:
 def _headers(rows: list[list[tuple[str, Rect | None]]], columns: list[tuple[float, float]]) -> list[str]:
     """One header text per column: the header rows' texts above it, a spanning cell repeated over its columns.
 
-    In an upper header row a cell that is empty carries on the cell to its left when that cell's
-    text reaches into this column, past the middle of the gap ("co-view" set over "MAP" and "nDCG");
-    a header wrapped onto several lines of its own column carries nothing. In the last header row
-    an empty cell stays empty.
+    In an upper header row a cell centred on the gap between two columns spans them, and on out
+    over the columns either side as long as both are empty in that row: a group header is centred
+    over its group ("co-view" over "MAP" and "nDCG", "1-best" over four). A cell centred over a
+    column (a header wrapped onto several lines of its own column) heads that column only.
     """
     headers = [""] * len(columns)
     for depth, row in enumerate(rows):
-        spanning = depth < len(rows) - 1
-        carried, reach = "", 0.0
-        for col, (x0, _) in enumerate(columns):
-            text, rect = row[col] if col < len(row) else ("", None)
-            if text and rect is not None:
-                carried, reach = text, rect.x1
-            elif spanning and col > 0 and reach > (columns[col - 1][1] + x0) / 2:
-                text = carried  # the cell to the left reaches past the middle of the gap into this column
-            if text:
-                headers[col] = f"{headers[col]} {text}".strip()
+        texts = [text for text, _ in row]
+        spans: list[list[int]] = [[col] if text else [] for col, text in enumerate(texts)]
+        if depth < len(rows) - 1:
+            # A group header grows no further than where its neighbour's group starts.
+            pairs = {col: _pair((rect.x0 + rect.x1) / 2, columns) for col, (text, rect) in enumerate(row)
+                     if text and rect is not None}
+            for col, (text, rect) in enumerate(row):
+                # A cell set flush with its column's left edge heads that column, wherever its middle falls.
+                if text and rect is not None and abs(rect.x0 - columns[col][0]) > 1.0:
+                    claimed = {j for other, pair in pairs.items() if other != col for j in pair}
+                    spans[col] = _spanned(col, pairs[col], texts, len(columns), claimed)
+        for col, spanned in enumerate(spans):
+            for target in spanned:
+                headers[target] = f"{headers[target]} {texts[col]}".strip()
     return headers
+
+
+def _pair(middle: float, columns: list[tuple[float, float]]) -> list[int]:
+    """The two columns whose gap holds ``middle``, or none when it falls over a column."""
+    left = next((j for j in range(len(columns) - 1) if columns[j][1] <= middle <= columns[j + 1][0]), None)
+    return [left, left + 1] if left is not None else []
+
+
+def _spanned(col: int, pair: list[int], texts: list[str], width: int, claimed: set[int]) -> list[int]:
+    """The columns a header cell placed in ``col`` and centred on the gap of ``pair`` spans (``_headers``)."""
+    if not pair or any(texts[j] and j != col for j in pair):
+        return [col]
+    spanned = list(pair)
+    low, high = pair[0] - 1, pair[1] + 1
+    while low >= 0 and high < width and not texts[low] and not texts[high] \
+            and low not in claimed and high not in claimed:
+        spanned += [low, high]
+        low, high = low - 1, high + 1
+    return sorted(spanned)
 
 
 def row_text(label: str, row: list[TableCell]) -> tuple[str, list[tuple[int, int, Rect]]]:
