@@ -155,7 +155,10 @@ class PdfParse:
                     log.warning("OCR failed on %s page %d: %s", self.path, index + 1, exc)
             if not used_ocr:
                 self.scanned_pages.append(index + 1)
-        layout = layout_page(index + 1, width, height, raw_words, classify_blocks)
+        # Words come in the unrotated page's coordinates: a page turned by /Rotate (a landscape table
+        # page) is laid out in those, or its columns and margins are measured against the wrong width.
+        flat = page.cropbox if page.rotation else page.rect
+        layout = layout_page(index + 1, flat.width, flat.height, raw_words, classify_blocks)
         if page_may_hold_tables(layout):
             tables = find_tables(layout)
             if tables:

@@ -142,3 +142,14 @@ def test_cells_in_a_font_without_a_unicode_map_stay_text(unreadable: bool) -> No
         assert found == []
     else:
         assert [[cell.text for cell in row] for row in found[0].rows] == cells[1:]
+
+
+def test_a_page_turned_by_rotate_keeps_its_tables(tmp_path: Path) -> None:
+    # A landscape table page is often an upright page with /Rotate 90: its words come in the unrotated
+    # page's coordinates, and its tables must be read in those.
+    with pymupdf.open(tables_and_figure_pdf(tmp_path / "upright.pdf")) as document:
+        document[0].set_rotation(90)
+        document.save(tmp_path / "turned.pdf")
+    turned = [p.text for p in rows_of(parse_pdf(tmp_path / "turned.pdf").passages)]
+    upright = [p.text for p in rows_of(parse_pdf(tmp_path / "upright.pdf").passages)]
+    assert turned == upright and "Table 2, row 20 mg: Patients 40, Response 48%" in turned
