@@ -1,14 +1,16 @@
 """Tables as tables: a table's region, columns, header and body rows, each cell with its text and box.
 
 The layout code (engine.ingest.regions) already tells a table's lines from the running text, from
-the words' boxes alone. Where such lines sit next to a "Table N" caption, their region is handed
-to PyMuPDF's ``find_tables`` (its "text" strategy: columns from aligned words, rows from text
-lines, ruling lines where the table has them), which splits it into cells. Only pages that show a
-table caption and table lines pay for that second look at the page.
+the words' boxes alone. Where such lines sit next to a "Table N" caption, their region is split
+into rows (lines at one height), cells (gaps wider than a word space) and columns (the cells of
+the rows with the most cells), from the words ingest already holds: no second pass over the page.
+PyMuPDF's and pdfplumber's table finders were measured against this on the same hand-checked
+tables (benchmarks/table_structure.py, docs/tables.md) and found far fewer of them. Only pages
+that show a table caption and table lines pay for the closer look.
 
-A structure is kept only when it can be trusted: at least two rows and two columns, most cells
-filled, nearly all of the region's characters inside some cell, and readable text (no runs of
-replacement or private-use characters, as fonts without a Unicode map give). Anything else is left
+A structure is kept only when it can be trusted: 2 to 300 rows, at least two columns, most cells
+filled, and readable text (few replacement or private-use characters, as fonts without a Unicode
+map give). Anything else is left
 to the caller as text, exactly as before: the table's lines become a "table" passage.
 
 Each body row becomes one passage, the unit that is searched, quoted and cited. Its text carries
@@ -23,11 +25,11 @@ import logging
 import re
 from array import array
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any
 
 from engine.ingest.layout import PageLayout
 from engine.ingest.regions import CAPTION, FIGURE, TABLE
+from engine.ingest.table_headers import column_headers, header_rows, is_value, row_gaps
 from engine.types import PageRect, Passage, Rect, TableCell, TableRow, WordBoxes, content_hash, passage_id
 
 log = logging.getLogger(__name__)
@@ -36,16 +38,10 @@ TABLE_ROW = "table row"  # the passage kind of one table row
 
 _TABLE_LABEL = re.compile(r"^((?:Supplementary|Supplemental|Extended Data|Appendix)\s+)?(Table|TABLE)\s*"
                           r"(S?\d{1,3}[A-Za-z]?|[IVX]{1,5})\b")
-# A cell that states a value: a number, a percentage, a range, a score with its spread ("83.8", "12%",
-# "0.61 ± 0.02", "(3.1)", "-", "n/a").
-_VALUE = re.compile(r"^[(\[]?[-+\u2212~<>≤≥]?\s*\d[\d.,]*\s*(%|[±\u00b1]\s*\d[\d.,]*)?[)\]*†‡]*$"
-                    r"|^[-\u2013\u2014]$|^n/?a$", re.I)
-_NUMBER_FIRST = re.compile(r"^[(\[]?[-+\u2212~<>≤≥±]?\s*\.?\d")
 _UNREADABLE = re.compile("[\ufffd\ue000-\uf8ff]")
 
 MAX_ROWS = 300  # more rows than any printed table page holds: a mis-read grid
 MIN_FILLED = 0.45  # share of cells that hold text
-MIN_KEPT = 0.9  # share of the region's characters the cells must hold
 MAX_UNREADABLE = 0.05  # share of characters that are replacement or private-use codes
 
 
@@ -184,10 +180,10 @@ def _structure(layout: PageLayout, region: Rect, members: set[int], label: str,
         return None
     grid = _join_continuations(grid)
     text_grid = [[text for text, _ in row] for row in grid]
-    header_count = _header_rows(text_grid, _row_gaps(grid))
+    header_count = header_rows(text_grid, row_gaps(grid))
     if len(grid) - header_count < 1:
         return None
-    headers = _headers(grid[:header_count], columns)
+    headers = column_headers(grid[:header_count], columns)
     header_cells = [TableCell(col, text, headers[col], rect) for row in grid[:header_count]
                     for col, (text, rect) in enumerate(row) if text and rect is not None]
     rows = [[TableCell(col, text, headers[col], rect) for col, (text, rect) in enumerate(row)
@@ -322,7 +318,7 @@ def _join_continuations(grid: list[list[tuple[str, Rect | None]]]) -> list[list[
         texts = [text for text, _ in row]
         # Only under cells of the row above: a row that fills columns empty above is a row of its own
         # (the "Frozen Finetune" under a header cell spanning both).
-        if joined and not texts[0] and not any(_is_value(text) for text in texts if text) and \
+        if joined and not texts[0] and not any(is_value(text) for text in texts if text) and \
                 sum(bool(text) for text in texts) <= max(1, len(texts) // 2) and \
                 all(upper for (text, _), (upper, _) in zip(row, joined[-1], strict=True) if text):
             above = joined[-1]
@@ -342,115 +338,6 @@ def _join_continuations(grid: list[list[tuple[str, Rect | None]]]) -> list[list[
 
 def _clean(text: str | None) -> str:
     return " ".join((text or "").split())
-
-
-def _is_value(text: str) -> bool:
-    """A cell that states a value: a number first ("83.8", "81.1M", "28.9M (35.6%)", "0.61 ± 0.02"), or a dash."""
-    if _VALUE.match(text):
-        return True
-    if not _NUMBER_FIRST.match(text):
-        return False
-    characters = [ch for ch in text if ch.isalnum()]
-    return sum(ch.isdigit() for ch in characters) >= 0.4 * len(characters)
-
-
-def _header_rows(grid: list[list[str]], gaps: list[float]) -> int:
-    """How many leading rows are the header: those above the first row that states values.
-
-    A first row of numbers can head the columns (``_numbered_header``). In a table of words only
-    (no row of values) the header ends at the first wide gap between rows, else after one row.
-    At most five rows count as the header (a cell set between two header lines is a row of its own).
-    """
-    for index, row in enumerate(grid[:6]):
-        if _states_values(row):
-            return 1 if index == 0 and _numbered_header(grid) else index
-    return _header_by_gap(gaps)
-
-
-def _row_gaps(grid: list[list[tuple[str, Rect | None]]]) -> list[float]:
-    """The space between each row and the one above it (0 for the first)."""
-    spans = []
-    for row in grid:
-        rects = [rect for _, rect in row if rect is not None]
-        spans.append((min(r.y0 for r in rects), max(r.y1 for r in rects)) if rects else (0.0, 0.0))
-    return [0.0] + [max(0.0, top - above[1]) for above, (top, _) in pairwise(spans)]
-
-
-def _header_by_gap(gaps: list[float]) -> int:
-    """In a table of words, the header is the rows above the first wide gap (the rule under a header
-    set over several lines), when that gap comes within the first five rows; else one row."""
-    if len(gaps) < 3:
-        return 1
-    body = sorted(gaps[1:])
-    usual = body[len(body) // 2]
-    wide = max(1.5 * usual, usual + 2.0)
-    for index in range(1, min(6, len(gaps) - 1)):
-        if gaps[index] >= wide:
-            return index
-    return 1
-
-
-def _states_values(row: list[str]) -> bool:
-    values = [text for text in row[1:] if text]
-    return bool(values) and sum(map(_is_value, values)) >= 0.5 * len(values)
-
-
-def _numbered_header(grid: list[list[str]]) -> bool:
-    """A first row of numbers that heads the columns ("10k 20k 50k", "(1) (2) (3)", "1 5 10") rather than
-    starting the body: the rows below it state no values, or state them with decimals it lacks."""
-    first, below = [text for text in grid[0][1:] if text], [row[1:] for row in grid[1:4]]
-    if len(grid) < 2 or any("." in text for text in first):
-        return False
-    if not any(_states_values(row) for row in grid[1:4]):
-        return True
-    cells = [text for row in below for text in row if text]
-    return bool(cells) and sum("." in text for text in cells) >= 0.5 * len(cells)
-
-
-def _headers(rows: list[list[tuple[str, Rect | None]]], columns: list[tuple[float, float]]) -> list[str]:
-    """One header text per column: the header rows' texts above it, a spanning cell repeated over its columns.
-
-    In an upper header row a cell centred on the gap between two columns spans them, and on out
-    over the columns either side as long as both are empty in that row: a group header is centred
-    over its group ("co-view" over "MAP" and "nDCG", "1-best" over four). A cell centred over a
-    column (a header wrapped onto several lines of its own column) heads that column only.
-    """
-    headers = [""] * len(columns)
-    for depth, row in enumerate(rows):
-        texts = [text for text, _ in row]
-        spans: list[list[int]] = [[col] if text else [] for col, text in enumerate(texts)]
-        if depth < len(rows) - 1:
-            # A group header grows no further than where its neighbour's group starts.
-            pairs = {col: _pair((rect.x0 + rect.x1) / 2, columns) for col, (text, rect) in enumerate(row)
-                     if text and rect is not None}
-            for col, (text, rect) in enumerate(row):
-                # A cell set flush with its column's left edge heads that column, wherever its middle falls.
-                if text and rect is not None and abs(rect.x0 - columns[col][0]) > 1.0:
-                    claimed = {j for other, pair in pairs.items() if other != col for j in pair}
-                    spans[col] = _spanned(col, pairs[col], texts, len(columns), claimed)
-        for col, spanned in enumerate(spans):
-            for target in spanned:
-                headers[target] = f"{headers[target]} {texts[col]}".strip()
-    return headers
-
-
-def _pair(middle: float, columns: list[tuple[float, float]]) -> list[int]:
-    """The two columns whose gap holds ``middle``, or none when it falls over a column."""
-    left = next((j for j in range(len(columns) - 1) if columns[j][1] <= middle <= columns[j + 1][0]), None)
-    return [left, left + 1] if left is not None else []
-
-
-def _spanned(col: int, pair: list[int], texts: list[str], width: int, claimed: set[int]) -> list[int]:
-    """The columns a header cell placed in ``col`` and centred on the gap of ``pair`` spans (``_headers``)."""
-    if not pair or any(texts[j] and j != col for j in pair):
-        return [col]
-    spanned = list(pair)
-    low, high = pair[0] - 1, pair[1] + 1
-    while low >= 0 and high < width and not texts[low] and not texts[high] \
-            and low not in claimed and high not in claimed:
-        spanned += [low, high]
-        low, high = low - 1, high + 1
-    return sorted(spanned)
 
 
 def row_text(label: str, row: list[TableCell]) -> tuple[str, list[tuple[int, int, Rect]]]:
