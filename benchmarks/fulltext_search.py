@@ -76,7 +76,7 @@ def build_library(home: Path, reingest: bool) -> Engine:
     if not done.exists():
         started = time.perf_counter()
         papers = sorted(LITQA2.glob("pdfs/*.pdf")) + sorted(CORPUS.glob("*.pdf"))
-        engine.add_documents(papers)
+        list(engine.add_documents(papers))  # a generator: nothing is stored until it is read
         engine.embed_pending()
         done.write_text(f"{len(papers)} papers in {time.perf_counter() - started:.0f} s\n")
     return engine

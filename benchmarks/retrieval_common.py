@@ -37,6 +37,8 @@ from engine.retrieve.fts import (
 )
 from engine.retrieve.source import ScoredId
 from engine.store.vocabulary import FtsVocabulary, vocabulary_table_sql
+from engine.text.keywords import keyword_text, title_keywords
+from engine.text.language import detect_language
 from engine.types import Passage, SearchHit, content_hash
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -118,8 +120,10 @@ class BenchSource:
         self.conn = sqlite3.connect(":memory:")
         self.conn.execute("CREATE VIRTUAL TABLE passages_fts USING fts5(title, text, pid UNINDEXED, doc UNINDEXED, "
                           "tokenize = 'porter unicode61 remove_diacritics 2')")
+        # As the catalog writes it: each text's words as its language has them (engine/text/keywords.py).
         self.conn.executemany("INSERT INTO passages_fts(title, text, pid, doc) VALUES (?,?,?,?)",
-                              [(r.title, r.text, r.passage_id, r.doc_id) for r in records])
+                              [(title_keywords(r.title), keyword_text(r.text, detect_language(r.text)), r.passage_id,
+                                r.doc_id) for r in records])
         self.index: FlatIndex | None = None
         self._vectors: dict[str, np.ndarray] = {}
         self.conn.execute(vocabulary_table_sql())

@@ -10,15 +10,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import platformdirs
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import QSettings, QTimer, QUrl
 from PySide6.QtWidgets import QApplication
 
 import engine
 from desktop.logging_setup import configure_logging
 from desktop.platform_check import platform_problem
 from desktop.self_test import run_self_test
+from desktop.single_instance import HandoverError, InstanceServer, hand_over, server_name
 from engine.config import APP_NAME, resolve_paths
 from engine.errors import EngineError
+from engine.links import SCHEME
 from engine.process import prepare_process
 from engine.service import Engine
 from ui import errors
@@ -30,7 +32,9 @@ from ui.theme import apply_theme
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="quire-desktop", description="Quire: an offline research assistant "
                                      "for your PDFs.")
-    parser.add_argument("paths", nargs="*", metavar="PDF", help="PDF files or folders to add when the window opens")
+    parser.add_argument("paths", nargs="*", metavar="PDF|URL",
+                        help="PDF files or folders to add when the window opens, or quire://open links to open "
+                             "at their page with the quote highlighted")
     parser.add_argument("--home", metavar="DIR", help="library folder (default: $QUIRE_HOME or your user data dir); "
                         "window settings and logs are kept there too")
     parser.add_argument("--self-test", action="store_true",
@@ -49,6 +53,25 @@ def application() -> QApplication:
     app.setApplicationVersion(engine.__version__)
     app.setDesktopFileName("quire")  # matches packaging/quire.desktop, so docks show the right icon
     return app
+
+
+def split_links(arguments: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The ``quire://`` links among the command line's arguments, and the files and folders.
+
+    The desktop entry's ``%u`` may give a file as a ``file://`` URL (a file manager's "Open With"); it
+    is turned back into its path.
+    """
+    links: list[str] = []
+    paths: list[str] = []
+    for argument in arguments:
+        scheme = argument.partition(":")[0].lower()
+        if scheme == SCHEME:
+            links.append(argument)
+        elif scheme == "file" and QUrl(argument).isLocalFile():
+            paths.append(QUrl(argument).toLocalFile())
+        else:
+            paths.append(argument)
+    return links, paths
 
 
 def window_settings(home: Path | None) -> QSettings:
@@ -78,6 +101,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_dir = home / "logs" if explicit_home else Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
     configure_logging(args.verbose, log_dir)
     app = application()
+    links, paths = split_links(args.paths)
+    instance = InstanceServer(server_name(home))
+    try:  # one app per library: a running one opens the links and files instead
+        if hand_over(instance.name, links, [str(Path(path).resolve()) for path in paths]):
+            return 0
+    except HandoverError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    instance.listen()
     apply_theme(app)
     try:
         library = Engine(args.home)
@@ -88,11 +120,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         window = MainWindow(client, window_settings(home if explicit_home else None))
         window.show()
-        window.add_paths(args.paths)
+        accept_handovers(instance, window)
+        window.add_paths(paths)
+        window.open_links(links)
         _close_on_ctrl_c(window)
         return app.exec()
     finally:
+        instance.close()
         client.shutdown()
+
+
+def accept_handovers(instance: InstanceServer, window: MainWindow) -> None:
+    """What a later launch on the same library hands over opens here, the window brought to the front."""
+    def open_handed(links: list[str], paths: list[str]) -> None:
+        if window.isMinimized():
+            window.showNormal()
+        window.raise_()
+        window.activateWindow()
+        window.add_paths(paths)
+        window.open_links(links)
+    instance.received.connect(open_handed)
 
 
 def _close_on_ctrl_c(window: MainWindow) -> None:

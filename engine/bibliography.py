@@ -9,7 +9,8 @@ stage without a copy to update at each hand-over.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import PurePath
 from typing import Any
 
 # Words that make an author an organisation rather than a person ("Procter and Gamble Research
@@ -74,3 +75,14 @@ class Bibliography:
         return cls(title=data.get("title", ""), authors=tuple(data.get("authors", ())), year=data.get("year"),
                    doi=data.get("doi", ""), arxiv_id=data.get("arxiv_id", ""), url=data.get("url", ""),
                    venue=data.get("venue", ""))
+
+
+# Said after a file's name standing in for the title a PDF does not print: the reader sees it is no title.
+FILE_NAME_MARK = " (file name)"
+
+
+def titled_by_file_name(bib: Bibliography, path: str) -> Bibliography:
+    """``bib``, or where no title was found, the file's name as its title, marked as one ("scan.pdf (file
+    name)"), so that references and exports name the paper as the library shows it until its title is edited."""
+    name = PurePath(path).name if path else ""
+    return bib if bib.title.strip() or not name else replace(bib, title=name + FILE_NAME_MARK)

@@ -75,6 +75,20 @@ def parse_open_link(url: str) -> OpenLink:
     return OpenLink(paper, int(page_text), passage, _one(query, "quote", url, default=""))
 
 
+def quote_span(text: str, quote: str) -> tuple[int, int] | None:
+    """Where a link's ``quote`` sits in a passage's ``text``, as (start, end), or None.
+
+    A link carries the quote with its white space folded to single spaces and perhaps cut at a word end
+    (:data:`QUOTE_CHARS`), so the words are matched in order across any white space, and the quote's
+    start is enough to find it.
+    """
+    words = quote.split()
+    if not words:
+        return None
+    match = re.search(r"\s+".join(re.escape(word) for word in words), text)
+    return (match.start(), match.end()) if match else None
+
+
 def _one(query: dict[str, list[str]], name: str, url: str, default: str | None = None) -> str:
     values = query.get(name)
     if not values:

@@ -23,12 +23,12 @@ from engine.retrieve.source import PassageSource
 from engine.service_setup import EngineSetup
 from engine.store import Library
 from engine.table_types import PaperRow, PaperTable, TableColumn
-from engine.types import Answer, Document, Page, Passage, SearchHit
+from engine.types import LIBRARY_SOURCE, Answer, Document, Page, Passage, SearchHit
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from engine.cite.claims import ClaimCheck, PairVerdict
+    from engine.cite.claims import CheckedPassage, ClaimCheck, PairVerdict
     from engine.cite.judge import SupportJudge
     from engine.datastore.importer import ImportReport
     from engine.datastore.manage import DatastoreInfo
@@ -466,7 +466,7 @@ class Engine(EngineSetup):
         supporting passages first, then contradicting ones, each with its verdict and verbatim quote, then the
         rest, nearest the claim first, each with its sentence nearest the claim.
         Raises ClaimError for an empty claim; a very long claim is cut (see ``ClaimCheck.notes``)."""
-        from engine.cite.claims import check_claim, nearness_by
+        from engine.cite.claims import check_claim, nearness_by, on_quote_pages
         from engine.cite.support import SupportScorer
 
         def search(text: str, count: int, report: ProgressCallback, token: CancelToken | None) -> list[SearchHit]:
@@ -474,8 +474,18 @@ class Engine(EngineSetup):
                                cancel=token)
 
         nearness = nearness_by(SupportScorer(self.support_embedder, judge=None, reader=None))
-        return check_claim(claim, search, self.support_judge, k=k, progress=progress, cancel=cancel,
-                           nearness=nearness)
+        result = check_claim(claim, search, self.support_judge, k=k, progress=progress, cancel=cancel,
+                             nearness=nearness)
+        return on_quote_pages(result, self._quote_page)
+
+    def _quote_page(self, passage: CheckedPassage) -> int | None:
+        """The page a library passage's quote is on (from its words' boxes), None for a datastore's."""
+        if passage.source != LIBRARY_SOURCE:
+            return None
+        stored = self.passage(passage.passage_id)
+        start = stored.text.find(passage.quote)  # a hit's text may carry a title line before the passage's
+        boxes = stored.rects_for_span(start, start + len(passage.quote)) if start >= 0 else ()
+        return boxes[0].page if boxes else None
 
     def check_evidence(self, claim: str, evidence: str, reader: SupportReader | None = None) -> PairVerdict:
         """Judge ``claim`` against the given evidence text: verdict, score, the deciding quote, and notes.

@@ -60,6 +60,46 @@ class Document:
 
 
 @dataclass(frozen=True)
+class TableCell:
+    """One cell of a table row: its text, its column's header text and its box on the page."""
+
+    col: int
+    text: str
+    header: str
+    rect: Rect
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """What a "table row" passage knows of the table it belongs to.
+
+    ``table`` numbers the document's tables from 0 in reading order; ``label`` is the caption's
+    label ("Table 2"), empty when no caption names the table; ``row`` is the body row's index;
+    ``headers`` are the column headers, one per column (merged header cells repeated over the
+    columns they span), and ``cells`` this row's cells, empty ones left out.
+    """
+
+    table: int
+    label: str
+    caption: str
+    page: int
+    row: int
+    headers: tuple[str, ...]
+    cells: tuple[TableCell, ...]
+
+    @property
+    def stub(self) -> str:
+        """The row's name: its first column's text (or its first cell's, when that column is empty)."""
+        first = next((cell for cell in self.cells if cell.col == 0), None) or (self.cells[0] if self.cells else None)
+        return first.text if first is not None else ""
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """The row as (header, value) pairs, the stub column left out: how a judge should read it."""
+        stub_col = self.cells[0].col if self.cells else 0
+        return [(cell.header, cell.text) for cell in self.cells if cell.col != stub_col]
+
+
+@dataclass(frozen=True)
 class Passage:
     """A ~250-word block of a document's text that knows exactly where it sits on the page.
 
@@ -88,6 +128,11 @@ class Passage:
     # text (labels drawn inside a figure). Captions and tables are searchable but never spliced
     # into the running text.
     kind: str = "text"
+    # The language the text is written in (ISO 639-1, engine/text/language.py): "" when it could not be
+    # told, "zxx" when the text layer means nothing (a font's private-use codes).
+    language: str = ""
+    # For a "table row" passage: its table's label, headers and this row's cells with their boxes.
+    table: TableRow | None = field(default=None, compare=False)
 
     @property
     def search_text(self) -> str:
@@ -333,6 +378,6 @@ class IngestResult:
 __all__ = [
     "LIBRARY_SOURCE", "WORD_FIELDS", "Answer", "AnswerMode", "AnswerSentence", "Citation", "Document",
     "DocumentStatus", "IngestResult", "Outcome", "Page", "PageRect", "PaperReference", "Passage", "Rect",
-    "Reference", "SearchHit", "StepCost", "WordBox", "WordBoxes", "content_hash", "document_id",
-    "merge_word_boxes", "passage_id",
+    "Reference", "SearchHit", "StepCost", "TableCell", "TableRow", "WordBox", "WordBoxes", "content_hash",
+    "document_id", "merge_word_boxes", "passage_id",
 ]

@@ -23,8 +23,9 @@ APP_PACKAGES = ("ui", "desktop")
 # progress reports, what a citation marker is, the Qt-free wording of answers and references the
 # exports use too, and the named settings presets, which are bundled files); only the adapter may hold
 # the engine itself. Not engine.importer: it loads PyMuPDF and a process pool.
+# Values and pure functions over them (no engine work): a quire:// link is parsed where it arrives.
 UI_MAY_IMPORT = ("engine.types", "engine.bibliography", "engine.table_types", "engine.request", "engine.progress",
-                 "engine.errors", "engine.cite.markers", "engine.render", "engine.presets")
+                 "engine.errors", "engine.cite.markers", "engine.render", "engine.presets", "engine.links")
 # The engine client and the modules it is split into (its worker thread, the work it runs there, its
 # model and settings requests).
 UI_ADAPTER = (ROOT / "ui" / "engine_client.py", ROOT / "ui" / "engine_worker.py", ROOT / "ui" / "engine_tasks.py",

@@ -43,7 +43,7 @@ def reference_line(paper: PaperReference) -> str:
 
 def answer_html(answer: Answer) -> str:
     """The whole answer as the view shows it; the quotes are in the viewer, so the references list none."""
-    return to_html(answer, link=cite_url, quotes=False)
+    return to_html(answer, link=cite_url, quotes=False, open_links=False)
 
 
 def streaming_html(text: str, stage: str = "", *, cursor: bool = True) -> str:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from engine.errors import Cancelled
+from engine.links import OpenLink
 from engine.progress import CancelToken, Progress
 from engine.request import AskRequest
 from engine.service import Engine
@@ -32,6 +33,7 @@ from ui.engine_tasks import (
     PassageLocation,
     ProgressThrottle,
     datastore_counts,
+    locate_link,
     locate_passage,
     render_answer,
     server_datastore_locations,
@@ -334,6 +336,10 @@ class EngineClient(QObject, ModelRequests):
         """Find where ``reference`` (and the quote ``citation`` relies on) sits in its PDF."""
         self.call(LOOKUP, partial(locate_passage, reference=reference, citation=citation), on_result)
 
+    def locate_link(self, link: OpenLink, on_result: Callable[[PassageLocation], None]) -> None:
+        """Find the page, passage and quote a ``quire://open`` link points at; a bad one reaches :attr:`error`."""
+        self.call(LOOKUP, partial(locate_link, link=link), on_result)
+
     def list_answers(self, on_result: Callable[[list[Any]], None]) -> None:
         """Past questions, newest first, as summaries (``id``, ``question``, ``created_at``, ``mode``)."""
         self.call(LOOKUP, lambda engine: engine.answers(), on_result)
@@ -358,17 +364,23 @@ class EngineClient(QObject, ModelRequests):
         """The bundled demo papers into the library; with ``with_datastore`` the sample CS datastore is
         attached too (searchable by keyword at once, not embedded: that would take long on a laptop).
         The datastore is opt-in: once attached it answers every "Everything" question."""
-        from engine.datastore.bundled import bundled_datastore
         from engine.demo import demo_papers
 
         self.add_paths(demo_papers())
-        if not with_datastore:
-            return
+        if with_datastore:
+            self.add_demo_datastore(on_datastore)
+
+    def add_demo_datastore(self, on_datastore: Callable[[object], None] | None = None) -> None:
+        """Attach the bundled sample CS datastore (keyword search at once; not embedded), unless it is attached;
+        its progress comes as the stages of attaching a datastore ("import", "bm25")."""
+        from engine.datastore.bundled import bundled_datastore
+
+        throttle = ProgressThrottle(self._worker.progress.emit, self._progress_interval)
 
         def attach(engine: Engine) -> object:
             if any(info.name == DEMO_DATASTORE for info in engine.datastores()):
                 return None
-            return engine.add_datastore(bundled_datastore(), DEMO_DATASTORE, embed=False)
+            return engine.add_datastore(bundled_datastore(), DEMO_DATASTORE, embed=False, progress=throttle)
 
         self.call(DATASTORE, attach, on_datastore)
 

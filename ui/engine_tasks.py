@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine.errors import DocumentNotFoundError, EngineError
+from engine.links import LinkError, OpenLink, quote_span
 from engine.progress import Progress
 from engine.service import Engine
 from engine.types import LIBRARY_SOURCE, Answer, Citation, IngestResult, Outcome, PageRect, Reference
@@ -129,6 +130,44 @@ def locate_passage(engine: Engine, *, reference: Reference, citation: Citation |
     shown = quote_rects or passage.rects
     page = shown[0].page if shown else (reference.page or passage.page_start)
     return PassageLocation(reference, document.path, page, passage.rects, quote_rects, quote)
+
+
+def locate_link(engine: Engine, link: OpenLink) -> PassageLocation:
+    """Runs on the worker: where a ``quire://open`` link points, by the path a citation click takes.
+
+    A passage the library no longer has (the paper was read again and cut differently) still opens the
+    page, without a highlight; an unknown paper or a page past the paper's end is a LinkError.
+    """
+    try:
+        document = engine.document(link.paper)
+    except DocumentNotFoundError:
+        raise LinkError(f"The link names a paper that is not in this library ({engine.paths.home}): paper "
+                        f"{link.paper}. Add the paper, or open the library the link came from "
+                        "(quire-desktop --home DIR).") from None
+    title = document.bib.title or Path(document.path).name
+    if document.page_count and link.page > document.page_count:
+        raise LinkError(f"The link points at page {link.page} of “{title}”, which has {document.page_count} "
+                        "pages.")
+    page_only = PassageLocation(Reference(0, link.passage, document.id, LIBRARY_SOURCE, document.bib, ""),
+                                document.path, link.page)
+    if not link.passage:
+        return page_only
+    try:
+        passage = engine.passage(link.passage)
+    except DocumentNotFoundError:
+        return page_only
+    reference = Reference(0, passage.id, document.id, LIBRARY_SOURCE, document.bib, passage.text,
+                          passage.page_start, passage.page_end)
+    span = quote_span(passage.text, link.quote)
+    citation = None
+    if span:
+        quote = passage.text[span[0]:span[1]]
+        citation = Citation(0, passage.id, quote, span[0], span[1], 1.0, passage.rects_for_span(*span))
+    location = locate_passage(engine, reference=reference, citation=citation)
+    shown = location.quote_rects or location.passage_rects
+    if any(on_page == link.page for on_page, _ in shown):
+        location = replace(location, page=link.page)  # a quote over two pages opens where the link says
+    return location
 
 
 def datastore_counts(engine: Engine) -> list[tuple[str, int]]:

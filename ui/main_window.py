@@ -12,6 +12,7 @@ from PySide6.QtCore import QMimeData, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QLabel, QMainWindow, QSplitter, QWidget
 
+from engine.progress import Pace
 from engine.types import Answer, IngestResult, Outcome
 from ui import errors, reference_export
 from ui.answer_controller import AnswerController
@@ -22,6 +23,7 @@ from ui.help_menu import add_help_menu
 from ui.ingest_progress import IngestProgress, plural, summarize
 from ui.library_model import display_title
 from ui.library_pane import LibraryPane
+from ui.link_opener import LinkOpener
 from ui.metadata_dialog import MetadataDialog
 from ui.pdf_viewer import PdfViewer
 from ui.table_controller import TableController
@@ -32,6 +34,8 @@ from ui.window_state import restore_state, save_state
 
 _LAST_FOLDER = "paths/last_folder"
 _MESSAGE_MS = 8000
+# The stages of attaching a datastore, as the status bar names them.
+DATASTORE_STAGES = {"import": "reading", "bm25": "indexing words"}
 
 
 def local_paths(mime: QMimeData) -> list[str]:
@@ -73,6 +77,8 @@ class MainWindow(QMainWindow):
         self.empty_state = self.library.empty_state
         self._create_menus()
 
+        self._pace = Pace()
+        self._adding_from = ""  # "From “papers”" while a folder is being added
         self.embedding_status = QLabel(self)
         self.embedding_status.setTextFormat(Qt.TextFormat.PlainText)
         self.embedding_status.setAccessibleName("Embedding status")
@@ -86,6 +92,7 @@ class MainWindow(QMainWindow):
         self.tables = TableController(client, self.viewer, self)
         self.watch_follower = WatchFollower(client, self)
         self.watch_follower.notice.connect(lambda text: self.statusBar().showMessage(text, _MESSAGE_MS))
+        self.links = LinkOpener(client, self.viewer, lambda text: self.statusBar().showMessage(text, _MESSAGE_MS), self)
         self.ask_pane.collection_names = self.library.collection_names
 
         self.library.selection_changed.connect(self._update_actions)
@@ -108,9 +115,20 @@ class MainWindow(QMainWindow):
     # --- public ------------------------------------------------------------------------------
 
     def add_paths(self, paths: Sequence[str | Path]) -> None:
-        """Queue files and folders for ingestion."""
+        """Queue files and folders for ingestion; the status bar says at once what is being looked through, and
+        when it is done, what was added from where."""
         if paths:
+            folders = [Path(p).name or str(p) for p in paths if Path(p).is_dir()]
+            self._adding_from = f"From “{folders[0]}”" if len(folders) == 1 else \
+                f"From {len(folders)} folders" if folders else ""
+            if folders:
+                self.statusBar().showMessage(f"{self._adding_from}: looking for PDFs…", _MESSAGE_MS)
             self._client.add_paths(paths)
+
+    def open_links(self, urls: Sequence[str]) -> None:
+        """Open ``quire://open`` links in the viewer (the last one stays in view)."""
+        for url in urls:
+            self.links.open(url)
 
     def selected_doc_ids(self) -> list[str]:
         return self.library.selected_doc_ids()
@@ -421,9 +439,16 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"{names} removed from the library by another program.", _MESSAGE_MS)
 
     def _on_progress(self, stage: str, done: int, total: int, label: str) -> None:
+        # The phases the CLI shows, with the same counts, rate and time left (engine.progress.Pace).
         if stage == "embed":
-            self.embedding_status.setText(f"Embedding passages: {done:,} of {total:,}")
+            counts = self._pace.counts("embed", done, total, "passages").replace("  ", " · ")
+            self.embedding_status.setText(f"Embedding {counts}")
             self.embedding_status.setVisible(bool(total) and done < total and self._client.embedding)
+            return
+        if stage in DATASTORE_STAGES:  # the sample datastore being attached
+            counts = self._pace.counts(stage, done, total, size=stage == "import").replace("  ", " · ")
+            self.embedding_status.setText(f"Attaching the sample datastore: {DATASTORE_STAGES[stage]} {counts}")
+            self.embedding_status.setVisible(done < total)
             return
         self.ingest_progress.update_progress(stage, done, total, label)
 
@@ -437,7 +462,11 @@ class MainWindow(QMainWindow):
             return
         self.ingest_progress.stop()
         if not self._was_cancelled:
-            self.statusBar().showMessage(summarize(self._outcomes), _MESSAGE_MS)
+            summary = summarize(self._outcomes)
+            if self._adding_from:  # a folder added: say which, and what came of it, until the next message
+                summary = f"{self._adding_from}: {summary[0].lower()}{summary[1:]}"
+            self.statusBar().showMessage(summary, 0 if self._adding_from else _MESSAGE_MS)
+        self._adding_from = ""
         if self._background_embedding and self._outcomes[Outcome.ADDED] + self._outcomes[Outcome.UPDATED]:
             self._client.embed_pending()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -33,11 +34,13 @@ from PySide6.QtWidgets import (
 
 from engine.progress import CancelToken, Progress, human_size
 from ui import errors
-from ui.engine_client import EngineClient
+from ui.engine_client import DEMO_DATASTORE, EngineClient
+from ui.window_state import fit_to_screen
 
 # A long client job, given the progress callback, the cancel token and what to call when it ends.
 LongJob = Callable[[Callable[[Progress], None], CancelToken, Callable[[object], None], Callable[[], None]], None]
 ROW = Qt.ItemDataRole.UserRole
+MODEL_ROWS_SHOWN = 8  # the model list's height, in rows, before it scrolls
 
 
 def _items(tree: QTreeWidget) -> list[QTreeWidgetItem]:
@@ -58,7 +61,7 @@ class ModelsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Models & Datastores")
         self.setAccessibleName("Models and datastores")
-        self.resize(820, 620)
+        self.resize(1100, 700)  # fitted to the screen when shown (ui.window_state.fit_to_screen)
         self._client = client
         self._cancel: CancelToken | None = None
         self._relay = _ProgressRelay(self)
@@ -78,7 +81,12 @@ class ModelsDialog(QDialog):
         hardware_layout.addWidget(self.hardware_label)
         hardware_layout.addWidget(self.recommendation_label)
 
+        self.in_use_label = QLabel("", self)
+        self.in_use_label.setAccessibleName("Language model in use")
+        self.in_use_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.in_use_label.setWordWrap(True)
         self.models_tree = self._tree(["Model", "Kind", "Size", "Licence", "Verified by", "Status"], "Models")
+        self.models_tree.setMinimumHeight(MODEL_ROWS_SHOWN * self.models_tree.fontMetrics().lineSpacing() * 3 // 2)
         self.models_tree.itemSelectionChanged.connect(self._update_buttons)
         self.download_button = QPushButton("Download", self)
         self.download_button.setToolTip("Download, verify and install the selected model (needs the network)")
@@ -86,7 +94,8 @@ class ModelsDialog(QDialog):
         self.use_button = QPushButton("Use", self)
         self.use_button.setToolTip("Make the selected installed model the one Quire uses")
         self.use_button.clicked.connect(self.use_selected)
-        models_box = self._box("Models", self.models_tree, [self.download_button, self.use_button])
+        models_box = self._box("Models", self.models_tree, [self.download_button, self.use_button],
+                               above=self.in_use_label)
 
         self.datastores_tree = self._tree(["Datastore", "Papers", "Passages", "Size", "Embedder"], "Datastores")
         self.datastores_tree.itemSelectionChanged.connect(self._update_buttons)
@@ -100,8 +109,13 @@ class ModelsDialog(QDialog):
         self.remove_datastore_button = QPushButton("Remove", self)
         self.remove_datastore_button.setToolTip("Detach and delete the selected datastore; answers stop using it")
         self.remove_datastore_button.clicked.connect(self.remove_selected_datastore)
+        self.demo_datastore_button = QPushButton("Add sample datastore", self)
+        self.demo_datastore_button.setToolTip("Attach the bundled sample of 3,529 computer-science papers (SciREX "
+                                              "and SciTLDR), searchable by keyword at once")
+        self.demo_datastore_button.clicked.connect(self.add_demo_datastore)
         datastores_box = self._box("Datastores", self.datastores_tree, [
-            self.embed_datastore_button, self.remove_datastore_button, self.install_pack_button])
+            self.demo_datastore_button, self.embed_datastore_button, self.remove_datastore_button,
+            self.install_pack_button])
 
         self.progress_label = QLabel("", self)
         self.progress_bar = QProgressBar(self)
@@ -117,7 +131,7 @@ class ModelsDialog(QDialog):
 
         layout = QVBoxLayout(self)
         layout.addWidget(hardware_box)
-        layout.addWidget(models_box, 3)
+        layout.addWidget(models_box, 5)
         layout.addWidget(datastores_box, 2)
         layout.addLayout(progress_row)
         layout.addWidget(buttons)
@@ -133,18 +147,26 @@ class ModelsDialog(QDialog):
         tree.setAlternatingRowColors(True)
         tree.setAccessibleName(name)
         tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        # Names are what people read: size the first column to them, the rest share what is left.
+        # Every column as wide as what it holds, so nothing is cut ("compl...a256"); where the dialog is
+        # narrower than the columns, the list scrolls sideways instead.
         tree.header().setStretchLastSection(True)
-        tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        tree.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         return tree
 
-    def _box(self, title: str, tree: QTreeWidget, actions: list[QPushButton]) -> QGroupBox:
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        fit_to_screen(self)
+
+    def _box(self, title: str, tree: QTreeWidget, actions: list[QPushButton],
+             above: QWidget | None = None) -> QGroupBox:
         box = QGroupBox(title, self)
         row = QHBoxLayout()
         row.addStretch(1)
         for button in actions:
             row.addWidget(button)
         layout = QVBoxLayout(box)
+        if above is not None:
+            layout.addWidget(above)
         layout.addWidget(tree)
         layout.addLayout(row)
         return box
@@ -183,6 +205,10 @@ class ModelsDialog(QDialog):
 
     def _show_models(self, snapshot: dict[str, Any]) -> None:
         selected = self._selected_name()
+        current = snapshot["current_model"]
+        self.in_use_label.setText(f"Language model in use: {Path(current).name} ({current})" if current else
+                                  "Language model in use: the bundled SmolLM2 135M (no model file is set in "
+                                  "Settings; it is too small to write, so answers show the evidence digest)")
         self.models_tree.clear()
         installed = {model.name: model for model in snapshot["installed"]}
         in_use = {snapshot["current_model"], snapshot["current_embedder"]} - {""}
@@ -306,6 +332,19 @@ class ModelsDialog(QDialog):
         on_server = self.selected_datastore() in self._server_datastores  # embedded by whoever published it
         self.embed_datastore_button.setEnabled(has_datastore and not on_server and not busy)
         self.remove_datastore_button.setEnabled(has_datastore and not busy)
+        attached = {str(item.data(0, ROW)) for item in _items(self.datastores_tree)}
+        self.demo_datastore_button.setEnabled(DEMO_DATASTORE not in attached and not busy)
+
+    def add_demo_datastore(self) -> None:
+        """Attach the bundled sample datastore (keyword search at once; Embed adds search by meaning)."""
+        self.demo_datastore_button.setEnabled(False)
+        self.progress_label.setText("Attaching the sample datastore…")
+        self._client.add_demo_datastore(self._demo_attached)
+
+    def _demo_attached(self, _result: object) -> None:
+        self.progress_label.setText("The sample datastore is attached.")
+        self.datastores_changed = True
+        self.refresh()
 
     # --- actions ------------------------------------------------------------------------------
 

@@ -53,6 +53,7 @@ class PdfViewer(QWidget):
         self._page = 0  # 1-based; 0 = nothing shown
         self._zoom = 1.25
         self._follow_quote = False  # keep the highlighted quote in view when the pane is resized
+        self._quote_boxes: tuple[list[Rect], list[Rect]] = ([], [])  # the cited column and quote on the page shown
         self._fit_width = True
         self._words: list[tuple[Rect, str]] = []  # the current page's words, reading order
         self.highlight_rects: tuple[PageRect, ...] = ()
@@ -143,14 +144,20 @@ class PdfViewer(QWidget):
         page = max(1, min(page, self._document.page_count))
         column = [rect for on_page, rect in (tuple(quote_rects) + tuple(passage_rects)) if on_page == page]
         quote = [rect for on_page, rect in quote_rects if on_page == page]
-        viewport = self.scroll_area.viewport()
-        self._zoom = zoom_for_quote(self._available_width(), float(viewport.height()),
-                                    self._document[page - 1].rect.width, column, quote)
+        self._quote_boxes = (column, quote)
+        self._zoom = self._quote_zoom(page)
         self._fit_width = not column  # no boxes on this page: show the page's width
         self.highlight_rects, self.quote_rects = tuple(passage_rects), tuple(quote_rects)
         self.go_to_page(page)
         self._scroll_to_highlight()
         return True
+
+    def _quote_zoom(self, page: int) -> float:
+        """The zoom at which the cited column reads well and the whole quote fits the pane as it is now."""
+        assert self._document is not None
+        column, quote = self._quote_boxes
+        return zoom_for_quote(self._available_width(), float(self.scroll_area.viewport().height()),
+                              self._document[page - 1].rect.width, column, quote)
 
     def _load(self, path: str, title: str) -> bool:
         """Open ``path`` unless it is the document shown, and show its title; nothing is rendered yet."""
@@ -420,6 +427,15 @@ class PdfViewer(QWidget):
             self._render()
             self._paint_highlights()
             self._update_controls()
+        elif self._follow_quote and self._quote_boxes[0]:
+            # The pane changed size under a citation (the window laid out at 1024x700, a splitter moved): the
+            # zoom is chosen again, so the whole quote still fits without clicking the citation again.
+            zoom = self._quote_zoom(self._page)
+            if abs(zoom - self._zoom) > 0.01:
+                self._zoom = zoom
+                self._render()
+                self._paint_highlights()
+                self._update_controls()
         if self._follow_quote and not self.quote_in_view():
             self._scroll_now()  # a narrower pane must not leave the cited words off screen
 

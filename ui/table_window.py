@@ -27,8 +27,10 @@ from PySide6.QtWidgets import (
 
 from engine.table_types import PaperRow, TableCell, TableColumn
 from ui.paper_table_model import PaperTableModel
+from ui.window_state import fit_to_screen
 
 # (engine mode, label): "auto" writes cells only with a model able to write sentences that hold up.
+ROW_LINES = 4  # a cell's lines shown before its quote is cut (the tooltip has it whole)
 CELL_MODES = (("auto", "Cells: automatic"), ("quotes", "Cells: the papers' own sentences"),
               ("write", "Cells: written by the model, each checked"))
 _NAME, _QUESTION = 0, 1
@@ -44,7 +46,7 @@ class TableWindow(QWidget):
         super().__init__(parent, Qt.WindowType.Window)
         self.setWindowTitle("Table of papers \u2014 Quire")
         self.setAccessibleName("Table of papers")
-        self.resize(1000, 640)
+        self.resize(1100, 760)  # fitted to the screen when shown
         self.building = False
 
         self.question_box = QLineEdit(self)
@@ -102,10 +104,10 @@ class TableWindow(QWidget):
         self.view.horizontalHeader().setDefaultSectionSize(220)
         self.view.horizontalHeader().setStretchLastSection(True)
         # Each new row is sized once, as it arrives: ResizeToContents would measure every row again on
-        # each insertion (200 rows took 15 s, 0.2 s a row by the end). Tall cells stop at six lines;
-        # the tooltip has the whole quote.
+        # each insertion (200 rows took 15 s, 0.2 s a row by the end). Tall cells stop at ROW_LINES lines,
+        # so that a window shows more than three papers; the tooltip has the whole quote.
         self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.view.verticalHeader().setMaximumSectionSize(self.fontMetrics().lineSpacing() * 6 + 8)
+        self.view.verticalHeader().setMaximumSectionSize(self.fontMetrics().lineSpacing() * ROW_LINES + 8)
         self.model.rowsInserted.connect(lambda _parent, first, last: self._fit_rows(first, last))
         self.model.modelReset.connect(lambda: self._fit_rows(0, self.model.rowCount() - 1))
         self.view.clicked.connect(self._on_clicked)
@@ -166,6 +168,7 @@ class TableWindow(QWidget):
         super().showEvent(event)
         if not self._editor_sized:  # once: after that the splitter is where the user put it
             self._editor_sized = True
+            fit_to_screen(self)
             self.fit_editor()
 
     def fit_editor(self) -> None:

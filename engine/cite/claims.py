@@ -224,6 +224,16 @@ def check_claim(claim: str, search: SearchFn, judge: SupportJudge, k: int = 20,
     return ClaimCheck(text, tuple(passages), tuple(notes))
 
 
+def on_quote_pages(result: ClaimCheck, quote_page: Callable[[CheckedPassage], int | None]) -> ClaimCheck:
+    """The result with each passage's page the page its quote is on (``quote_page``; None keeps the passage's
+    first page): a passage that runs over a page break is cited where its quote is, as the app shows it."""
+    passages = []
+    for passage in result.passages:
+        page = quote_page(passage) if passage.page is not None and passage.quote else None
+        passages.append(replace(passage, page=page) if page is not None else passage)
+    return replace(result, passages=tuple(passages))
+
+
 def words_not_found(claim: str, texts: Sequence[str]) -> list[str]:
     """The claim's names (words written with a capital: "Rotavirus", "Java", "S2ORC") that none of ``texts`` uses
     in any form: with nothing for or against a claim, its closest passages may be on another subject altogether

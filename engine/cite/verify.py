@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from engine.cite.judge import Judgement, Reader, SupportJudge, revisable
-from engine.cite.markers import cited_numbers, format_marker, strip_markers
+from engine.cite.markers import cited_numbers, find_markers, format_marker, strip_markers
 from engine.cite.readings import abbreviations
 from engine.cite.sentences import Span, split_spans
 from engine.cite.support import SupportScorer
@@ -84,6 +84,7 @@ class VerifyReport:
     contradicted: int = 0  # citations removed because their passage says the opposite
     unchecked: int = 0  # sentences left unjudged because the support judge could not be loaded
     read: int = 0  # sentences the judge left unsupported that the reader found supported
+    hollow: int = 0  # sentences dropped because nothing was left of them without their markers
 
 
 def needs_citation(claim: str) -> bool:
@@ -92,6 +93,33 @@ def needs_citation(claim: str) -> bool:
     if not stripped or stripped.startswith("#") or stripped.endswith(":"):
         return False
     return len(content_words(stripped)) >= 3
+
+
+# The word before a marker that stands as a noun of the sentence: "described in [1] and [2]", "see [3]".
+_MARKER_AS_WORD = re.compile(r"(?:\b(?:in|by|of|see|from|to|with|as|than|and|or|cf|e\.g|i\.e)[.,]?|,)\s*$",
+                             re.IGNORECASE)
+
+
+def hollow(sentence: str) -> bool:
+    """Whether the sentence says nothing once its markers are removed: they stood as its words ("This is
+    described in [1] and [2]." leaves "This is described in and.") and what remains is no claim. Such a
+    sentence is dropped; kept, it would read as broken and pass as a connective sentence needing no source."""
+    markers = find_markers(sentence)
+    if not any(_MARKER_AS_WORD.search(sentence, 0, marker.start) for marker in markers):
+        return False
+    claim = item_and_claim(sentence)[1].strip()
+    return not needs_citation(claim) and not claim.endswith(":") and not claim.startswith("#")
+
+
+def claims_something(sentence: str, claim: str) -> bool:
+    """Whether the sentence needs a source: a claim with content, or any sentence the writer cited that is
+    not a heading or a lead-in. A cited sentence is never taken for a connective one, called supported with
+    no passage behind it."""
+    stripped = claim.strip()
+    if needs_citation(stripped):
+        return True
+    return bool(cited_numbers(sentence)) and bool(stripped) and not stripped.endswith(":") \
+        and not stripped.startswith("#")
 
 
 def quote_citation(reference: Reference, start: int, end: int, score: float, rects_for: RectsFor,
@@ -119,7 +147,7 @@ def verify_sentence(sentence: str, sources: Mapping[int, Reference], verifier: V
     if scorer.judge_problem:
         return _unchecked_sentence(sentence, sources, verifier, section, report)
     claim = strip_markers(sentence)
-    worthy = needs_citation(claim)
+    worthy = claims_something(sentence, claim)
     citations: list[Citation] = []
     for n in cited_numbers(sentence):
         reference = sources.get(n)
@@ -171,7 +199,7 @@ def _judged_sentence(sentence: str, sources: Mapping[int, Reference], judge: Sup
     """verify_sentence with the support judge deciding (see the module docstring)."""
     rects_for, reader, veto = verifier.rects_for, verifier.reader, verifier.veto
     item, claim = item_and_claim(sentence)
-    if not needs_citation(claim):
+    if not claims_something(sentence, claim):
         return _needs_no_citation(item + claim, section)
     cited = _cited(sentence, sources, report)
     judged = judge.judge_many([(claim, r.text) for r in cited], aliases=aliases)
@@ -269,7 +297,7 @@ def _unchecked_sentence(sentence: str, sources: Mapping[int, Reference], verifie
     checked": without the judge nothing is called supported. The quote is the passage's window most
     similar to the sentence, so a click still lands near the cited text."""
     claim = strip_markers(sentence)
-    if not needs_citation(claim):
+    if not claims_something(sentence, claim):
         return _needs_no_citation(claim, section)
     citations: list[Citation] = []
     for reference in _cited(sentence, sources, report):
@@ -307,6 +335,10 @@ def verify_text(text: str, sources: Mapping[int, Reference], verifier: Verifier,
     for span in spans:
         if stopped():
             break
+        if hollow(text[span.start:span.end]):
+            if report is not None:
+                report.hollow += 1
+            continue
         verified.append(verify_sentence(text[span.start:span.end], sources, verifier, section, report, aliases))
     return verified
 
@@ -315,16 +347,19 @@ def _prefetch(text: str, spans: list[Span], sources: Mapping[int, Reference], ju
               insert: bool, stopped: Callable[[], bool], aliases: Mapping[str, str]) -> None:
     """Judge the whole text in two batches (cited passages; then, for sentences none of them supports,
     the other passages), so that the sentence-by-sentence pass below finds every verdict cached."""
-    claims = [item_and_claim(text[span.start:span.end])[1] for span in spans]
-    cited = [[sources[n] for n in cited_numbers(text[span.start:span.end]) if n in sources] for span in spans]
-    first = [(claim, ref.text) for claim, refs in zip(claims, cited, strict=True) if needs_citation(claim)
+    sentences = [text[span.start:span.end] for span in spans]
+    claims = [item_and_claim(sentence)[1] for sentence in sentences]
+    worthy = [claims_something(sentence, claim) and not hollow(sentence)
+              for sentence, claim in zip(sentences, claims, strict=True)]
+    cited = [[sources[n] for n in cited_numbers(sentence) if n in sources] for sentence in sentences]
+    first = [(claim, ref.text) for claim, refs, needed in zip(claims, cited, worthy, strict=True) if needed
              for ref in refs]
     verdicts = dict(zip(first, judge.judge_many(first, aliases=aliases), strict=True))
     if not insert or stopped():
         return
     second: list[tuple[str, str]] = []
-    for claim, refs in zip(claims, cited, strict=True):
-        if needs_citation(claim) and not any(verdicts[(claim, ref.text)].supports for ref in refs):
+    for claim, refs, needed in zip(claims, cited, worthy, strict=True):
+        if needed and not any(verdicts[(claim, ref.text)].supports for ref in refs):
             second.extend((claim, ref.text) for ref in sources.values() if ref not in refs)
     judge.judge_many(second, aliases=aliases)
 

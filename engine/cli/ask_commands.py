@@ -10,6 +10,7 @@ from typing import Any
 
 from engine.cli.interrupt import run_cancellable
 from engine.cli.progress_bar import one_line
+from engine.config import Settings
 from engine.progress import CancelToken
 from engine.render.bibtex import to_bibtex
 from engine.render.common import reference_line
@@ -27,7 +28,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     ask = commands.add_parser("ask", help="answer a question from your papers, with verified citations")
     ask.add_argument("question")
     ask.add_argument("--model", metavar="PATH", help="a GGUF language model (default: settings, else SmolLM2-135M)")
-    ask.add_argument("--top-n", type=int, metavar="N", help="passages handed to the model (default 8)")
+    ask.add_argument("--top-n", type=int, metavar="N",
+                     help=f"passages handed to the model (default {Settings().retrieval.top_n}, or the settings' "
+                          "retrieval.top_n)")
     feedback = ask.add_mutually_exclusive_group()
     feedback.add_argument("--feedback", action="store_true",
                           help="add self-feedback and one revision (2 more LM calls)")
@@ -138,7 +141,7 @@ def print_answer(answer: Answer) -> None:
 def paper_line(answer: Answer, paper: PaperReference) -> str:
     """``Title. Authors (Year). pp. 3, 7. doi:...``: a cited paper with the pages of its cited passages."""
     first = next(r for r in answer.references if r.n == paper.n)
-    line = reference_line(replace(first, page=None, page_end=None))
+    line = reference_line(replace(first, bib=paper.bib, page=None, page_end=None))
     if not paper.pages:
         return line
     pages = f"p. {paper.pages[0]}" if len(paper.pages) == 1 else "pp. " + ", ".join(map(str, paper.pages))

@@ -87,7 +87,7 @@ def _add(engine: Engine, args: argparse.Namespace) -> int:
     else:
         print("quire: give a FILE and --name NAME (or --demo for the bundled datastore)", file=sys.stderr)
         return 2
-    bar = StageProgress()
+    bar = StageProgress(quiet=args.json)
     report = _run(lambda: engine.add_datastore(path, name, embed=not args.no_embed, progress=bar,
                                                cancel=CancelToken()),
                   bar, "run the same command again to resume where it stopped.")
@@ -114,7 +114,7 @@ def _add(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def _embed(engine: Engine, args: argparse.Namespace) -> int:
-    bar = StageProgress()
+    bar = StageProgress(quiet=args.json)
     started = time.perf_counter()
     added = _run(lambda: engine.embed_datastore(args.name, progress=bar, cancel=CancelToken()), bar,
                  "run the same command again to resume; finished vectors were kept.")
@@ -160,7 +160,7 @@ def _remove(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def _pack(engine: Engine, args: argparse.Namespace) -> int:
-    bar = StageProgress()
+    bar = StageProgress(quiet=args.json)
     path, manifest = _run(lambda: engine.pack_datastore(args.name, args.out, version=args.pack_version, progress=bar,
                                                         cancel=CancelToken()), bar, "nothing was written.")
     if args.json:
@@ -173,7 +173,7 @@ def _pack(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def _install(engine: Engine, args: argparse.Namespace) -> int:
-    bar = StageProgress()
+    bar = StageProgress(quiet=args.json)
     manifest = _run(lambda: engine.install_datastore(args.location, reembed=args.reembed, replace=args.replace,
                                                      sha256=args.sha256, progress=bar, cancel=CancelToken()),
                     bar, "nothing was installed; a download resumes when you run the command again.")

@@ -35,7 +35,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     show.add_argument("doc_id", metavar="ID")
     show.add_argument("--passages", action="store_true", help="print every passage with its pages")
     show.add_argument("--json", action="store_true")
-    show.set_defaults(handler=lambda engine, args: _show(engine, args.doc_id, args.passages, args.json))
+    show.add_argument("--tables", nargs="?", const="markdown", choices=("markdown", "csv"),
+                      help="print the paper's tables (Markdown, or CSV) instead")
+    show.add_argument("--table", metavar="LABEL", help='with --tables: only this table ("Table 2" or "2")')
+    show.set_defaults(handler=_show_command)
     remove = library_commands.add_parser("remove", help="remove a document and its passages")
     remove.add_argument("doc_id", metavar="ID")
     remove.add_argument("--json", action="store_true")
@@ -57,7 +60,7 @@ def _ingest_then_embed(engine: Engine, args: argparse.Namespace) -> int:
     if code == 0 and not args.no_embed:
         from engine.cli.search_commands import embed_pending_quietly
 
-        embed_pending_quietly(engine)
+        embed_pending_quietly(engine, show_progress=not args.json)
     return code
 
 
@@ -73,7 +76,7 @@ def _remove(engine: Engine, doc_id: str, as_json: bool) -> int:
 def _ingest(engine: Engine, paths: list[str], password: str | None, as_json: bool) -> int:
     from engine.importer import Outcome  # loads PyMuPDF: only the commands that ingest pay for it
 
-    bar = ProgressBar()
+    bar = ProgressBar(quiet=as_json)
     cancel = CancelToken()
     results = []
     try:
@@ -141,6 +144,39 @@ def _list(engine: Engine, as_json: bool) -> int:
         status += f"  [missing: {missing[d.id]}]" if d.id in missing else ""
         print(one_line(f"{d.id}  {title[:70]:<70}  {authors[:30]:<30} {bib.year or '':>4} {d.page_count:>4}p"
                             f"{status}"))
+    return 0
+
+
+def _show_command(engine: Engine, args: argparse.Namespace) -> int:
+    if args.tables or args.table:
+        return _show_tables(engine, args.doc_id, args.tables or "markdown", args.table)
+    return _show(engine, args.doc_id, args.passages, args.json)
+
+
+def _show_tables(engine: Engine, doc_id: str, style: str, wanted: str | None) -> int:
+    from engine.render.tables import document_tables, find_table, table_csv, table_markdown
+
+    document = engine.document(doc_id)
+    tables = document_tables(engine.passages(document.id))
+    if wanted:
+        table = find_table(tables, wanted)
+        if table is None:
+            labels = ", ".join(t.label or t.title for t in tables) or "none"
+            print(f"quire: no table {wanted!r} in {document.id}; its tables: {labels}.", file=sys.stderr)
+            return 1
+        tables = [table]
+    if not tables:
+        print(f"No tables were read as tables in {document.id} (their text stays searchable); "
+              "papers added before tables were read need `quire ingest` again.", file=sys.stderr)
+        return 0
+    for index, table in enumerate(tables):
+        if style == "csv":
+            # One table: plain CSV. Several: each under a "# Table N (page P)" line, a blank line between.
+            if len(tables) > 1:
+                print(("\n" if index else "") + f"# {table.title}")
+            print(table_csv(table), end="")
+        else:
+            print(("\n" if index else "") + table_markdown(table), end="")
     return 0
 
 

@@ -84,7 +84,7 @@ def _in_use_line(path: Path | None, bundled: bool, can_write: bool) -> str:
 
 
 def _download(engine: Engine, name: str, as_json: bool) -> int:
-    bar = DownloadBar()
+    bar = DownloadBar(quiet=as_json)
     cancel = CancelToken()
     try:
         model = engine.download_model(name, progress=bar, cancel=cancel)

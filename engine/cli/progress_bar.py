@@ -1,4 +1,10 @@
-"""The CLI's progress lines on stderr (files, datastore stages, downloads); silent off a terminal."""
+"""The CLI's progress on stderr (files, datastore stages, embedding, downloads): counts, rate and time left.
+
+On a terminal one line is redrawn in place; off a terminal (a log, a pipe, a script) a plain line is printed
+every ``PLAIN_EVERY`` seconds instead, so a long step is never silent there either; a step done within
+``QUIET_FOR`` seconds shows nothing; with ``--json`` (``quiet``) nothing is shown at all, so stderr stays free
+for the messages a script reads.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ import sys
 import time
 from typing import TextIO
 
-from engine.progress import Progress, human_size
+from engine.progress import Pace, Progress
 
 # C0 and C1 control characters (ESC starts ANSI sequences; CSI is U+009B) and DEL: a file name
 # holding them could recolour, move the cursor or retitle the user's terminal. Then the characters
@@ -41,34 +47,48 @@ def bar(fraction: float, width: int = 24) -> str:
     return f"[{'#' * filled}{'-' * (width - filled)}]"
 
 
+PLAIN_EVERY = 10.0  # seconds between plain progress lines off a terminal
+QUIET_FOR = 2.0  # a step done sooner than this needs no progress shown
+
+
 class TerminalLine:
-    """One line on stderr, redrawn in place at most 10 times a second; silent when it is not a terminal.
+    """Progress on stderr: one line redrawn in place at most 10 times a second on a terminal; off a terminal
+    a plain line every ``PLAIN_EVERY`` seconds once a step has taken ``QUIET_FOR``; ``quiet`` (``--json``):
+    nothing. The progress displays of the CLI differ only in the line they draw."""
 
-    The three progress displays of the CLI (files, datastore stages, downloads) differ only in
-    the line they draw.
-    """
-
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
+    def __init__(self, stream: TextIO = sys.stderr, quiet: bool = False) -> None:
         self.stream = stream
-        self.enabled = stream.isatty()
+        self.enabled = stream.isatty() and not quiet  # redrawn in place
+        self.plain = not quiet and not self.enabled  # periodic lines
         self._last_draw = 0.0
         self._started = time.monotonic()
+        self._last_plain = self._started - PLAIN_EVERY + QUIET_FOR  # the first plain line after QUIET_FOR
+        self.pace = Pace()
 
     @property
     def elapsed(self) -> float:
         return time.monotonic() - self._started
 
     def due(self, force: bool = False) -> bool:
-        """Whether to draw now: on a terminal, and ``force`` or a tenth of a second since the last draw."""
+        """Whether to draw now: on a terminal, ``force`` or a tenth of a second since the last draw; off one,
+        ``PLAIN_EVERY`` seconds since the last line (the first after ``QUIET_FOR``)."""
+        now = time.monotonic()
+        if self.plain:
+            if now - self._last_plain < PLAIN_EVERY:
+                return False
+            self._last_plain = now
+            return True
         if not self.enabled:
             return False
-        now = time.monotonic()
         if not force and now - self._last_draw < 0.1:
             return False
         self._last_draw = now
         return True
 
     def draw(self, line: str) -> None:
+        if self.plain:
+            print(terminal_safe(line).replace("\n", " "), file=self.stream, flush=True)
+            return
         width = shutil.get_terminal_size((80, 20)).columns
         self.stream.write("\r" + terminal_safe(line).replace("\n", " ")[: width - 1].ljust(width - 1))
         self.stream.flush()
@@ -86,52 +106,56 @@ class TerminalLine:
 
 
 class ProgressBar(TerminalLine):
-    """Draws ``[####----] 12/29 file.pdf  page 3/15`` while files are added."""
+    """Draws ``[####----] 12/29 files  0.8/s  21s left  file.pdf  page 3/15`` while files are added."""
 
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        super().__init__(stream)
+    def __init__(self, stream: TextIO = sys.stderr, quiet: bool = False) -> None:
+        super().__init__(stream, quiet)
         self._file = Progress("ingest", 0, 0)
 
     def __call__(self, progress: Progress) -> None:
         if progress.stage == "ingest":
             self._file = progress
+            self.pace.note("files", progress.done)
         if not self.due(force=progress.stage == "ingest"):
             return
         files = self._file
         fraction = files.fraction
         if progress.stage == "parse" and files.total:
             fraction = (files.done + progress.fraction) / files.total
-        eta = f" ETA {int(self.elapsed * (1 - fraction) / fraction)}s" if 0.02 < fraction < 1 else ""
-        detail = f" page {progress.done}/{progress.total}" if progress.stage == "parse" else ""
-        self.draw(f"{bar(fraction)} {files.done}/{files.total}{eta} {files.label}{detail}")
+        detail = f"  page {progress.done}/{progress.total}" if progress.stage == "parse" else ""
+        counts = self.pace.counts("files", files.done, files.total, "files")
+        self.draw(f"{bar(fraction)} {counts}  {files.label}{detail}")
+
+
+# What a stage's counts count: import reads the file's bytes; the rest count these.
+_UNITS = {"embed": "passages", "bm25": "words", "index": "vectors"}
 
 
 class StageProgress(TerminalLine):
-    """``import  [#####-----]  52%  3,100 records`` while a datastore is imported, embedded or packed."""
+    """``embed   [#####-----]  52%  3,100/5,961 passages  410/s  7s left`` while a datastore is imported,
+    embedded or packed, or the library is embedded."""
 
     def __call__(self, progress: Progress) -> None:
+        self.pace.note(progress.stage, progress.done)
         if not self.due(force=progress.done >= progress.total):
             return
         percent = f"{100 * progress.fraction:3.0f}%" if progress.total else "    "
-        self.draw(f"{progress.stage:<8}{bar(progress.fraction)} {percent}  {progress.label}")
+        counts = self.pace.counts(progress.stage, progress.done, progress.total, _UNITS.get(progress.stage, ""),
+                                  size=progress.stage == "import")
+        label = f"  {progress.label}" if progress.label else ""
+        self.draw(f"{progress.stage:<8}{bar(progress.fraction)} {percent}  {counts}{label}")
 
 
 class DownloadBar(TerminalLine):
-    """``[#####-----] 1.2 GB / 4.7 GB  18.3 MB/s  ETA 3m12s  file.gguf`` while a model downloads."""
+    """``[#####-----] 1.2 GB / 4.7 GB  18.3 MB/s  3m12s left  file.gguf`` while a model downloads."""
 
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        super().__init__(stream)
-        self._first_done: int | None = None
+    def __init__(self, stream: TextIO = sys.stderr, quiet: bool = False) -> None:
+        super().__init__(stream, quiet)
 
     def __call__(self, progress: Progress) -> None:
+        if progress.stage == "download":
+            self.pace.note("download", progress.done)  # a resumed download starts part-way
         if progress.stage != "download" or not self.due(force=progress.done >= progress.total):
             return
-        if self._first_done is None:
-            self._first_done = progress.done  # a resumed download starts part-way
-        rate = (progress.done - self._first_done) / max(self.elapsed, 1e-6)
-        eta = ""
-        if rate > 0 and progress.total > progress.done:
-            seconds = int((progress.total - progress.done) / rate)
-            eta = f"  ETA {seconds // 60}m{seconds % 60:02d}s"
-        self.draw(f"{bar(progress.fraction)} {human_size(progress.done)} / {human_size(progress.total)}"
-                  f"  {human_size(rate)}/s{eta}  {progress.label}")
+        counts = self.pace.counts("download", progress.done, progress.total, size=True)
+        self.draw(f"{bar(progress.fraction)} {counts}  {progress.label}")

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from typing import Any
 
-from engine.cli.progress_bar import ProgressBar, one_line, terminal_safe
+from engine.cli.progress_bar import StageProgress, one_line, terminal_safe
 from engine.progress import CancelToken, Progress
 from engine.rerank.choose import RERANKERS
 from engine.retrieve.dedupe import group_by_paper
@@ -96,14 +96,13 @@ def print_grouped(hits: list[SearchHit], width: int = 100) -> None:
                                   "      "))
 
 
-def embed_library(engine: Engine, as_json: bool = False, quiet: bool = False) -> int:
-    """Embed what is pending, with a progress bar; Ctrl-C keeps what was embedded."""
-    bar = ProgressBar()
+def embed_library(engine: Engine, as_json: bool = False, quiet: bool = False, show_progress: bool = True) -> int:
+    """Embed what is pending, with its progress (passages, rate, time left); Ctrl-C keeps what was embedded."""
+    bar = StageProgress(quiet=as_json or not show_progress)
     cancel = CancelToken()
 
     def report(progress: Progress) -> None:
-        # The bar draws "ingest"-stage progress as its main line.
-        bar(Progress("ingest", progress.done, progress.total, "embedding passages"))
+        bar(Progress("embed", progress.done, progress.total, "embedding passages for dense search"))
 
     try:
         added = engine.embed_pending(progress=report, cancel=cancel)
@@ -121,14 +120,15 @@ def embed_library(engine: Engine, as_json: bool = False, quiet: bool = False) ->
     return 0
 
 
-def embed_pending_quietly(engine: Engine) -> None:
-    """After ingest: embed for dense search with a progress bar; a missing model only warns (BM25 still works)."""
+def embed_pending_quietly(engine: Engine, show_progress: bool = True) -> None:
+    """After ingest: embed for dense search with its progress (none with ``--json``); a missing model only warns
+    (BM25 still works)."""
     from engine.errors import Cancelled, EngineError
 
     try:
         if engine.library_source.pending_count() == 0:
             return
-        embed_library(engine, as_json=True, quiet=True)
+        embed_library(engine, as_json=False, quiet=True, show_progress=show_progress)
     except Cancelled:
         raise
     except EngineError as exc:

@@ -43,7 +43,7 @@ def register(actions: argparse._SubParsersAction) -> None:
 def _publish(engine: Engine, args: argparse.Namespace) -> int:
     from engine.datastore.server.publish import report_line
 
-    bar = StageProgress()
+    bar = StageProgress(quiet=args.json)
     what = args.what
     if args.demo:
         what = BUNDLED_NAME

@@ -34,8 +34,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _import(engine: Engine, args: argparse.Namespace) -> int:
     cancel = CancelToken()
-    bar = ProgressBar(sys.stderr)
-    bar.enabled = bar.enabled and not args.json
+    bar = ProgressBar(sys.stderr, quiet=args.json)
     try:
         report = engine.import_zotero(args.folder, progress=bar, cancel=cancel)
     finally:

@@ -19,11 +19,13 @@ from typing import IO, Any
 from engine.bibliography import Bibliography
 from engine.datastore.record_title import split_glued_title
 from engine.errors import EngineError
+from engine.ingest.printed import caps_title_recased
 
 # A line longer than this is reported and skipped without being held in memory: no real record
 # (the longest peS2o papers are a few MB) comes close, and one runaway line must not exhaust RAM.
 MAX_LINE_BYTES = 64 << 20
 _CHUNK = 1 << 20
+_ACRONYM_CONTEXT = 4000  # characters of a record's text read for the acronyms a capitals title keeps
 _GZIP_MAGIC = b"\x1f\x8b"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DOI_IN_TEXT = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+[A-Za-z0-9])")
@@ -203,6 +205,7 @@ def record_from_json(number: int, data: dict[str, Any]) -> Record | LineProblem:
         text = f"{glued_abstract}\n\n{text}".strip()
     if not text and not title:
         return LineProblem(number, f"record {record_id!r} has an empty 'title' and 'text'")
+    title = caps_title_recased(title, text[:_ACRONYM_CONTEXT])  # "GRAPH ATTENTION NETWORKS", as references show it
     url = _string(data.get("url"))
     doi = _doi(_string(data.get("doi")) or _string(_external(data, "doi")), url)
     arxiv_id = _arxiv(_string(data.get("arxiv_id")) or _string(data.get("arxiv")) or _string(_external(data, "arxiv")),

@@ -30,6 +30,8 @@ from engine.retrieve.dedupe import normalize_title
 from engine.retrieve.fts import bm25_expression
 from engine.sqlite import connect, connect_read_only, transaction, use_wal, writable_place
 from engine.store.vocabulary import TOKENIZER
+from engine.text.keywords import keyword_text, title_keywords
+from engine.text.language import detect_language
 
 SCHEMA_VERSION = 1
 # Problems kept per import (the count is always exact): enough to fix a file, bounded for a bad one.
@@ -330,8 +332,10 @@ class DatastoreStore:
                     passage_rowid = conn.execute(
                         "INSERT INTO passages(record_rowid, ordinal, text, content_hash) VALUES (?,?,?,?)",
                         (record_rowid, passage.ordinal, passage.text, passage.content_hash)).lastrowid
+                    # Each text's words as its language has them (engine/text/keywords.py).
                     conn.execute("INSERT INTO passages_fts(rowid, title, text) VALUES (?,?,?)",
-                                 (passage_rowid, passage.title, passage.text))
+                                 (passage_rowid, title_keywords(passage.title),
+                                  keyword_text(passage.text, detect_language(passage.text))))
             stored = conn.execute("SELECT count(*) FROM problems WHERE import_id = ?", (import_id,)).fetchone()[0]
             room = max(0, MAX_STORED_PROBLEMS - stored)
             conn.executemany("INSERT INTO problems(import_id, line, reason) VALUES (?,?,?)",

@@ -15,6 +15,8 @@ from operator import itemgetter
 
 from engine.ingest.layout import TEXT, Word
 from engine.ingest.wordlist import COMMON_COUNT, english_counts
+from engine.text.language import MEANINGLESS_SHARE, NO_LANGUAGE, UNKNOWN, detect_language
+from engine.text.scripts import meaningless_share, runs_on_unspaced
 from engine.text.sentences import ends_sentence, starts_sentence
 from engine.types import WORD_FIELDS, PageRect, Passage, Rect, WordBoxes, content_hash, passage_id
 
@@ -158,7 +160,8 @@ class Chunker:
             # A hyphenated word is joined even across a block boundary: text broken by a figure,
             # a column end or a producer that puts each line in its own block still continues.
             before, after = waiting.words[-1][TEXT], words[0][TEXT]
-            joined = continues_word(before, after)
+            # Chinese, Japanese and Thai have no spaces: a line that wraps inside a paragraph runs on.
+            joined = continues_word(before, after) or (not new_block and runs_on_unspaced(before, after))
             self._place_line(waiting, trim_last_hyphen=is_split_word(before, after) and not is_split_compound(
                 before, after, self.numbering.compounds))
             if joined:
@@ -332,4 +335,11 @@ class Chunker:
             text=text, title=self.title, page_start=int(min(pages)), page_end=int(max(pages)),
             char_start=start, char_end=start + len(text), rects=tuple(draft.rects),
             content_hash=content_hash(f"{self.title}\n{text}"), is_reference=draft.is_reference,
-            words=WordBoxes(draft.boxes), kind=self.kind))
+            words=WordBoxes(draft.boxes), kind=self.kind, language=self._language(text, draft.is_reference)))
+
+    def _language(self, text: str, is_reference: bool) -> str:
+        # Reference lists, tables and figure labels are names, numbers and fragments: their language
+        # cannot be told reliably, and keyword search indexes them as typed (unspaced scripts still cut).
+        if is_reference or self.kind != "text":
+            return NO_LANGUAGE if meaningless_share(text) > MEANINGLESS_SHARE else UNKNOWN
+        return detect_language(text)

@@ -253,13 +253,7 @@ def _title(info: dict[str, str], xmp: XmpFields, page_dict: dict[str, Any], page
     if title and not _plausible_title(title) and len(title.split()) < 2:
         title = ""
     title = " ".join(title.split())[:MAX_TITLE_CHARS]
-    if title and printed.mostly_capitals(title):
-        # A word is an acronym when the page prints it in capitals outside the title too.
-        in_title = re.findall(r"\b[A-Z][A-Z0-9]{1,7}s?\b", title)
-        on_page = re.findall(r"\b[A-Z][A-Z0-9]{1,7}s?\b", page_text)
-        acronyms = {word for word in set(on_page) if not word.isdigit()
-                    and on_page.count(word) > in_title.count(word) * max(1, page_text.count(title) or 1)}
-        title = printed.titlecase_caps(title, acronyms)
+    title = printed.caps_title_recased(title, page_text)
     if title:
         origins["title"] = origin
     return title, title_block

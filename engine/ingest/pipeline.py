@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,9 @@ from engine.ingest.layout import TEXT, Line, PageLayout, is_page_furniture, layo
 from engine.ingest.metadata import DocumentMeta, extract_metadata
 from engine.ingest.pdf import TEXT_FLAGS, file_hash, open_pdf
 from engine.ingest.regions import CAPTION, FIGURE, TABLE, classify_blocks
+from engine.ingest.tables import FoundTable, find_tables, page_may_hold_tables, row_passages
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.text.language import NO_LANGUAGE
 from engine.types import Page, Passage, document_id
 
 log = logging.getLogger(__name__)
@@ -29,6 +31,8 @@ log = logging.getLogger(__name__)
 _REFERENCES_HEAD = re.compile(
     r"^((\d+|[IVX]+)\.?\s*)?(references|bibliography|literature cited|works cited|references and notes|"
     r"reference list|cited literature)\s*:?$", re.I)
+# The warning a text layer that means nothing gets (engine/text/language.py).
+_UNREADABLE = "a text layer with no readable text"
 _FIRST_NUMBERED = re.compile(r"^\[1\]\s*\S")
 _FIRST_REFERENCE = re.compile(r"^(\[1\]|1\.?)\s|\b(19|20)\d\d[a-z]?[.)]")
 _LETTER_A = re.compile(r"^A\.?$")
@@ -81,6 +85,8 @@ class PdfParse:
         self.ocr_pages: list[int] = []
         self.warnings: list[str] = []
         self._references_seen = False
+        self._tables: dict[int, list[FoundTable]] = {}  # the trusted tables of pages read but not fed yet
+        self.table_count = 0
         try:
             # The first two pages are read now: metadata needs them, and they start the stream.
             first_page_dict: dict[str, Any] = {}
@@ -152,7 +158,14 @@ class PdfParse:
                     log.warning("OCR failed on %s page %d: %s", self.path, index + 1, exc)
             if not used_ocr:
                 self.scanned_pages.append(index + 1)
-        layout = layout_page(index + 1, width, height, raw_words, classify_blocks)
+        # Words come in the unrotated page's coordinates: a page turned by /Rotate (a landscape table
+        # page) is laid out in those, or its columns and margins are measured against the wrong width.
+        flat = page.cropbox if page.rotation else page.rect
+        layout = layout_page(index + 1, flat.width, flat.height, raw_words, classify_blocks)
+        if page_may_hold_tables(layout):
+            tables = find_tables(layout)
+            if tables:
+                self._tables[index + 1] = tables
         self.pages.append(Page(self.doc_id, index + 1, width, height,
                                sum(len(line.words) for line in layout.lines),
                                has_text_layer=bool(raw_words) and not used_ocr, ocr_used=used_ocr))
@@ -192,12 +205,22 @@ class PdfParse:
                     repeated |= signatures.get(number, set())
             self._feed(chunker, others, current, repeated, footnotes)
             signatures.pop(current.number - window, None)
-            yield from chunker.passages()
+            yield from self._flag_unreadable(chunker.passages())
             progress(Progress("parse", current.number, self.page_count, self.path.name))
         _release(chunker, footnotes)
         for other in others.values():
             other.start_section(is_reference=False)
-        yield from chunker.finish()
+        yield from self._flag_unreadable(chunker.finish())
+
+    def _flag_unreadable(self, passages: Iterable[Passage]) -> Iterator[Passage]:
+        """``passages``, with a warning (once) when one's text layer means nothing: a font's own codes with
+        no Unicode map. Such a passage is kept (its boxes still show where it is) but not indexed as words."""
+        for passage in passages:
+            if passage.language == NO_LANGUAGE and not any(w.startswith(_UNREADABLE) for w in self.warnings):
+                self.warnings.append(f"{_UNREADABLE} on page {passage.page_start}: its font gives private-use "
+                                     "codes instead of letters, so it is not searchable by its words; "
+                                     "OCR the PDF (ocrmypdf --force-ocr) to search it")
+            yield passage
 
     @staticmethod
     def _remember_margins(layout: PageLayout, signatures: dict[int, set[str]]) -> None:
@@ -212,7 +235,17 @@ class PdfParse:
         for other in others.values():
             other.start_section(is_reference=False)  # captions, tables and figures end with their page
         margin = set(layout.margin_lines())
+        # A trusted table's lines are replaced by its rows, given where its first line was.
+        tables = self._tables.pop(layout.number, [])
+        table_at = {min(table.lines): table for table in tables}
+        in_tables = set().union(*(table.lines for table in tables)) if tables else set()
         for index, line in enumerate(layout.lines):
+            if index in in_tables:
+                if index in table_at:
+                    chunker.numbering.ready.extend(row_passages(
+                        table_at[index], self.table_count, self.doc_id, self.meta.bib.title, chunker.numbering))
+                    self.table_count += 1
+                continue
             if index in margin and is_page_furniture(line, layout.width, layout.height, repeated, layout.number):
                 continue
             kind = layout.kinds[index] if layout.kinds else "text"

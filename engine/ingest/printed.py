@@ -165,6 +165,21 @@ def titlecase_caps(title: str, acronyms: set[str]) -> str:
     return " ".join(out)
 
 
+_CAPITAL_WORD = re.compile(r"\b[A-Z][A-Z0-9]{1,7}s?\b")
+
+
+def caps_title_recased(title: str, text: str) -> str:
+    """``title`` in title case when it is set in capitals, else as it is: a word stays in capitals when
+    ``text`` (the page, or a record's abstract) prints it in capitals outside the title too."""
+    if not title or not mostly_capitals(title):
+        return title
+    in_title = _CAPITAL_WORD.findall(title)
+    in_text = _CAPITAL_WORD.findall(text)
+    acronyms = {word for word in set(in_text) if not word.isdigit()
+                and in_text.count(word) > in_title.count(word) * max(1, text.count(title) or 1)}
+    return titlecase_caps(title, acronyms)
+
+
 def mostly_capitals(text: str) -> bool:
     letters = [ch for ch in text if ch.isalpha()]
     return len(letters) >= 8 and sum(ch.isupper() for ch in letters) >= 0.9 * len(letters)

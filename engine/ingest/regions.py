@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.ingest.layout import Block, Line
+from engine.text.scripts import RIGHT_TO_LEFT, word_script
 
 TEXT, CAPTION, TABLE, FIGURE = "text", "caption", "table", "figure"
 
@@ -86,6 +87,16 @@ def _is_tabular(line: Line) -> bool:
     return sum(bool(_NUMERIC.match(word[4])) for word in words) >= 0.5 * len(words)
 
 
+def _side_by_side(block: Block) -> bool:
+    """A block whose lines mostly sit beside one another (a grid set one cell per line): never prose."""
+    lines = block.lines
+    if len(lines) < 4:
+        return False
+    beside = sum(any(other is not line and other.rect.y0 < line.rect.y1 and line.rect.y0 < other.rect.y1
+                     for other in lines) for line in lines)
+    return beside >= 0.5 * len(lines)
+
+
 def column_width(blocks: list[Block], page_width: float) -> float:
     """The width of a full line of running text on this page (its column's width)."""
     widths = sorted(line.rect.x1 - line.rect.x0 for block in blocks for line in block.lines if len(line.words) >= 6)
@@ -120,7 +131,7 @@ def classify_blocks(blocks: list[Block], page_width: float, page_height: float, 
         while index < len(blocks):
             block, shape = blocks[index], shapes[index]
             near = 0 <= block.rect.y0 - last.y1 < 1.2 * height and block.rect.x0 < last.x1 and block.rect.x1 > last.x0
-            if not near or abs(shape.height - height) > 0.08 * height or shape.tabular:
+            if not near or abs(shape.height - height) > 0.08 * height or shape.tabular or _side_by_side(block):
                 break
             if caption_label(block.lines[0], body_height) is not None:
                 break
@@ -222,7 +233,11 @@ def _carries_on(blocks: list[Block], kinds: list[str], index: int, body_height: 
                       and _SENTENCE_END.search(blocks[index].lines[-1].text)):
         return False
     step = line.y1 - above.y1
-    return 0 < step <= 1.3 * (pitch or 1.5 * height) and -3 * height <= line.x0 - above.x0 <= 1.5
+    if not 0 < step <= 1.3 * (pitch or 1.5 * height):
+        return False
+    if word_script(blocks[index].lines[0].text) in RIGHT_TO_LEFT:  # a paragraph's last line ends at the right
+        return -1.5 <= line.x1 - above.x1 <= 3 * height
+    return -3 * height <= line.x0 - above.x0 <= 1.5
 
 
 def _nearest_label(blocks: list[Block], labels: list[tuple[int, str]], index: int) -> str | None:

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 
+from engine.text.scripts import RIGHT_TO_LEFT, word_script
+
 Word = tuple[Any, ...]  # (x0, y0, x1, y1, text, ...) as in engine.ingest.layout
 
 # A line-number column: at least this many bare integers stacked at one x position on a page.
@@ -79,7 +81,10 @@ def glue_kerned(words: list[Word], gaps: list[float] | None = None) -> list[Word
     """
     if len(words) < 2:
         return words
-    if gaps is None:
+    if word_script(words[0][4]) in RIGHT_TO_LEFT and 2 * sum(b[0] < a[0] for a, b in pairwise(words)) > len(words) - 1:
+        # Right to left (Arabic, Hebrew): the next word lies to the left, so the gaps run the other way.
+        gaps = [a[0] - b[2] for a, b in pairwise(words)]
+    elif gaps is None:
         gaps = [b[0] - a[2] for a, b in pairwise(words)]
     limit = KERN_GAP * max(words[0][3] - words[0][1], 0.1)
     tight = sum(map(limit.__gt__, gaps))

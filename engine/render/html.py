@@ -28,6 +28,7 @@ from engine.render.common import (
     papers_of,
     support_level,
 )
+from engine.render.links import paper_links
 from engine.types import Answer, AnswerMode, AnswerSentence, PaperReference
 
 LinkFor = Callable[[int, int | None], str]  # (reference number, sentence index or None) -> href
@@ -77,16 +78,26 @@ def _sentence(index: int, sentence: AnswerSentence, known: set[int], link: LinkF
             f'style="{LEVEL_STYLES[level]}">{body}</span>')  # hover explains the mark
 
 
-def references_html(answer: Answer, papers: Iterable[PaperReference], link: LinkFor, quotes: bool) -> str:
+def open_links_html(answer: Answer, paper: PaperReference) -> str:
+    """`` Open in Quire: p. 3, p. 6``: the ``quire://open`` link of each cited library passage of ``paper``."""
+    opened = ", ".join(f'<a href="{html.escape(url)}" style="{CITE_STYLE}">p. {page}</a>'
+                       for page, url in paper_links(answer, paper))
+    return f' <span class="open-links">Open in Quire: {opened}.</span>' if opened else ""
+
+
+def references_html(answer: Answer, papers: Iterable[PaperReference], link: LinkFor, quotes: bool,
+                    open_links: bool = False) -> str:
     """One numbered item per cited paper: byline, title and pages (a link to its first cited passage),
-    then, with ``quotes``, each quote the answer relies on with its page."""
+    with ``open_links`` the link that opens each cited passage in the app, then, with ``quotes``, each
+    quote the answer relies on with its page."""
     items = []
     for paper in papers:
+        opened = open_links_html(answer, paper) if open_links else ""
         cited = "".join(f'<blockquote style="color:#555">“{html.escape(quote)}”{f" (p. {page})" if page else ""}'
                         "</blockquote>" for quote, page in paper_quotes(answer, paper.n)) if quotes else ""
         items.append(f'<li value="{paper.n}" id="ref-{paper.n}"><a name="ref-{paper.n}"></a>'
                      f'<a href="{html.escape(link(paper.n, None))}" style="{CITE_STYLE}">'
-                     f"{html.escape(paper_line(paper))}</a>{cited}</li>")
+                     f"{html.escape(paper_line(paper))}</a>{opened}{cited}</li>")
     if not items:
         return ""
     return ('<p style="margin-top:14px;margin-bottom:4px;font-weight:600">References</p>'
@@ -118,9 +129,10 @@ def closest_html(answer: Answer, limit: int = 5, chars: int = 240) -> str:
     return '<p style="font-weight:600;margin-top:10px">Closest passages</p><ul>' + "".join(items) + "</ul>"
 
 
-def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True) -> str:
+def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True, open_links: bool = True) -> str:
     """The whole answer: notice, paragraphs grouped by section, legend and references (with the quotes
-    each paper lends the answer when ``quotes``; the app shows them in its viewer instead)."""
+    each paper lends the answer when ``quotes``, and with ``open_links`` each cited passage's
+    ``quire://open`` link; the app's own view shows both in its viewer instead)."""
     papers = papers_of(answer)
     known = {paper.n for paper in papers}
     blocks: list[str] = []
@@ -170,7 +182,7 @@ def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True) ->
     blocks.append(legend(answer))
     if answer.mode == AnswerMode.DIGEST and not answer.notice:
         blocks.append('<p style="color:#777;font-size:small">Evidence digest: verbatim quotes grouped by theme.</p>')
-    blocks.append(references_html(answer, papers, link, quotes))
+    blocks.append(references_html(answer, papers, link, quotes, open_links))
     if answer.mode == AnswerMode.NO_EVIDENCE:
         blocks.append(closest_html(answer))
     return '<div class="answer" style="line-height:150%">' + "".join(blocks) + "</div>"

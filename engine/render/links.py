@@ -4,7 +4,12 @@ and the MCP server hand out so a reader can open the cited page in the desktop a
 from __future__ import annotations
 
 from engine.links import open_link
-from engine.types import LIBRARY_SOURCE, Answer, Citation, Reference
+from engine.types import LIBRARY_SOURCE, Answer, Citation, PaperReference, Reference
+
+
+def link_page(reference: Reference, citation: Citation | None = None) -> int:
+    """The page a passage's link opens: its quote's page when a citation names one, else the passage's."""
+    return (citation.rects[0].page if citation and citation.rects else reference.page) or 1
 
 
 def reference_link(reference: Reference, citation: Citation | None = None) -> str:
@@ -12,8 +17,8 @@ def reference_link(reference: Reference, citation: Citation | None = None) -> st
     which have no PDF to open."""
     if reference.source != LIBRARY_SOURCE:
         return ""
-    page = citation.rects[0].page if citation and citation.rects else reference.page
-    return open_link(reference.doc_id, page, reference.passage_id, citation.quote if citation else "")
+    return open_link(reference.doc_id, link_page(reference, citation), reference.passage_id,
+                     citation.quote if citation else "")
 
 
 def citation_link(answer: Answer, citation: Citation) -> str:
@@ -25,13 +30,33 @@ def citation_link(answer: Answer, citation: Citation) -> str:
     return reference_link(reference, citation)
 
 
-def answer_links(answer: Answer) -> dict[str, str]:
-    """Each cited passage's link by passage id (its first citation's quote lit)."""
-    links: dict[str, str] = {}
+def _first_citations(answer: Answer) -> dict[str, Citation]:
+    """Each cited passage's first citation, by passage id: the quote its link lights."""
+    first: dict[str, Citation] = {}
     for sentence in answer.sentences:
         for citation in sentence.citations:
-            if citation.passage_id not in links:
-                link = citation_link(answer, citation)
-                if link:
-                    links[citation.passage_id] = link
-    return links
+            first.setdefault(citation.passage_id, citation)
+    return first
+
+
+def answer_links(answer: Answer) -> dict[str, str]:
+    """Each cited passage's link by passage id (its first citation's quote lit)."""
+    links = {passage_id: citation_link(answer, citation) for passage_id, citation in _first_citations(answer).items()}
+    return {passage_id: link for passage_id, link in links.items() if link}
+
+
+def paper_links(answer: Answer, paper: PaperReference) -> list[tuple[int, str]]:
+    """(page, link) of each cited library passage of ``paper``, in the order the answer first cites them:
+    what the Markdown and HTML exports list under the paper (the links ``quire ask --json`` gives)."""
+    first = _first_citations(answer)
+    found: list[tuple[int, str]] = []
+    for passage_id in paper.passage_ids:
+        citation = first.get(passage_id)
+        try:
+            reference = answer.passage(passage_id)
+        except KeyError:
+            continue
+        link = reference_link(reference, citation)
+        if link and citation is not None:
+            found.append((link_page(reference, citation), link))
+    return found

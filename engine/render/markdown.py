@@ -3,7 +3,8 @@
 Everything that comes from a paper, a datastore record, the model or the user (passage text,
 titles, authors, URLs, the question) is untrusted: it is escaped so that, rendered, it is text —
 never a link, an image, HTML or Markdown structure. The only links written are ones Quire builds
-itself, and only to ``http(s)`` URLs and DOIs.
+itself: to ``http(s)`` URLs and DOIs, and the ``quire://open`` link of each cited passage (every part
+of it percent-encoded by ``engine.links``), which opens its page in the desktop app.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from engine.render.common import (
     papers_of,
     support_level,
 )
+from engine.render.links import paper_links
 from engine.types import Answer, AnswerMode
 
 # Markdown punctuation that can start a link, image, emphasis, code, table cell or HTML; escaped
@@ -124,7 +126,10 @@ def to_markdown(answer: Answer, quotes: bool = True) -> str:
     if papers:
         lines += ["## References", ""]
         for paper in papers:
-            lines.append(f"- \\[{paper.n}\\] {work_markdown(paper, page_list(paper.pages))}")
+            opened = ", ".join(f"[p. {page}](<{link}>)" for page, link in paper_links(answer, paper))
+            line = join_sentences([work_markdown(paper, page_list(paper.pages)),
+                                   f"Open in Quire: {opened}." if opened else ""])
+            lines.append(f"- \\[{paper.n}\\] {line}")
             if quotes and not digest:
                 for quote, page in paper_quotes(answer, paper.n):
                     where = f" (p. {page})" if page else ""

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from engine.bibliography import Bibliography
 from engine.text.characters import ascii_fold
 from engine.tuning import RETRIEVAL
 from engine.types import SearchHit
@@ -40,12 +41,17 @@ def normalize_arxiv(arxiv_id: str) -> str:
 
 def paper_keys(hit: SearchHit) -> set[str]:
     """Every key that identifies ``hit``'s paper; its own (source, doc id) is always one of them."""
-    keys = {f"doc:{hit.source}:{hit.doc_id}"}
-    if hit.bib.doi:
-        keys.add(f"doi:{normalize_doi(hit.bib.doi)}")
-    if hit.bib.arxiv_id:
-        keys.add(f"arxiv:{normalize_arxiv(hit.bib.arxiv_id)}")
-    title = normalize_title(hit.bib.title)
+    return bibliography_keys(hit.source, hit.doc_id, hit.bib)
+
+
+def bibliography_keys(source: str, doc_id: str, bib: Bibliography) -> set[str]:
+    """The keys of the paper ``bib`` describes, held as ``doc_id`` in ``source``: DOI, arXiv id, title."""
+    keys = {f"doc:{source}:{doc_id}"}
+    if bib.doi:
+        keys.add(f"doi:{normalize_doi(bib.doi)}")
+    if bib.arxiv_id:
+        keys.add(f"arxiv:{normalize_arxiv(bib.arxiv_id)}")
+    title = normalize_title(bib.title)
     if len(title) >= MIN_TITLE_CHARS:
         keys.add(f"title:{title}")
     return keys

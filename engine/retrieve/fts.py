@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterable, Sequence
 from engine.errors import QueryError
 from engine.store.vocabulary import TOKENIZER, FtsVocabulary
 from engine.text.characters import readable_text
+from engine.text.keywords import keyword_form, split_words
+from engine.text.language import question_language
 from engine.text.stopwords import QUESTION_WORDS, STOP_WORDS
-from engine.text.tokens import WORD
 from engine.tuning import RETRIEVAL
 
 # What unicode61 treats as token characters: Unicode letters and digits (``_`` separates).
@@ -39,15 +40,18 @@ MAX_TERM_LENGTH = 1000
 # Questions arrive as sentences; anything longer than this is cut before tokenizing.
 MAX_QUERY_CHARS = 20_000
 
-def query_terms(text: str, max_terms: int = MAX_TERMS, drop_question_words: bool = True) -> list[str]:
-    """The distinct searchable words of ``text``, lower-cased, in order of first appearance.
+def query_terms(text: str, max_terms: int = MAX_TERMS, drop_question_words: bool = True,
+                keyword_forms: bool = True) -> list[str]:
+    """The distinct searchable words of ``text``, lower-cased, in order of first appearance; with
+    ``keyword_forms``, as the index holds words of the question's language (:func:`in_keyword_forms`).
 
     Stop words are dropped unless nothing else is left (a query made only of stop words still
     searches for them). Raises :class:`QueryError` when the text holds no word at all.
     """
     if not isinstance(text, str):
         raise QueryError("The search query must be text.")
-    words = [w.lower() for w in WORD.findall(text[:MAX_QUERY_CHARS]) if len(w) <= MAX_TERM_LENGTH]
+    text = text[:MAX_QUERY_CHARS]
+    words = [w.lower() for w in split_words(text) if len(w) <= MAX_TERM_LENGTH]
     if not words:
         raise QueryError("The search query is empty: type a few words to search for." if not text.strip() else
                          "The search query holds no searchable words (letters or digits); type a few words.")
@@ -56,7 +60,24 @@ def query_terms(text: str, max_terms: int = MAX_TERMS, drop_question_words: bool
     content = [w for w in distinct if w not in dropped]
     if not content:
         content = [w for w in distinct if w not in STOP_WORDS] or distinct
+    if keyword_forms:
+        content = in_keyword_forms(content, question_language(text))
     return content[:max_terms]
+
+
+def in_keyword_forms(words: Sequence[str], language: str) -> list[str]:
+    """``words`` as the index holds words of ``language`` (engine/text/keywords.py), in order.
+
+    A word the language's stemmer changes is searched as its stem and as typed: the stem finds the
+    passages in that language, the word as typed finds it in English passages (a name, a term of
+    art, or an English question the detector took for another language). English words are
+    unchanged: FTS5 stems them.
+    """
+    forms: list[str] = []
+    for word in words:
+        form = keyword_form(word, language)
+        forms.extend((form, word) if form != word else (word,))
+    return list(dict.fromkeys(forms))
 
 
 def quote(term: str) -> str:
@@ -73,8 +94,12 @@ def build_fts_query(text: str, max_terms: int = MAX_TERMS, mode: str = "or") -> 
     """A safe FTS5 MATCH expression for ``text``: its content words, quoted, joined by OR (or AND)."""
     if mode not in ("or", "and"):
         raise ValueError(f"mode must be 'or' or 'and', not {mode!r}")
-    joiner = " OR " if mode == "or" else " AND "
-    return joiner.join(quote(term) for term in query_terms(text, max_terms))
+    if mode == "or":
+        return any_of(query_terms(text, max_terms))
+    # Every word must be there, as the index holds it in the question's language or as typed.
+    language = question_language(text[:MAX_QUERY_CHARS])
+    groups = [in_keyword_forms([word], language) for word in query_terms(text, max_terms, keyword_forms=False)]
+    return " AND ".join(quote(forms[0]) if len(forms) == 1 else f"({any_of(forms)})" for forms in groups)
 
 
 def check_query(text: str) -> str:

@@ -86,7 +86,7 @@ class SpellingCorrector:
 
     def corrections(self, query: str) -> dict[str, str]:
         """``{typed word: correction}`` for the query's misspelled words (lower case), in query order."""
-        words = [w for w in query_terms(query) if len(w) >= MIN_LENGTH and w.isalpha()]
+        words = [w for w in query_terms(query, keyword_forms=False) if len(w) >= MIN_LENGTH and w.isalpha()]
         unseen = [w for w in words if w not in self._known]
         if unseen:
             found = self._stemmer.stems(unseen)  # None: some word is not one FTS5 token

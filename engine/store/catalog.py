@@ -26,12 +26,15 @@ from engine.store.codec import (
     BIBLIOGRAPHY_COLUMNS,
     bibliography_columns,
     decode_bibliography,
+    decode_table_row,
     decode_words,
     encode_bibliography,
+    encode_table_row,
     encode_words,
 )
 from engine.store.overlay import apply_edits
 from engine.store.schema import SCHEMA_VERSION, current_version, ensure_schema, sqlite_utils_db
+from engine.text.keywords import keyword_text, title_keywords
 from engine.types import Document, DocumentStatus, Page, PageRect, Passage, Rect
 
 if TYPE_CHECKING:
@@ -222,16 +225,18 @@ class Library:
         for passage in passages:
             cursor = conn.execute(
                 "INSERT INTO passages(id, doc_id, ordinal, text, page_start, page_end, char_start, char_end, "
-                "content_hash, is_reference, words, kind) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "content_hash, is_reference, words, kind, language, table_row) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (passage.id, passage.doc_id, passage.ordinal, passage.text, passage.page_start,
                  passage.page_end, passage.char_start, passage.char_end, passage.content_hash,
-                 int(passage.is_reference), encode_words(passage.words), passage.kind))
+                 int(passage.is_reference), encode_words(passage.words), passage.kind, passage.language,
+                 encode_table_row(passage.table)))
             rowid = cursor.lastrowid
             conn.executemany(
                 "INSERT INTO passage_rects(passage_rowid, seq, page, x0, y0, x1, y1) VALUES (?,?,?,?,?,?,?)",
                 [(rowid, seq, page, *rect) for seq, (page, rect) in enumerate(passage.rects)])
+            # The index holds each text's words as its language has them (engine/text/keywords.py).
             conn.execute("INSERT INTO passages_fts(rowid, title, text) VALUES (?,?,?)",
-                         (rowid, passage.title, passage.text))
+                         (rowid, title_keywords(passage.title), keyword_text(passage.text, passage.language)))
             count += 1
         return count
 
@@ -306,7 +311,7 @@ class Library:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT p.rowid, p.id, p.doc_id, p.ordinal, p.text, d.title, p.page_start, p.page_end, "
-                "p.char_start, p.char_end, p.content_hash, p.is_reference, p.words, p.kind "
+                "p.char_start, p.char_end, p.content_hash, p.is_reference, p.words, p.kind, p.language, p.table_row "
                 f"FROM passages p JOIN documents d ON d.id = p.doc_id WHERE {where}", params).fetchall()
             rects: dict[int, list[PageRect]] = {}
             for rowid, page, x0, y0, x1, y1 in self._conn.execute(
@@ -316,7 +321,8 @@ class Library:
                 rects.setdefault(rowid, []).append(PageRect(page, Rect(x0, y0, x1, y1)))
         return [Passage(id=r[1], doc_id=r[2], ordinal=r[3], text=r[4], title=r[5], page_start=r[6], page_end=r[7],
                         char_start=r[8], char_end=r[9], rects=tuple(rects.get(r[0], ())), content_hash=r[10],
-                        is_reference=bool(r[11]), words=decode_words(r[12]), kind=r[13]) for r in rows]
+                        is_reference=bool(r[11]), words=decode_words(r[12]), kind=r[13], language=r[14],
+                        table=decode_table_row(r[15])) for r in rows]
 
     def version(self) -> tuple[int, int]:
         """A value that changes whenever the catalog changes, whoever changed it: compare it with the last one.

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.bibliography import Bibliography
-from engine.types import WordBox, WordBoxes
+from engine.types import Rect, TableCell, TableRow, WordBox, WordBoxes
 
 # The documents table's bibliographic columns, in the order the two functions below use. The
 # catalog stores no URL: library papers are files, found by DOI or arXiv id.
@@ -43,3 +43,23 @@ def decode_bibliography(values: Sequence[Any]) -> Bibliography:
     title, authors, year, doi, arxiv_id, venue = values
     return Bibliography(title=title or "", authors=tuple(json.loads(authors or "[]")), year=year, doi=doi or "",
                         arxiv_id=arxiv_id or "", venue=venue or "")
+
+
+def encode_table_row(row: TableRow | None) -> str:
+    """A table row's table and cells as compact JSON; "" for a passage that is no row."""
+    if row is None:
+        return ""
+    return json.dumps({"table": row.table, "label": row.label, "caption": row.caption, "page": row.page,
+                       "row": row.row, "headers": list(row.headers),
+                       "cells": [[cell.col, cell.text, cell.header, *cell.rect]
+                                 for cell in row.cells]}, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_table_row(data: str) -> TableRow | None:
+    """The :class:`TableRow` stored by :func:`encode_table_row`, or None."""
+    if not data:
+        return None
+    value = json.loads(data)
+    return TableRow(value["table"], value["label"], value["caption"], value["page"], value["row"],
+                    tuple(value["headers"]),
+                    tuple(TableCell(cell[0], cell[1], cell[2], Rect(*cell[3:7])) for cell in value["cells"]))

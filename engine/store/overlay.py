@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from engine.text.keywords import title_keywords
+
 FIELDS = ("title", "authors", "year", "doi", "venue")
 
 
@@ -52,4 +54,4 @@ def apply_edits(conn: sqlite3.Connection, doc_id: str) -> None:
         conn.execute(f"UPDATE documents SET {assignments} WHERE id=?", (*values.values(), doc_id))
     if "title" in values:
         conn.execute("UPDATE passages_fts SET title=? WHERE rowid IN (SELECT rowid FROM passages WHERE doc_id=?)",
-                     (values["title"], doc_id))
+                     (title_keywords(str(values["title"])), doc_id))

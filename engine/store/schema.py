@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import sqlite_utils
     from sqlite_utils.db import ForeignKey
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 7
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -150,9 +150,25 @@ def _v5_venue_and_imported(conn: sqlite3.Connection) -> None:
         if_not_exists=True)
 
 
+def _v6_passage_languages(conn: sqlite3.Connection) -> None:
+    """Version 6: each passage's language (engine/text/language.py), which keyword search cuts and stems
+    its words by; older passages are "" (not known), which indexes them exactly as before."""
+    passages = sqlite_utils_db(conn).table("passages")
+    if "language" not in passages.columns_dict:
+        passages.add_column("language", str, not_null_default="")
+
+
+def _v7_table_rows(conn: sqlite3.Connection) -> None:
+    """Version 7: a "table row" passage keeps its table's label, headers and its cells with their boxes
+    (JSON, empty for every other passage); older catalogs keep their tables as text until re-read."""
+    passages = sqlite_utils_db(conn).table("passages")
+    if "table_row" not in passages.columns_dict:
+        passages.add_column("table_row", str, not_null_default="")
+
+
 # MIGRATIONS[n] upgrades a catalog from version n to n + 1.
 MIGRATIONS: dict[int, Migration] = {1: _v2_answers, 2: _v3_passage_kinds, 3: _v4_edits_and_collections,
-                                    4: _v5_venue_and_imported}
+                                    4: _v5_venue_and_imported, 5: _v6_passage_languages, 6: _v7_table_rows}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from engine.bibliography import Bibliography
+from engine.bibliography import Bibliography, titled_by_file_name
 from engine.errors import StoreError
 from engine.sqlite import connect_read_only, writable_place
 from engine.store.codec import bibliography_columns, decode_bibliography
@@ -96,7 +96,8 @@ class SearchReads:
             return []
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT p.id, p.doc_id, p.text, p.page_start, p.page_end, p.is_reference, {bibliography_columns('d')} "
+                f"SELECT p.id, p.doc_id, p.text, p.page_start, p.page_end, p.is_reference, d.path, "
+                f"{bibliography_columns('d')} "
                 "FROM passages p JOIN documents d ON d.id = p.doc_id WHERE p.id IN (SELECT value FROM json_each(?))",
                 (json.dumps(list(passage_ids)),)).fetchall()
         by_id = {row[0]: row for row in rows}
@@ -106,7 +107,8 @@ class SearchReads:
             if row is None:
                 continue
             found.append(SearchHit(passage_id=row[0], doc_id=row[1], source=LIBRARY_SOURCE,
-                                   bib=decode_bibliography(row[6:]), text=row[2], page=row[3], page_end=row[4],
+                                   bib=titled_by_file_name(decode_bibliography(row[7:]), row[6]), text=row[2],
+                                   page=row[3], page_end=row[4],
                                    is_reference=bool(row[5])))
         return found
 

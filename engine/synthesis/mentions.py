@@ -7,16 +7,21 @@ words never count (every library mentions "virus"); only names: a word with two 
 hyphen-joined parts (SPECTER, ReVerb, DNA-PKcs, but not a title's "Cavity-Based"), a capital after a small
 letter (katE) or letters and digits together (S2ORC, E251Q).
 
-The rule fires only when *every* name is missing, each missing one probed with a search for the name alone
-(the question's own search may rank a passage that mentions it below the ones it reads), so a question that
-names one thing the library holds is never silenced. Matching ignores case, spaces and hyphens ("HEK 293T",
-"SciB-ERT" split by a line break) and a plural "s" (LLMs).
+A question asking how or why something of several ordinary words does what it does ("How do graph attention
+networks weight a node's neighbours?") names that thing too: it counts as mentioned where one passage holds
+all its content words. The rule fires only when *every* name is missing, each missing one probed with a search
+for the name alone (the question's own search may rank a passage that mentions it below the ones it reads), so
+a question that names one thing the library holds is never silenced. Matching ignores case, spaces and hyphens
+("HEK 293T", "SciB-ERT" split by a line break) and a plural "s" (LLMs).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+
+from engine.cite.windows import content_words
+from engine.synthesis.noun_phrase import subject_phrase
 
 PROBE_PASSAGES = 10  # passages read when a name is searched for alone
 # A question giving more names than this is not asking about one named thing, and each missing name costs a
@@ -27,6 +32,9 @@ _ROMAN = re.compile(r"^[IVXLC]+$")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _TWO_CAPITALS = re.compile(r"[A-Z][^-‐/]*[A-Z]")
 _SPACING = re.compile(r"[\s\-‐‑–/]+")
+# "How do", "Why does", "What can": the subject of such a question follows, then its verb.
+_ASKING = re.compile(r"^\s*(?:how|why|what|when|where|in what way)\s+(?:do|does|did|is|are|was|were|can|could|"
+                     r"would|should|will|might|may)\s+", re.IGNORECASE)
 
 
 def names(question: str) -> list[str]:
@@ -62,16 +70,38 @@ def _in(name: str, squeezed_texts: Sequence[str]) -> bool:
     return any(form in squeezed for squeezed in squeezed_texts for form in forms)
 
 
+def asked_phrase(question: str) -> str:
+    """The thing of several words a "How do/What does/Why is ... verb" question asks about, its subject
+    ("How do graph attention networks weight a node's neighbours?" -> "graph attention networks"), or ``""``:
+    a term in ordinary words that no name rule sees, yet which a passage must mention to answer."""
+    opening = _ASKING.match(question)
+    if not opening:
+        return ""
+    phrase = subject_phrase(question[opening.end():].rstrip(" ?"))
+    return phrase if len(phrase.split()) >= 2 and not names(phrase) else ""
+
+
+def phrase_mentioned(phrase: str, texts: Iterable[str]) -> bool:
+    """Whether one of ``texts`` holds every content word of ``phrase`` (in any form: "network", "networks")."""
+    wanted = content_words(phrase)
+    return any(wanted <= content_words(text) for text in texts)
+
+
 def unmentioned_names(question: str, texts: Sequence[str], probe: Callable[[str], Sequence[str]]) -> list[str]:
-    """Every name of ``question`` when none is mentioned in ``texts`` (the passages found) nor in what
-    ``probe(name)`` returns (the texts of a search for the name alone); else, or with no names, []."""
+    """Every name of ``question`` (and the several-word subject it asks about, ``asked_phrase``) when none is
+    mentioned in ``texts`` (the passages found) nor in what ``probe(name)`` returns (the texts of a search for
+    the name alone); else, or with nothing named, []. The passages and probes are those of the scope asked
+    in: a question narrowed to the library is told that nothing there mentions what it asks about."""
     asked = names(question)
-    if not asked or len(asked) > MAX_NAMES:
+    phrase = asked_phrase(question)
+    if (not asked and not phrase) or len(asked) > MAX_NAMES:
         return []
     found = [_squeezed(text) for text in texts]  # once, not once a name
-    if any(_in(name, found) for name in asked) or any(mentioned(name, probe(name)) for name in asked):
+    if any(_in(name, found) for name in asked) or (phrase and phrase_mentioned(phrase, texts)):
         return []
-    return asked
+    if any(mentioned(name, probe(name)) for name in asked) or (phrase and phrase_mentioned(phrase, probe(phrase))):
+        return []
+    return [*asked, phrase] if phrase else asked
 
 
 def not_mentioned_lead(missing: Sequence[str]) -> str:

@@ -10,16 +10,34 @@ opens the exact passage that sentence cites.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from engine.bibliography import Bibliography
 from engine.cite.markers import rewrite_markers
+from engine.retrieve.dedupe import bibliography_keys
 from engine.types import AnswerSentence, PaperReference, Reference
 
 
-def paper_key(reference: Reference) -> tuple[str, str]:
-    """What makes two passages one paper: their source and document id."""
-    return reference.source, reference.doc_id
+class _Papers:
+    """The papers cited so far, each as the keys that identify it: two passages are one paper when they share
+    a document, a DOI, an arXiv id or a normalised title (a datastore holding "GRAPH ATTENTION NETWORKS" and
+    "Graph Attention Networks" as two records, or a paper both in the library and in a datastore)."""
+
+    def __init__(self) -> None:
+        self._keys: list[set[str]] = []
+
+    def number(self, reference: Reference) -> int:
+        keys = bibliography_keys(reference.source, reference.doc_id, reference.bib)
+        for index, known in enumerate(self._keys):
+            if known & keys:
+                known |= keys
+                return index + 1
+        self._keys.append(keys)
+        return len(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 @dataclass(frozen=True)
@@ -35,15 +53,14 @@ class Numbered:
 def number_by_paper(sentences: Sequence[AnswerSentence], given: Sequence[Reference]) -> Numbered:
     """Renumber ``sentences`` (whose citations use the passages' own numbers in ``given``) by paper."""
     by_number = {r.n: r for r in given}
-    paper_of: dict[tuple[str, str], int] = {}
+    paper_of = _Papers()
     cited_passages: dict[str, int] = {}  # passage id -> paper number, in order of first use
     for sentence in sentences:
         for citation in sentence.citations:
             reference = by_number.get(citation.n)
-            if reference is None:
+            if reference is None or reference.passage_id in cited_passages:
                 continue
-            number = paper_of.setdefault(paper_key(reference), len(paper_of) + 1)
-            cited_passages.setdefault(reference.passage_id, number)
+            cited_passages[reference.passage_id] = paper_of.number(reference)
 
     def mapping(n: int) -> int | None:
         reference = by_number.get(n)
@@ -66,5 +83,17 @@ def _first_use(reference: Reference, order: dict[str, int]) -> int:
 def _paper(n: int, passages: Sequence[Reference]) -> PaperReference:
     first = passages[0]
     pages = sorted({p for r in passages for p in (r.page, r.page_end) if p is not None})
-    return PaperReference(n=n, doc_id=first.doc_id, source=first.source, bib=first.bib, pages=tuple(pages),
-                          passage_ids=tuple(r.passage_id for r in passages))
+    return PaperReference(n=n, doc_id=first.doc_id, source=first.source, bib=fullest(r.bib for r in passages),
+                          pages=tuple(pages), passage_ids=tuple(r.passage_id for r in passages))
+
+
+def fullest(bibs: Iterable[Bibliography]) -> Bibliography:
+    """Of one paper's descriptions, the one a reference is best made from: most fields known (authors, year,
+    identifiers, venue), a title not in capitals before one that is; the first among equals."""
+    def known(bib: Bibliography) -> tuple[int, int]:
+        letters = [ch for ch in bib.title if ch.isalpha()]
+        capitals = bool(letters) and all(ch.isupper() for ch in letters)
+        fields = sum(map(bool, (bib.authors, bib.year, bib.doi, bib.arxiv_id, bib.url, bib.venue)))
+        return fields, int(bool(bib.title) and not capitals)
+    ranked = list(bibs)
+    return max(ranked, key=known) if ranked else Bibliography()

@@ -3,8 +3,8 @@
 Quotes start grouped by paper (a paper's quotes usually make one point about it); groups are then
 merged, most similar first (average cosine of their quotes), while the similarity clears ``join``
 or while there are more than ``max_themes``. Deterministic and LM-free. A theme's heading names its
-point: the opening clause of its best-answering quote when that clause is a short statement of its
-own; otherwise the theme has no heading (the first words of a long sentence name nothing).
+topic: the noun phrase its best-answering quote is about (engine.synthesis.noun_phrase); otherwise the
+theme has no heading (a sentence's opening words name nothing).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 from engine.cite.markers import strip_markers
 from engine.cite.support import SupportScorer
 from engine.synthesis.evidence import Evidence, Quote
-from engine.synthesis.run_in import NEEDS_MORE
+from engine.synthesis.noun_phrase import subject_phrase
 from engine.text.artefacts import as_shown
 
 
@@ -97,7 +97,6 @@ _LEAD = re.compile(r"^((in (addition|contrast|particular|summary|this (study|wor
 _PARENS = re.compile(r"\s*[(\[][^()\[\]]*[)\]]")
 # A colon ends a clause, not the one in a web address ("http://").
 _CLAUSE = re.compile(r";|:(?!//)|,\s+(which|while|whereas|and thus|but|although|suggesting|indicating)\b| – | — ")
-HEADING_WORDS = 9
 _WEB_ADDRESS = re.compile(r"https?:|www\.|\.(?:com|org|edu|net)\b", re.IGNORECASE)
 
 
@@ -108,17 +107,16 @@ _DEPENDENT = re.compile(r"^(since|because|although|though|while|whereas|if|when|
 
 
 def heading(quote: str) -> str:
-    """A section heading from its best quote: the opening clause, lead-ins and parentheses dropped, when
-    it is a statement of at most nine words; ``""`` (no heading) when only a cut-off fragment would do."""
+    """A section heading from its best quote: the noun phrase its opening clause is about, lead-ins and
+    parentheses dropped ("In addition, we find that SPECTER outperforms ..." -> "SPECTER"); ``""`` (no
+    heading) when that clause opens with a pronoun or a phrase pointing back, or depends on the rest of
+    the sentence: a sentence's opening words ("This has several desirable implications") name no theme."""
     text = as_shown(strip_markers(quote))  # a footnote's number glued to a word is no part of the point
     text = _PARENS.sub("", _LEAD.sub("", text)).strip()
     clause = _CLAUSE.split(text, maxsplit=1)[0].strip().rstrip(" ,.;:")
-    words = clause.split()
-    if not words or len(words) > HEADING_WORDS or _DEPENDENT.match(clause) or _WEB_ADDRESS.search(clause):
+    if not clause or _DEPENDENT.match(clause) or _WEB_ADDRESS.search(clause):
         return ""
-    if words[-1].lower() in NEEDS_MORE:  # "... is available at": the clause was cut mid-phrase
-        return ""
-    return capitalised(clause)
+    return capitalised(subject_phrase(clause))
 
 
 def capitalised(text: str) -> str:

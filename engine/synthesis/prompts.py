@@ -15,6 +15,7 @@ from importlib import resources
 from engine.cite.markers import defuse_markers
 from engine.synthesis.evidence import Quote
 from engine.text.artefacts import without_footnote_marks
+from engine.text.language import ENGLISH, UNKNOWN, language_name, question_language
 
 # Chat-template control tokens of common model families: a PDF containing them must not be able
 # to close the user turn and speak as the system. Quotes shown to people keep them (escaped).
@@ -64,10 +65,21 @@ def evidence_last(question: str, task: str, passages: Sequence[Sequence[Quote]],
     return f"Question: {inert(question)}\n\n{task.strip()}\n\nEvidence:\n{block}\n"
 
 
-def write_task(sections: int, sentences: int, yes_no: bool = False) -> str:
-    """The writing task; a yes/no question asks for "Yes" or "No" first (a reader looks for it there)."""
+def answer_language(question: str) -> str:
+    """The language to answer ``question`` in, by name ("German"); "" for English or a language that
+    cannot be told (the prompt then says nothing about it)."""
+    language = question_language(question)
+    return "" if language in (ENGLISH, UNKNOWN) else language_name(language)
+
+
+def write_task(sections: int, sentences: int, yes_no: bool = False, language: str = "") -> str:
+    """The writing task; a yes/no question asks for "Yes" or "No" first (a reader looks for it there), and
+    a question in another language than English asks for the answer in it (``language``, by name)."""
     hint = "\n" + prompt("answer_yes_no").strip() if yes_no else ""  # after the line asking for the answer
-    return prompt("answer_write").format(sections=sections, sentences=sentences, yes_no=hint)
+    task = prompt("answer_write").format(sections=sections, sentences=sentences, yes_no=hint)
+    if language:
+        task = task.rstrip("\n") + "\n" + prompt("answer_language").strip().format(language=language) + "\n"
+    return task
 
 
 def feedback_task() -> str:

@@ -149,7 +149,8 @@ class RetrievingWriter:
         block = _Block([(n, tuple(group)) for n, group in by_number.items()])
         titles = dict(titles)
         shown: dict[int, Evidence] = {}  # passages shown that the caller did not give
-        task = prompts.write_task(opts.sections, opts.sentences_per_section, yes_no(question))
+        task = prompts.write_task(opts.sections, opts.sentences_per_section, yes_no(question),
+                                  prompts.answer_language(question))
         valid = set(block.numbers)
         forward, flush = self.writer.streamed(valid)
         steps: list[StepCost] = []

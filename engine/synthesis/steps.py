@@ -237,6 +237,9 @@ def written_notice(notice: str, outcome: WriteOutcome, report: VerifyReport, sco
     if report.invented or report.dropped:
         parts.append(f"Verification removed {_count(report.invented + report.dropped, 'citation')} the sources "
                      "do not back.")
+    if report.hollow:
+        parts.append(f"{_count(report.hollow, 'sentence')} that said nothing without its citation markers "
+                     f"{'was' if report.hollow == 1 else 'were'} left out.")
     if report.unsupported:
         parts.append(f"{_count(len(report.unsupported), 'sentence')} could not be matched to a source and "
                      f"{'is' if len(report.unsupported) == 1 else 'are'} marked.")

@@ -277,7 +277,8 @@ class Writer:
         forward, flush = self.streamed({q.n for q in kept})
         steps: list[StepCost] = []
         completion = self._call("write", messages, head + prompts.write_task(opts.sections, opts.sentences_per_section,
-                                                                         yes_no(question)),
+                                                                         yes_no(question),
+                                                                         prompts.answer_language(question)),
                                 opts.answer_tokens, steps, forward)
         flush()
         quoted = [q.text for q in kept]

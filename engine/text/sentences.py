@@ -23,13 +23,16 @@ from engine.text.artefacts import glued_footnote_starts, opens_with_footnote_mar
 # A candidate end: . ! or ? (optionally followed by closing quotes or brackets), then whitespace.
 # A footnote's number glued after the stop ("(Equation 1).6 Starting from ...") ends the sentence too, when
 # a letter or a bracket stands before the stop (so "in 3.5 Million" stays whole) and a capital or a digit follows.
-_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|(?<=[A-Za-z)\]])[.!?][\"'”’)\]]*\d{1,2}(?=\s+[A-Z0-9])"
+# Chinese and Japanese end a sentence at 。！？ with no space after (and at ! or ? once ingest has folded
+# the full-width marks, between two ideographs); Arabic asks with ؟, Hindi ends with the danda । (॥).
+_END = re.compile(r"[.!?؟।॥]+[\"'”’)\]]*(?=\s)|(?<=[A-Za-z)\]])[.!?][\"'”’)\]]*\d{1,2}(?=\s+[A-Z0-9])"
+                  r"|[。！？]+[\"'”’)\]」』）]*|(?<=[\u3040-\u30ff\u3400-\u9fff])[!?]+(?=[\u3040-\u30ff\u3400-\u9fff])"
                   r"|(?<=[^\s,;:(\-–])(?=\n[ \t]*[A-Z0-9])")
-_WORD_END = re.compile(r"[.!?][\"'”’)\]]*$")
+_WORD_END = re.compile(r"[.!?。！？؟।॥][\"'”’)\]」』）]*$")
 # A quotation set apart ends at its closing mark when the next paragraph begins ("... by the source
 # document”" / "We conduct ...").
 _CLOSING_QUOTES = ("”", '"')
-_END_CHARS = frozenset(".!?\"')]”’")
+_END_CHARS = frozenset(".!?\"')]”’。！？؟।॥」』）")
 _OPENERS = frozenset("([\"'“‘")
 
 

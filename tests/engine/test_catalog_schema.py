@@ -35,6 +35,8 @@ REFERENCE_STEPS: dict[int, list[str]] = {
     4: ["ALTER TABLE documents ADD COLUMN venue TEXT NOT NULL DEFAULT ''",
         "CREATE TABLE IF NOT EXISTS document_imported (doc_id TEXT NOT NULL, source TEXT NOT NULL, "
         "fields TEXT NOT NULL, fill_only INTEGER NOT NULL, imported_at REAL NOT NULL, PRIMARY KEY (doc_id, source))"],
+    5: ["ALTER TABLE passages ADD COLUMN language TEXT NOT NULL DEFAULT ''"],
+    6: ["ALTER TABLE passages ADD COLUMN table_row TEXT NOT NULL DEFAULT ''"],
 }
 
 

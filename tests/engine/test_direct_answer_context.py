@@ -71,16 +71,17 @@ def test_two_asks_answered_by_adjacent_sentences_are_each_quoted_once() -> None:
     assert [q.text for q in direct_answers([item])] == [NAMED, CONTINUES]
 
 
-def test_a_heading_that_is_its_one_quote_again_is_left_out() -> None:
+def test_a_heading_names_its_quote_topic_not_the_quote_again() -> None:
     """S2ORC's digest headed a section "The English language filter reduces GRO-BID parsing errors" over that
-    very sentence; a heading over more than one quote still names their best one."""
+    very sentence; the heading is the noun phrase the best quote is about, over one quote or more."""
     filter_sentence = "The English language filter reduces GRO-BID parsing errors."
     text = f"{NAMED} {OTHER} {filter_sentence}"
     reference = Reference(1, "p1", "d1", "library", Bibliography("A paper"), text, page=1)
     quotes = [Quote(1, s, e, text[s:e], 0.5, 0.5) for s, e in sentence_spans(text)]
     alone = Theme("", (quotes[2],))
     _, headings = digest_sentences([quotes[0]], [alone], {1: reference})
-    assert headings == ("Answer", "")
+    assert headings == ("Answer", "English language filter")
     together = Theme("", (quotes[2], quotes[1]))
     _, headings = digest_sentences([quotes[0]], [together], {1: reference})
-    assert headings[1] == "The English language filter reduces GRO-BID parsing errors"
+    assert headings[1] == "English language filter"
+

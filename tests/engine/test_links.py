@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.links import QUOTE_CHARS, LinkError, OpenLink, open_link, parse_open_link
+from engine.links import QUOTE_CHARS, LinkError, OpenLink, open_link, parse_open_link, quote_span
 from engine.mcp_files import read_or_create_token, server_state, token_path, write_state
 
 PAPER = "faa5aceb428cdeb9"
@@ -59,3 +59,15 @@ def test_doctor_sees_a_running_server_and_forgets_a_dead_one(tmp_path: Path) -> 
     assert shown["running"] is True and shown["pid"] == os.getpid() and shown["transport"] == "http"
     (tmp_path / "mcp-server.json").write_text('{"pid": 999999999, "transport": "stdio"}')
     assert server_state(tmp_path)["running"] is False
+
+
+def test_a_links_quote_is_found_in_its_passage_across_line_breaks_and_when_cut() -> None:
+    text = "Dense retrieval maps\nquestions and passages into one\n  vector space. Then it ranks them."
+    quote = "questions and passages into one vector space."
+    start, end = quote_span(text, parse_open_link(open_link(PAPER, 1, quote=quote)).quote) or (0, 0)
+    assert text[start:end] == "questions and passages into one\n  vector space."
+    long_text = "lead in. " + "word " * 200 + "tail."
+    cut = parse_open_link(open_link(PAPER, 1, quote="word " * 200)).quote
+    assert quote_span(long_text, cut) == (9, 9 + len(cut))
+    assert quote_span(text, "words that are not there") is None
+    assert quote_span(text, "  ") is None

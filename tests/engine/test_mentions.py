@@ -86,3 +86,16 @@ def test_a_name_found_only_by_searching_for_it_alone_keeps_the_answer() -> None:
 def test_asking_for_prose_is_not_silenced() -> None:
     answer, calls = asked("What is the ReVerb syntactic constraint?", [hit(CONSTRAINTS, 0)], [], mode="write")
     assert not answer.text.startswith(NOT_MENTIONED) and calls == ["What is the ReVerb syntactic constraint?"]
+
+
+def test_a_question_about_a_term_of_ordinary_words_names_it() -> None:
+    from engine.synthesis.mentions import asked_phrase, unmentioned_names
+
+    question = "How do graph attention networks weight a node's neighbours?"
+    assert asked_phrase(question) == "graph attention networks"
+    assert asked_phrase("How does the SPECTER model use citations?") == ""  # a name says it already
+    assert asked_phrase("How are papers linked in the literature graph?") == ""  # one word: every library has it
+    graph = ["The literature graph has 12M nodes of this type.", "Attention is paid to the nodes."]
+    assert unmentioned_names(question, graph, lambda _: graph) == ["graph attention networks"]
+    gat = ["Graph attention networks weight each neighbour by an attention coefficient."]
+    assert unmentioned_names(question, graph, lambda _: gat) == []  # the probe search finds it

@@ -8,8 +8,10 @@ user's data folder is still there.
 
 from __future__ import annotations
 
+import configparser
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tomllib
@@ -71,7 +73,29 @@ def test_the_desktop_entry_validates_and_opens_pdfs() -> None:
     checked = subprocess.run(["desktop-file-validate", str(entry)], capture_output=True, text=True, check=False)
     assert checked.returncode == 0 and not checked.stdout.strip(), checked.stdout + checked.stderr
     text = entry.read_text(encoding="utf-8")
-    assert "MimeType=application/pdf;" in text and "Exec=quire-desktop %F" in text and "Icon=quire" in text
+    assert "MimeType=application/pdf;x-scheme-handler/quire;" in text and "Exec=quire-desktop %u" in text
+    assert "Icon=quire" in text
+
+
+@pytest.mark.parametrize("opened", ["quire://open?paper=faa5aceb428cdeb9&page=3&passage=faa5aceb428cdeb9-0012",
+                                    "/home/reader/papers/a paper.pdf", "file:///home/reader/papers/a%20paper.pdf"])
+def test_what_the_desktop_entry_passes_reaches_the_app_as_a_link_or_a_file(opened: str) -> None:
+    """The launcher runs the entry's Exec line with %u replaced by one URL or file: quire-desktop's own
+    argument parser must take it as a link to open or a file to add."""
+    from desktop.app import build_parser, split_links
+
+    entry = configparser.ConfigParser(interpolation=None)
+    entry.read(PACKAGING / "quire.desktop", encoding="utf-8")
+    section = entry["Desktop Entry"]
+    assert "x-scheme-handler/quire" in section["MimeType"].split(";")
+    command = shlex.split(section["Exec"])
+    assert command[0] == "quire-desktop" and command.count("%u") == 1
+    argv = [opened if part == "%u" else part for part in command[1:]]
+    links, paths = split_links(build_parser().parse_args(argv).paths)
+    if opened.startswith("quire:"):
+        assert (links, paths) == ([opened], [])
+    else:
+        assert (links, paths) == ([], ["/home/reader/papers/a paper.pdf"])
 
 
 def test_the_icon_renders_at_every_size(tmp_path: Path, qapp: object) -> None:

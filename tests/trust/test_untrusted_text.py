@@ -133,13 +133,14 @@ def test_markdown_export_renders_untrusted_text_as_text(payload: str) -> None:
     tags = rendered_markdown_tags(markdown)
     assert {tag for tag, _ in tags} <= _ALLOWED_TAGS, (tags, markdown)
     for tag, attributes in tags:
-        if tag == "a":
-            assert str(attributes.get("href", "")).startswith(("http://", "https://")), (attributes, markdown)
+        if tag == "a":  # http(s) and DOIs, and Quire's own link to open a cited page in the app
+            assert str(attributes.get("href", "")).startswith(("http://", "https://", "quire://open?")), (
+                attributes, markdown)
     assert "javascript:" not in " ".join(str(a) for _, a in tags).lower()
     assert "<" not in markdown.replace("](<", "")  # no raw angle bracket but Quire's own link syntax
 
 
-def test_markdown_export_links_only_http_urls_and_dois() -> None:
+def test_markdown_export_links_only_http_urls_dois_and_quires_own_open_links() -> None:
     from engine.render.markdown import to_markdown
 
     references = (
@@ -154,4 +155,5 @@ def test_markdown_export_links_only_http_urls_and_dois() -> None:
                       for r in references)
     answer = Answer(question="Q?", text="", sentences=sentences, references=references, mode=AnswerMode.WRITTEN)
     hrefs = [str(attrs.get("href")) for tag, attrs in rendered_markdown_tags(to_markdown(answer)) if tag == "a"]
-    assert hrefs == ["https://doi.org/10.1000/xyz(1)", "https://openreview.net/forum?id=a_b)c"]
+    assert hrefs == ["https://doi.org/10.1000/xyz(1)", "quire://open?paper=a&page=1&passage=a-0000&quote=Text.",
+                     "https://openreview.net/forum?id=a_b)c"]

@@ -161,7 +161,7 @@ def test_200_rows_arrive_without_the_window_slowing_down(qtbot: QtBot) -> None:
     from PySide6.QtWidgets import QApplication
 
     from engine.table_types import PaperRow, TableCell
-    from ui.table_window import TableWindow
+    from ui.table_window import ROW_LINES, TableWindow
 
     window = TableWindow()
     qtbot.addWidget(window)
@@ -182,7 +182,7 @@ def test_200_rows_arrive_without_the_window_slowing_down(qtbot: QtBot) -> None:
     assert window.model.rowCount() == 200
     # Measuring every row again on each insertion cost about 0.2 s a row by the 200th.
     assert sum(seconds[-50:]) / 50 < 0.06, f"the last rows took {sum(seconds[-50:]) / 50:.3f} s each"
-    assert window.view.rowHeight(199) <= window.fontMetrics().lineSpacing() * 6 + 8
+    assert window.view.rowHeight(199) <= window.fontMetrics().lineSpacing() * ROW_LINES + 8
 
 
 def test_an_empty_or_5000_character_column_question_still_builds_and_says_what_changed(

@@ -82,3 +82,26 @@ def test_a_quote_is_in_view_only_when_all_of_it_is_if_it_can_be() -> None:
     assert shows_quote(visible, QRectF(120, 50, 250, 60))
     assert not shows_quote(visible, QRectF(120, 50, 290, 60))  # its right part is cut
     assert shows_quote(visible, QRectF(108, 50, 900, 60))  # wider than the pane: its start is shown
+
+
+@pytest.mark.parametrize(("width", "height"), [(1024, 700), (1366, 768)])
+def test_the_whole_quote_stays_in_view_when_the_pane_shrinks_after_the_citation(
+        qtbot: QtBot, window: MainWindow, client: EngineClient, tmp_path: Path, width: int, height: int) -> None:
+    """The citation was shown while the window still had its first, larger layout; the pane then took its
+    size at 1024x700 and the quote was cut until the citation was clicked again."""
+    qtbot.waitUntil(lambda: not client.busy, timeout=60_000)
+    paper, right_column = _two_column_paper(tmp_path / "two-columns.pdf")
+    window.resize(1920, 1080)
+    qtbot.waitUntil(lambda: window.viewer.width() > 400, timeout=5_000)
+    viewer, bars = window.viewer, window.viewer.scroll_area
+    assert viewer.show_passage(str(paper), 1, right_column[4:30], right_column[8:16], title="Two columns")
+    window.resize(width, height)
+    qtbot.waitUntil(lambda: window.size().width() == width, timeout=5_000)
+
+    def whole_quote_shown() -> bool:
+        area = viewer.highlight_area()
+        visible = QRectF(bars.horizontalScrollBar().value(), bars.verticalScrollBar().value(),
+                         bars.viewport().width(), bars.viewport().height())
+        return area is not None and visible.contains(area)
+
+    qtbot.waitUntil(whole_quote_shown, timeout=3_000)
