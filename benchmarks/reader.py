@@ -2,6 +2,11 @@
 
     python benchmarks/reader_data.py                 # once: the questions and their papers' sentences
     python benchmarks/reader.py [--fit] [--limit N]
+    python benchmarks/reader.py --readers OLD NEW [--covidqa FILE] [--selqa FILE]   # readers side by side
+
+``--readers`` measures each reader folder in one run on a COVID-QA-format file (default: the check
+split), Evidence Inference's validation trials and a SelQA-format file, with each reader's own
+"nothing answers" (its best logit under ``no_answer_logit``): benchmarks/results/reader_compare.json.
 
 For every question of COVID-QA's check file (14 papers never fitted on), every quotable sentence of
 its paper is ranked, and a question counts when a sentence holding (part of) the expert's answer span

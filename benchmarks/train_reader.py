@@ -9,6 +9,19 @@
                                                          # other papers' near misses too (measured: no gain)
     python benchmarks/reader.py                          # in-paper ranking on COVID-QA's check papers
 
+The shipped reader (two stages, transfer then adapt, one seed; about an hour on two CPU cores):
+
+    python benchmarks/train_reader.py train --work W1 --sources squad --limit 2400 --group 8 --hard 4 \
+        --questions-per-step 8 --max-length 128 --unanswerable 0.2 --epochs 1 --dev-questions 30
+    python benchmarks/train_reader.py train --work W2 --sources evidence covidqa --init-weights W1/best.safetensors \
+        --group 8 --hard 4 --questions-per-step 8 --max-length 128 --unanswerable 0.2 --epochs 1 --dev-questions 30
+    python benchmarks/train_reader.py export --work W2 && python benchmarks/reader.py --fit
+    python benchmarks/reader.py --readers OLD resources/models/reader --selqa ../shared/eval/selqa/selqa-ass-dev.json
+
+``--unanswerable`` reads that share of questions against another paper's best-matching sentences with a
+fixed "nothing here answers" logit of 0 in the group: the reader learns to score an answering sentence
+above 0 and a wrong paper's sentences below it.
+
 A cross-encoder that reads "question [SEP] sentence [SEP] the sentences around it" and gives one score:
 how well this sentence answers the question (the sentence's neighbours resolve its "this" and "they").
 Started from the support judge's encoder (read back from its int8 ONNX graph: an encoder that already
