@@ -1,8 +1,7 @@
 """The answer reader: how well does a sentence answer a question?
 
-A small cross-encoder (all-MiniLM-L6-v2 trained here on SQuAD's answer sentences, then on doctors' and
-experts' questions over biomedical full text, shipped as int8 ONNX in ``resources/models/reader``;
-rebuilt by ``benchmarks/train_reader.py``) reads
+A small cross-encoder (all-MiniLM-L6-v2 trained here on experts' questions over scientific full text,
+shipped as int8 ONNX in ``resources/models/reader``; rebuilt by ``benchmarks/train_reader.py``) reads
 "question [SEP] sentence [SEP] the sentences around it" and gives one score. It was trained to put
 the sentence that states the answer above its paper's other sentences, the near misses that share the
 question's words included, so it ranks sentences that *answer* above sentences that are *about* the
