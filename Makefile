@@ -8,7 +8,10 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	# torch first and pinned: left to the resolver, a bare torch pulls a multi-GB CUDA build.
 	$(VENV)/bin/python -m pip install --quiet "torch==2.13.0"
-	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
+	# llama.cpp built for any x86-64 with AVX2 rather than this CPU alone: built natively on a CPU with AMX,
+	# llama-cpp-python 0.3.36 crashed in llama_decode on any prompt of more than a few tokens. CMAKE_ARGS
+	# set in the environment (a GPU build, say) replaces this.
+	CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $(VENV)/bin/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
 .PHONY: setup demo app test test-fast lint bench package

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
+from contextlib import suppress
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.config import Paths, Settings, ensure_home, read_settings, resolve_paths
 from engine.datastore.registry import DatastoreRegistry
+from engine.errors import EngineError
 from engine.generate.slot import LanguageModelSlot
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.request import AskRequest
@@ -167,8 +169,13 @@ class Engine(EngineSetup):
 
         return open_state(self.paths.home)
 
+    def _has_watch_state(self) -> bool:
+        """Whether this library has a watch file; a command that only reads must not create one (it works on
+        a full disk, and a library nobody watches gets no file)."""
+        return "watch_state" in self.__dict__ or (self.paths.home / "watch.db").exists()
+
     def watched_folders(self) -> list[WatchedFolder]:
-        return self.watch_state.folders()
+        return self.watch_state.folders() if self._has_watch_state() else []
 
     def watch_folder(self, folder: str | Path) -> WatchedFolder:
         """Watch a folder (WatchError when it is a file, a link loop, or inside or around a watched one);
@@ -212,14 +219,14 @@ class Engine(EngineSetup):
 
     def missing_files(self) -> list[MissingFile]:
         """Watched PDFs that are gone; their papers stay (and their answers open) until pruned."""
-        return self.watch_state.missing()
+        return self.watch_state.missing() if self._has_watch_state() else []
 
     def answer_file_notices(self, answer: Answer) -> list[str]:
         """What to show above a past answer whose cited papers' files are missing or were removed."""
         from engine.watch.notices import file_notices
 
         known = {document.id for document in self.library.documents()}
-        return file_notices(answer.papers, self.watch_state.missing(), known.__contains__)
+        return file_notices(answer.papers, self.missing_files(), known.__contains__)
 
     # --- search ----------------------------------------------------------------------------
 
@@ -292,7 +299,9 @@ class Engine(EngineSetup):
         """As :meth:`EngineSetup.doctor`, with how many library passages have a vector kept (in the index or,
         after a stopped or killed `quire index`, only in the cache: the next run starts from there)."""
         report = super().doctor()
-        report["counts"]["passages_embedded"] = self.library_source.embedded_count()
+        # No embedder to count with, or no room to open its cache: the report's problems say which.
+        with suppress(EngineError):
+            report["counts"]["passages_embedded"] = self.library_source.embedded_count()
         return report
 
     def embed_pending(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> int:
