@@ -59,7 +59,8 @@ def detect_language(text: str) -> str:
     share, latin, words = _english_share(sample)
     if latin >= MIN_SHORTCUT_WORDS and 2 * latin >= words and share >= ENGLISH_WORD_SHARE:
         return ENGLISH  # most passages: a set lookup per word instead of lingua's n-grams
-    found = _lingua().detect_language_of(sample)
+    # lingua takes UTF-8: a lone surrogate (bytes that were not UTF-8, kept by Python) is left out of the sample.
+    found = _lingua().detect_language_of(sample.encode("utf-8", "ignore").decode("utf-8"))
     return UNKNOWN if found is None else found.iso_code_639_1.name.lower()
 
 
