@@ -2,16 +2,25 @@
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
+# CMAKE_ARGS set in the environment (a GPU build, say) replaces the portable CPU build.
+LLAMA_CMAKE_ARGS := $(or $(CMAKE_ARGS),-DGGML_NATIVE=OFF)
+LLAMA_REQUIREMENT := $(shell grep -o '"llama-cpp-python[^"]*"' pyproject.toml)
+LLAMA_WHEELS := $(HOME)/.cache/quire/llama-wheels/$(shell printf '%s %s' '$(LLAMA_CMAKE_ARGS)' '$(LLAMA_REQUIREMENT)' | sha1sum | cut -c1-12)
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	# torch first and pinned: left to the resolver, a bare torch pulls a multi-GB CUDA build.
 	$(VENV)/bin/python -m pip install --quiet "torch==2.13.0"
-	# llama.cpp built for any x86-64 with AVX2 rather than this CPU alone: built natively on a CPU with AMX,
-	# llama-cpp-python 0.3.36 crashed in llama_decode on any prompt of more than a few tokens. CMAKE_ARGS
-	# set in the environment (a GPU build, say) replaces this.
-	CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $(VENV)/bin/python -m pip install --quiet -e ".[dev]"
+	# llama.cpp built for any x86-64 rather than this CPU alone: built natively on a CPU with AMX,
+	# llama-cpp-python 0.3.36 crashed in llama_decode on any prompt of more than a few tokens. The wheel
+	# is kept in a folder named after its build flags, never taken from pip's cache, which keys wheels
+	# by version alone and would hand back a build made with other flags.
+	test -n "$$(ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl 2>/dev/null)" || \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(VENV)/bin/python -m pip wheel --quiet --no-cache-dir --no-deps \
+		--wheel-dir $(LLAMA_WHEELS) $(LLAMA_REQUIREMENT)
+	$(VENV)/bin/python -m pip install --quiet $(LLAMA_WHEELS)/llama_cpp_python-*.whl
+	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
 .PHONY: setup demo app test test-fast lint bench package

@@ -1,13 +1,14 @@
 """The CLI's progress on stderr (files, datastore stages, embedding, downloads): counts, rate and time left.
 
 On a terminal one line is redrawn in place; off a terminal (a log, a pipe, a script) a plain line is printed
-every ``PLAIN_EVERY`` seconds instead, so a long step is never silent there either; a step done within
-``QUIET_FOR`` seconds shows nothing; with ``--json`` (``quiet``) nothing is shown at all, so stderr stays free
-for the messages a script reads.
+every ``PLAIN_EVERY`` seconds instead (``QUIRE_PROGRESS_EVERY`` changes it), so a long step is never silent
+there either; a step done within ``QUIET_FOR`` seconds shows nothing; with ``--json`` (``quiet``) nothing is
+shown at all, so stderr stays free for the messages a script reads.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -51,6 +52,15 @@ PLAIN_EVERY = 10.0  # seconds between plain progress lines off a terminal
 QUIET_FOR = 2.0  # a step done sooner than this needs no progress shown
 
 
+def plain_every() -> float:
+    """Seconds between plain lines in a log: ``QUIRE_PROGRESS_EVERY`` where set to a number (0 prints every
+    update, for a log that must show each step), else ``PLAIN_EVERY``."""
+    try:
+        return max(0.0, float(os.environ.get("QUIRE_PROGRESS_EVERY", PLAIN_EVERY)))
+    except ValueError:
+        return PLAIN_EVERY
+
+
 class TerminalLine:
     """Progress on stderr: one line redrawn in place at most 10 times a second on a terminal; off a terminal
     a plain line every ``PLAIN_EVERY`` seconds once a step has taken ``QUIET_FOR``; ``quiet`` (``--json``):
@@ -62,7 +72,9 @@ class TerminalLine:
         self.plain = not quiet and not self.enabled  # periodic lines
         self._last_draw = 0.0
         self._started = time.monotonic()
-        self._last_plain = self._started - PLAIN_EVERY + QUIET_FOR  # the first plain line after QUIET_FOR
+        self.every = plain_every()
+        # The first plain line after QUIET_FOR, or sooner where lines are asked for more often.
+        self._last_plain = self._started - self.every + min(QUIET_FOR, self.every)
         self.pace = Pace()
 
     @property
@@ -74,7 +86,7 @@ class TerminalLine:
         ``PLAIN_EVERY`` seconds since the last line (the first after ``QUIET_FOR``)."""
         now = time.monotonic()
         if self.plain:
-            if now - self._last_plain < PLAIN_EVERY:
+            if now - self._last_plain < self.every:
                 return False
             self._last_plain = now
             return True
