@@ -25,11 +25,12 @@ from engine.synthesis.evidence import to_reference
 from engine.synthesis.paper_table import PaperInScope, RowCallback, build_table, default_columns
 from engine.synthesis.pipeline import normalise_question
 from engine.table_types import PaperTable, TableColumn
-from engine.types import DocumentStatus, PageRect, Reference
+from engine.types import DocumentStatus, PageRect, Passage, Reference
 
 log = logging.getLogger(__name__)
 
 MODES = ("auto", "write", "quotes")
+QUOTABLE_OVERFETCH = 3  # hits asked for per passage a cell may quote (the rest may be table rows)
 TOO_SMALL_NOTICE = ("The language model is too small to write sentences that hold up against the papers, so each "
                     "cell is the paper's own sentence (choose a larger model, or ask for written cells anyway).")
 
@@ -70,10 +71,19 @@ def engine_table(tools: TableTools, question: str, columns: Sequence[TableColumn
     def search(query: str, paper: PaperInScope, k: int) -> list[Reference]:
         # Rewriting and reranking are left out: a paper's few passages are reread sentence by sentence
         # for every cell, and 200 papers times five columns of model calls take minutes.
-        hits = tools.search(query, k=k + 2, source=LIBRARY, doc_ids=[paper.doc_id], rewrite=False, rerank="none",
-                            spelling=False, cancel=cancel)
-        kept = [h for h in hits if not h.is_reference][:k]
-        return [to_reference(h, i + 1, _stored_text(tools, h.passage_id, h.text)) for i, h in enumerate(kept)]
+        # A cell quotes running text only; a paper's table rows and captions are short and full of its
+        # title's words, so keyword search alone (before the paper's passages are embedded) can rank
+        # them all first: more are asked for and only running text is kept.
+        hits = tools.search(query, k=QUOTABLE_OVERFETCH * k + 2, source=LIBRARY, doc_ids=[paper.doc_id],
+                            rewrite=False, rerank="none", spelling=False, cancel=cancel)
+        kept = []
+        for hit in hits:
+            stored = _stored(tools, hit.passage_id)
+            if not hit.is_reference and (stored is None or stored.kind == "text"):
+                kept.append((hit, stored.text if stored is not None else hit.text))
+            if len(kept) == k:
+                break
+        return [to_reference(hit, i + 1, text) for i, (hit, text) in enumerate(kept)]
 
     def rects_for(passage_id: str, start: int, end: int) -> tuple[PageRect, ...]:
         try:
@@ -88,12 +98,12 @@ def engine_table(tools: TableTools, question: str, columns: Sequence[TableColumn
                        notice=" ".join(n for n in (notice, lm_notice) if n))
 
 
-def _stored_text(tools: TableTools, passage_id: str, fallback: str) -> str:
-    """The passage as stored: the text quotes are cut from and highlighted in."""
+def _stored(tools: TableTools, passage_id: str) -> Passage | None:
+    """The passage as stored (its text is what quotes are cut from and highlighted in); None if it is gone."""
     try:
-        return tools.library.passage(passage_id).text
+        return tools.library.passage(passage_id)
     except EngineError:
-        return fallback
+        return None
 
 
 def _writer(tools: TableTools, mode: str, model: str | Path | None) -> tuple[LanguageModel | None, str]:

@@ -103,3 +103,15 @@ def test_a_quote_on_the_second_page_of_a_passage_shows_that_page_everywhere(engi
     assert csv_row["Data page"] == "2"
     for cell in (c for r in table.rows for c in r.cells):  # page furniture never enters a cell
         assert "Author manuscript" not in cell.text and "Author manuscript" not in cell.quote
+
+
+@pytest.mark.slow
+def test_a_real_paper_gets_its_row_before_its_passages_are_embedded(engine: Engine, papers_dir: Path) -> None:
+    # Keyword search alone ranks SPECTER's table rows (short, full of its title's words) above its prose;
+    # the row's cells quote running text, so the table must look past them.
+    added = next(iter(engine.add_documents([papers_dir / "2020.acl-main.207.pdf"])))
+    assert any(p.kind == "table row" for p in engine.passages(added.doc_id))
+    table = engine.table("How does SPECTER use citations?", mode="quotes")
+    assert [row.doc_id for row in table.rows] == [added.doc_id]
+    answer = table.rows[0].cells[0]
+    assert engine.passage(answer.passage_id).kind == "text" and "citation" in answer.quote.lower()

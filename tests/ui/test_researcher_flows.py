@@ -199,9 +199,6 @@ def test_check_a_claim_lists_passages_that_open_on_their_quote(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="open defect found after this round's merges: in the app the table of papers says "
-                          "none of the 1 papers in scope addresses the question (0 read), while `quire table` "
-                          "on the same paper fills its row", strict=False)
 def test_a_table_of_a_real_paper_exports_its_rows_as_csv(qtbot: QtBot, window: MainWindow, client: EngineClient,
                                                          corpus_papers: Path, tmp_path: Path, monkeypatch: Any) -> None:
     window.add_paths([corpus_papers / "2020.acl-main.207.pdf"])
