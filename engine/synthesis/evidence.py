@@ -76,6 +76,10 @@ _POINTS_BACK = re.compile(r"(?:This|These|Those|It|Its|They|Their|Such|The latte
 # The direct answer with the sentence it leans on stays this short (about four lines of a reading pane).
 CONTEXT_CHARS = 400
 _NUMERIC = re.compile(r"^[\d.,%±()+\-–−]+$")
+# A "table row" passage as ingest writes it (engine/ingest/tables.py, row_text): "Table 2, row SPECTER: co-view
+# MAP 83.8, co-read MAP 84.5", or "Row ...:" where no caption names the table. A row of its stub alone has no colon.
+_TABLE_ROW = re.compile(r"^(?:Table \S+, row|Row) [^\n]{1,200}?: \S")
+_TABLE_ROW_PARTS = re.compile(r"^(?:Table \S+, row|Row) ([^\n]{1,200}?): (.*)$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -259,6 +263,8 @@ def quotable_spans(reference: Reference, back_matter_asked: bool) -> list[tuple[
     record's text is what its datastore chose to keep); thanks, funding and who-did-what answer only a question
     about them."""
     text = reference.text
+    if reference.source == LIBRARY_SOURCE and _TABLE_ROW.match(text):
+        return [(start, end, False) for start, end in table_row_spans(text)]
     spans = sentence_spans(text)
     if reference.source == LIBRARY_SOURCE:
         spans = [span for span in (_after_title_line(text, start, end, reference.bib.title) for start, end in spans)
@@ -266,6 +272,33 @@ def quotable_spans(reference: Reference, back_matter_asked: bool) -> list[tuple[
     return [(start, end, back_matter)
             for (start, end), back_matter in zip(spans, back_matter_flags(text, spans), strict=True)
             if back_matter_asked or not back_matter]
+
+
+_WORD = re.compile(r"\w+")
+
+
+def names_the_cell(question: str, row: str) -> bool:
+    """Whether ``question`` names a cell of the table row ``row``: every word of the row's stub (its first
+    cell, the row's name) and a word of the rest of the row that is not a number ("what is the MAG F1 of
+    Random?" of "Table 3, row Random: MAG F1 4.8, MeSH F1 9.4"). A reader trained on sentences scores such a
+    row below prose about the paper's topic, so the rule decides."""
+    match = _TABLE_ROW_PARTS.match(row)
+    if match is None:
+        return False
+    asked = set(_WORD.findall(question.casefold()))
+    stub = set(_WORD.findall(match.group(1).casefold()))
+    rest = {word for word in _WORD.findall(match.group(2).casefold()) if not word.isdigit()} - stub
+    return bool(stub) and stub <= asked and bool(rest & (asked - stub))
+
+
+def table_row_spans(text: str) -> list[tuple[int, int]]:
+    """A table row is quoted whole: its stub names the row and each value follows its column's header, so it
+    reads as header-value pairs, and its boxes are the cells'. A row too long to quote ends after its last
+    whole cell that fits."""
+    if len(text) <= MAX_QUOTE_CHARS:
+        return [(0, len(text))]
+    cut = text.rfind(", ", 0, MAX_QUOTE_CHARS)
+    return [(0, cut)] if cut > 0 else []
 
 
 def _after_title_line(text: str, start: int, end: int, title: str) -> tuple[int, int] | None:
@@ -298,6 +331,8 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     answers_by_kind = [back_matter_asked and answers_back_matter_question(question, text, flag)
                        for text, flag in zip(texts, (flag for passage in found for _, _, flag in passage),
                                              strict=True)]
+    cell_rows = [reference.source == LIBRARY_SOURCE and names_the_cell(question, reference.text)
+                 for reference, _, _ in spans]
     topics, hands = _scores(question, texts, scorer)
     reader = scorer.answer_reader() if spans and read else None
     combined, ask_of = None, np.zeros(len(spans), dtype=int)
@@ -333,6 +368,8 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
                 answer = 0.0  # a question states no answer (unless the question asks what a paper asks)
             if answers_by_kind[position]:
                 answer += 1.0  # above every sentence that is not of the asked kind (answer scores are 0..1)
+            if cell_rows[position]:
+                answer += 1.0  # the row whose cell the question names, above every sentence about the topic
             # Not rounded: a squashed score over ~10 rounds to 1.0 at 4 places, and the tie then went to
             # whichever passage came first, not to the sentence that answers best.
             scored.append(Quote(reference.n, start, end, reference.text[start:end], round(float(topics[position]), 4),
