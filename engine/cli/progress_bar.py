@@ -83,7 +83,7 @@ class TerminalLine:
 
     def due(self, force: bool = False) -> bool:
         """Whether to draw now: on a terminal, ``force`` or a tenth of a second since the last draw; off one,
-        ``PLAIN_EVERY`` seconds since the last line (the first after ``QUIET_FOR``)."""
+        ``every`` seconds since the last line (the first after ``QUIET_FOR``)."""
         now = time.monotonic()
         if self.plain:
             if now - self._last_plain < self.every:

@@ -78,8 +78,8 @@ CONTEXT_CHARS = 400
 _NUMERIC = re.compile(r"^[\d.,%±()+\-–−]+$")
 # A "table row" passage as ingest writes it (engine/ingest/tables.py, row_text): "Table 2, row SPECTER: co-view
 # MAP 83.8, co-read MAP 84.5", or "Row ...:" where no caption names the table. A row of its stub alone has no colon.
-_TABLE_ROW = re.compile(r"^(?:Table \S+, row|Row) [^\n]{1,200}?: \S")
-_TABLE_ROW_PARTS = re.compile(r"^(?:Table \S+, row|Row) ([^\n]{1,200}?): (.*)$", re.DOTALL)
+# Its stub (the row's name) and the rest of the row are the two groups.
+_TABLE_ROW = re.compile(r"^(?:Table \S+, row|Row) ([^\n]{1,200}?): (\S.*)$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -282,7 +282,7 @@ def names_the_cell(question: str, row: str) -> bool:
     cell, the row's name) and a word of the rest of the row that is not a number ("what is the MAG F1 of
     Random?" of "Table 3, row Random: MAG F1 4.8, MeSH F1 9.4"). A reader trained on sentences scores such a
     row below prose about the paper's topic, so the rule decides."""
-    match = _TABLE_ROW_PARTS.match(row)
+    match = _TABLE_ROW.match(row)
     if match is None:
         return False
     asked = set(_WORD.findall(question.casefold()))
@@ -332,7 +332,7 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
                        for text, flag in zip(texts, (flag for passage in found for _, _, flag in passage),
                                              strict=True)]
     cell_rows = [reference.source == LIBRARY_SOURCE and names_the_cell(question, reference.text)
-                 for reference, _, _ in spans]
+                 for reference in references]
     topics, hands = _scores(question, texts, scorer)
     reader = scorer.answer_reader() if spans and read else None
     combined, ask_of = None, np.zeros(len(spans), dtype=int)
@@ -368,7 +368,7 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
                 answer = 0.0  # a question states no answer (unless the question asks what a paper asks)
             if answers_by_kind[position]:
                 answer += 1.0  # above every sentence that is not of the asked kind (answer scores are 0..1)
-            if cell_rows[position]:
+            if cell_rows[index]:
                 answer += 1.0  # the row whose cell the question names, above every sentence about the topic
             # Not rounded: a squashed score over ~10 rounds to 1.0 at 4 places, and the tie then went to
             # whichever passage came first, not to the sentence that answers best.
