@@ -408,7 +408,8 @@ def export(args: argparse.Namespace) -> None:
     """Write the int8 ONNX graph (one logit), the fast tokenizer's JSON and reader.json into ``--out``."""
     base = _base(args)
     model, tokenizer = load_model(Path(base), labels=1)
-    load_weights(model, [args.work / "best.safetensors"])
+    best = args.work / "best.safetensors"
+    load_weights(model, [best if best.is_file() else args.work / "last.safetensors"])
     config, log = work_record(args.work)
     out: Path = args.out
     write_int8_onnx(model, tokenizer, out, weight_only=True)  # see write_int8_onnx: the reader needs float activations

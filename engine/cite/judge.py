@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -31,10 +31,12 @@ import numpy as np
 from engine.cite.checks import CheckResult, both_directions, check, main_clause, misplaced_numbers
 from engine.cite.markers import strip_markers
 from engine.cite.readings import abbreviations, second_reading
+from engine.cite.table_rows import cell_reads, other_column
 from engine.cite.windows import content_words, overlap, quote_windows
 from engine.errors import ModelFileError, ModelNotFoundError, TelemetryLiveError
 from engine.process import ONNX_RUNTIME_CAME_FIRST, onnx_runtime_telemetry_live
 from engine.text.sentences import split_sentences
+from engine.text.table_rows import read_row
 from engine.tuning import CITATION
 
 VERDICTS = ("supported", "partial", "unsupported", "contradicted")
@@ -85,6 +87,11 @@ class _Window:
     probs: np.ndarray = field(default_factory=lambda: np.zeros(3, dtype=np.float32))
     similarity: float | None = None  # the similarity gate's score of the claim against this window
     head_similarity: float | None = None  # the same for the claim's main clause
+    reads: str = ""  # what the model reads, when not the span's own text (a table cell with its row's name)
+
+    @property
+    def read(self) -> str:
+        return self.reads or self.text
 
 
 # (claim, passage) -> scored windows (start, end, similarity), best first: the similarity scorer's ranking.
@@ -248,11 +255,12 @@ class SupportJudge:
         for claim, head, reading, item_windows in zip(claims, heads, readings, windows, strict=True):
             for text in (claim, head, reading):
                 if text:
-                    pairs.extend((text, w.text) for w in item_windows)
+                    pairs.extend((text, w.read) for w in item_windows)
         probabilities = self.model.probabilities(pairs)
         row = 0
         results = []
-        for claim, head, reading, item_windows in zip(claims, heads, readings, windows, strict=True):
+        for claim, head, reading, item_windows, (_, passage) in zip(claims, heads, readings, windows, items,
+                                                                      strict=True):
             count = len(item_windows)
             blocks = {}
             for name, text in (("claim", claim), ("head", head), ("reading", reading)):
@@ -261,7 +269,12 @@ class SupportJudge:
                     row += count
             for offset, window in enumerate(item_windows):
                 window.probs = blocks["claim"][offset]
-            results.append(self._decide(claim, head, item_windows, blocks.get("head"), reading, blocks.get("reading")))
+            judgement = self._decide(claim, head, item_windows, blocks.get("head"), reading, blocks.get("reading"))
+            # A cell read alone cannot see that the claim names another column: the whole row is checked.
+            problem = other_column(claim, passage) if judgement.verdict in ("supported", "partial") else None
+            if problem is not None:
+                judgement = replace(judgement, verdict="unsupported", score=0.0, reason=problem.reason)
+            results.append(judgement)
         return results
 
     def _windows(self, claim: str, passage: str, whole: bool) -> list[_Window]:
@@ -269,6 +282,13 @@ class SupportJudge:
         # A window too short to state anything (a figure label "A", a heading) supports nothing.
         candidates = [_Window(0, w.start, w.end, w.text) for w in quote_windows(passage)
                       if len(content_words(w.text)) >= MIN_WINDOW_WORDS]
+        row = read_row(passage)
+        if row is not None:  # a table row: each cell too, read with the row's name (engine/cite/table_rows.py)
+            if not candidates:  # and the row itself, for a claim on more than one of its cells
+                candidates.append(_Window(0, 0, min(len(passage), WHOLE_EVIDENCE_CHARS),
+                                          passage[:WHOLE_EVIDENCE_CHARS]))
+            candidates.extend(_Window(0, start, end, passage[start:end], reads=reads)
+                              for start, end, reads in cell_reads(row))
         stripped = passage.strip()
         if len(content_words(stripped)) < MIN_WINDOW_WORDS:
             return []  # nothing here can state a claim: judged unsupported without asking the model
@@ -287,7 +307,7 @@ class SupportJudge:
             candidates.sort(key=lambda w: (-(w.similarity or 0.0), w.end - w.start))
         else:
             words = content_words(claim)
-            candidates.sort(key=lambda w: (-overlap(words, content_words(w.text)), w.end - w.start))
+            candidates.sort(key=lambda w: (-overlap(words, content_words(w.read)), w.end - w.start))
         chosen: list[_Window] = []
         seen: set[tuple[int, int]] = set()
         for window in candidates:
@@ -296,6 +316,9 @@ class SupportJudge:
                 chosen.append(window)
             if len(chosen) >= self.windows_per_passage + (1 if whole else 0):
                 break
+        if row is not None and all(window.reads for window in chosen):
+            # A claim on two cells needs the whole row: its best window is judged beside the cells.
+            chosen.extend([window for window in candidates if not window.reads][:1])
         return chosen
 
     def _decide(self, claim: str, head: str, windows: list[_Window], head_probs: np.ndarray | None,
@@ -304,13 +327,13 @@ class SupportJudge:
             return Judgement("unsupported", 0.0, 0.0, 0, 0, "", "the passage has no text to judge")
         best: Judgement | None = None
         for index, window in enumerate(windows):
-            verdict = self._window_verdict(claim, window.text, window.probs, window.similarity)
+            verdict = self._window_verdict(claim, window.read, window.probs, window.similarity)
             if verdict[0] != "supported" and reading_probs is not None:
-                read = self._window_verdict(reading, window.text, reading_probs[index])
+                read = self._window_verdict(reading, window.read, reading_probs[index])
                 if read[0] == "supported":
                     verdict = read
             if verdict[0] == "unsupported" and head_probs is not None:
-                head_verdict = self._window_verdict(head, window.text, head_probs[index], window.head_similarity)
+                head_verdict = self._window_verdict(head, window.read, head_probs[index], window.head_similarity)
                 if head_verdict[0] == "supported":
                     verdict = ("partial", head_verdict[1], head_verdict[2],
                                "the passage supports the first part of the claim, not what is added after it")
@@ -330,7 +353,7 @@ class SupportJudge:
             # The passage's own sentence: the six-layer model has read "our results are not comparable with
             # those in Luan et al." as refuting itself (P 0.60); what a passage says word for word it says.
             return "supported", max(p_support, self.thresholds.supported), p_refute, ""
-        problem = check(claim, window)
+        problem = check(claim, window) or other_column(claim, window)
         if problem is not None:
             if self._says_otherwise(claim, window, problem, probs):
                 return "contradicted", 0.0, max(p_refute, 0.5 if problem.contradicts else 0.0), problem.reason

@@ -46,6 +46,7 @@ from engine.synthesis.run_in import sentence_start
 from engine.text.addressed import addresses_the_model
 from engine.text.back_matter import answers_back_matter_question, asks_about_back_matter, back_matter_flags
 from engine.text.furniture import has_page_furniture
+from engine.text.table_rows import TABLE_ROW
 from engine.tuning import SYNTHESIS
 from engine.types import LIBRARY_SOURCE, Reference, SearchHit
 
@@ -76,10 +77,6 @@ _POINTS_BACK = re.compile(r"(?:This|These|Those|It|Its|They|Their|Such|The latte
 # The direct answer with the sentence it leans on stays this short (about four lines of a reading pane).
 CONTEXT_CHARS = 400
 _NUMERIC = re.compile(r"^[\d.,%±()+\-–−]+$")
-# A "table row" passage as ingest writes it (engine/ingest/tables.py, row_text): "Table 2, row SPECTER: co-view
-# MAP 83.8, co-read MAP 84.5", or "Row ...:" where no caption names the table. A row of its stub alone has no colon.
-# Its stub (the row's name) and the rest of the row are the two groups.
-_TABLE_ROW = re.compile(r"^(?:Table \S+, row|Row) ([^\n]{1,200}?): (\S.*)$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -263,7 +260,7 @@ def quotable_spans(reference: Reference, back_matter_asked: bool) -> list[tuple[
     record's text is what its datastore chose to keep); thanks, funding and who-did-what answer only a question
     about them."""
     text = reference.text
-    if reference.source == LIBRARY_SOURCE and _TABLE_ROW.match(text):
+    if reference.source == LIBRARY_SOURCE and TABLE_ROW.match(text):
         return [(start, end, False) for start, end in table_row_spans(text)]
     spans = sentence_spans(text)
     if reference.source == LIBRARY_SOURCE:
@@ -282,7 +279,7 @@ def names_the_cell(question: str, row: str) -> bool:
     cell, the row's name) and a word of the rest of the row that is not a number ("what is the MAG F1 of
     Random?" of "Table 3, row Random: MAG F1 4.8, MeSH F1 9.4"). A reader trained on sentences scores such a
     row below prose about the paper's topic, so the rule decides."""
-    match = _TABLE_ROW.match(row)
+    match = TABLE_ROW.match(row)
     if match is None:
         return False
     asked = set(_WORD.findall(question.casefold()))
