@@ -371,7 +371,8 @@ def train(args: argparse.Namespace) -> None:
     save_file({k: v.detach().float().cpu().contiguous() for k, v in model.state_dict().items()},
               str(work / "last.safetensors"))
     (work / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    print(f"done; weights in {work / 'best.safetensors'} (kept by the held-out ranking) and {work / 'last.safetensors'}")
+    print(f"done; weights in {work / 'best.safetensors'} (kept by the held-out ranking) "
+          f"and {work / 'last.safetensors'}")
 
 
 def load_judge_encoder(model: Any, onnx_file: Path) -> None:
