@@ -39,14 +39,10 @@ from engine.cite.judge import default_judge  # noqa: E402, I001
 from engine.service import Engine  # noqa: E402
 from engine.types import Passage  # noqa: E402
 
-from table_questions import DEFAULT_HOME, QUESTIONS, SHARED, build_library  # noqa: E402
+from table_questions import DEFAULT_HOME, QUESTIONS, SHARED, _squash, build_library  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "table_judge.json"
 KINDS = ("true", "wrong_column", "wrong_number", "other_row")
-
-
-def _squash(text: str) -> str:
-    return "".join(text.split()).casefold()
 
 
 def _changed(value: str) -> str:

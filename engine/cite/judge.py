@@ -353,7 +353,7 @@ class SupportJudge:
             # The passage's own sentence: the six-layer model has read "our results are not comparable with
             # those in Luan et al." as refuting itself (P 0.60); what a passage says word for word it says.
             return "supported", max(p_support, self.thresholds.supported), p_refute, ""
-        problem = check(claim, window) or other_column(claim, window)
+        problem = check(claim, window)
         if problem is not None:
             if self._says_otherwise(claim, window, problem, probs):
                 return "contradicted", 0.0, max(p_refute, 0.5 if problem.contradicts else 0.0), problem.reason
