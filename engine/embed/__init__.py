@@ -7,7 +7,7 @@ double for unit tests. :func:`embed_passages` embeds only what :class:`Embedding
 
 from __future__ import annotations
 
-from engine.embed.base import Embedder, normalize_rows
+from engine.embed.base import Embedder, embed_queries, normalize_rows
 from engine.embed.cache import EmbeddingCache
 from engine.embed.hashing import HashingEmbedder
 from engine.embed.pipeline import EmbeddingResult, embed_passages
@@ -20,6 +20,7 @@ __all__ = [
     "HashingEmbedder",
     "SentenceTransformerEmbedder",
     "embed_passages",
+    "embed_queries",
     "local_model_id",
     "normalize_rows",
 ]

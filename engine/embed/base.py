@@ -31,6 +31,15 @@ class Embedder(Protocol):
         ...
 
 
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Questions' vectors: the embedder's own query form where it has one (e5's ``query:`` prefix).
+
+    Models trained without roles (all-MiniLM-L6-v2) embed a question as any other text.
+    """
+    method = getattr(embedder, "embed_queries", None)
+    return method(texts) if callable(method) else embedder.embed(texts)
+
+
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """Scale each row to unit length (rows of zeros stay zero) and return contiguous float32."""
     matrix = np.ascontiguousarray(vectors, dtype=np.float32)

