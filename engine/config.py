@@ -52,6 +52,9 @@ class RetrievalSettings:
                                 "bundled multilingual model, for papers or questions in other languages (about 3.7x "
                                 "slower to embed); or a local sentence-transformers model folder. Changing it "
                                 "re-embeds.")
+    multilingual_switch: bool = setting(
+        True, "Switch to the multilingual embedder when ingest finds at least 3 papers, and a quarter of the "
+              "library, not in English (it re-embeds the library).")
     embedder_int8: bool = setting(
         True, "Embed with int8 weights on the CPU (ONNX Runtime where the model allows): 2.3x faster, the same "
               "hybrid nDCG@10 on the dev set (benchmarks/embed_onnx.py). Changing it re-embeds.")

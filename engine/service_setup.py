@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import engine
-from engine.config import Paths, Settings, save_settings
+from engine.config import Paths, Settings, load_settings, save_settings
 from engine.generate.slot import LanguageModelSlot
 from engine.ingest.ocr import tesseract_available
 from engine.mcp_files import server_state
@@ -45,6 +45,10 @@ class EngineSetup:
         """Save ``settings`` to this library's settings file and use them from now on."""
         save_settings(settings, self.paths.config_file)
         self.settings = settings
+
+    def reload_settings(self) -> None:
+        """Read this library's settings file again: another engine on the same library saved it."""
+        self.settings = load_settings(self.paths.config_file)
 
     # --- models and hardware ---------------------------------------------------------------
 

@@ -88,6 +88,7 @@ class EngineClient(QObject, ModelRequests):
     ingest_result = Signal(object)  # IngestResult, one per file
     documents_changed = Signal(list)  # list[Document], the whole library
     error = Signal(str)  # a message for the user, phrased by the engine
+    notice = Signal(str)  # news for the user, not an error: ingest switched the library's embedder
     cancelled = Signal(str)
     busy_changed = Signal(bool)  # any job queued or running
     ingesting_changed = Signal(bool)  # an add_paths batch queued or running
@@ -142,6 +143,7 @@ class EngineClient(QObject, ModelRequests):
         self._worker.ingest_result.connect(self.ingest_result)
         self._worker.documents.connect(self.documents_changed)
         self._worker.failed.connect(self.error)
+        self._worker.notice.connect(self._on_notice)
         self._worker.cancelled.connect(self.cancelled)
         self._worker.finished.connect(self._on_finished)
         self._worker.settled.connect(self._on_settled)
@@ -459,6 +461,15 @@ class EngineClient(QObject, ModelRequests):
                     on_failure: Callable[[], None] | None = None) -> None:
         """The passages that support or contradict ``claim``, each with its verdict and verbatim quote."""
         self.call(CHECK, lambda engine: engine.check(claim), on_result, on_failure)
+
+    def _on_notice(self, message: str) -> None:
+        """The long lane saved new settings on its own (ingest chose the multilingual embedder): the quick
+        lane reads them from the file before its next job, then the window hears of both."""
+        def announce(_: object) -> None:
+            self.notice.emit(message)
+            self.settings_changed.emit()
+
+        self.call(SETTINGS, lambda engine: engine.reload_settings(), announce)
 
     def _announce_settings(self, settings: Any) -> None:
         """Settings were saved: the long lane adopts them, then the window hears of it."""

@@ -71,6 +71,7 @@ class EngineWorker(QObject):
     token = Signal(str)  # answer text as it streams
     stage = Signal(str)  # the answering stage now running
     failed = Signal(str)
+    notice = Signal(str)  # something the engine changed that the user should hear of (a new embedder)
     cancelled = Signal(str)
     finished = Signal(str)  # the kind of job that just ended, whatever happened
 
@@ -153,4 +154,7 @@ class EngineWorker(QObject):
         finally:
             if failures:
                 self.failed.emit(describe_failures(failures))
+        if self._engine.language_notice:  # ingest switched the library to the multilingual embedder
+            self.notice.emit(self._engine.language_notice)
+            self._engine.language_notice = ""
         self.refresh()

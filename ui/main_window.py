@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QMimeData, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QLabel, QMainWindow, QSplitter, QWidget
+from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QWidget
 
 from engine.progress import Pace
 from engine.types import Answer, IngestResult, Outcome
@@ -236,6 +236,7 @@ class MainWindow(QMainWindow):
         client.ingest_result.connect(self._on_ingest_result)
         client.cancelled.connect(self._on_cancelled)
         client.error.connect(self._on_error)
+        client.notice.connect(lambda message: QMessageBox.information(self, "Quire", message))
         client.job_finished.connect(self._on_job_finished)
         client.embedding_finished.connect(self._on_embedding_finished)
 

@@ -109,6 +109,8 @@ def _ingest(engine: Engine, paths: list[str], password: str | None, as_json: boo
         return 1
     summary = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
     print(f"{len(results)} files: {summary}", file=sys.stderr)
+    if engine.language_notice:
+        print(f"note: {engine.language_notice}", file=sys.stderr)
     # Scripts must be able to tell a batch where nothing could be added from one that worked.
     return 1 if counts[Outcome.FAILED.value] == len(results) else 0
 

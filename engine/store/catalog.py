@@ -292,6 +292,17 @@ class Library:
                                      (content_hash,)).fetchone()
         return _document(row) if row else None
 
+    def paper_languages(self) -> dict[str, str]:
+        """Each paper's language: the one most of its prose passages were told to be in ("" not known)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT doc_id, language, COUNT(*) FROM passages WHERE kind = 'text' "
+                                      "GROUP BY doc_id, language").fetchall()
+        best: dict[str, tuple[int, str]] = {}
+        for doc_id, language, count in rows:
+            if count > best.get(doc_id, (0, ""))[0]:
+                best[doc_id] = (count, language)
+        return {doc_id: language for doc_id, (_, language) in best.items()}
+
     def pages(self, doc_id: str) -> list[Page]:
         with self._lock:
             rows = self._conn.execute("SELECT doc_id, number, width, height, word_count, has_text_layer, ocr_used "

@@ -12,6 +12,7 @@ import pytest
 
 from engine.config import Settings
 from engine.embed import embed_queries
+from engine.embed.choice import language_mix
 from engine.embed.e5 import MULTILINGUAL_EMBEDDER, MultilingualE5Embedder
 from engine.embed.sentence import embedder_setting_problem
 from engine.errors import Cancelled
@@ -95,3 +96,39 @@ def test_a_library_on_the_multilingual_embedder_finds_a_german_paper_by_an_engli
     with Engine(home=tmp_path / "home", settings=settings) as engine:
         assert engine.embed_pending() == 2
         assert not engine.embedder.model_id.startswith(MULTILINGUAL_EMBEDDER)
+
+
+def test_a_quarter_of_the_papers_and_at_least_three_in_other_languages_ask_for_the_multilingual_model() -> None:
+    def mix(*languages: str) -> bool:
+        return language_mix({f"p{n}": language for n, language in enumerate(languages)}).needs_multilingual
+
+    assert mix("de", "de", "zh", *["en"] * 9)  # 3 of 12
+    assert not mix("de", "de", "zh", *["en"] * 10)  # 3 of 13
+    assert not mix("de", "zh")  # too few to matter
+    assert not mix("de", "de", "de", "", "zxx", *["en"] * 10)  # unknown and unreadable papers are not counted
+    assert language_mix({"a": "de", "b": "zh", "c": "de", "d": "en"}).describe() == \
+        "3 of 4 papers are not in English (de 2, zh 1)"
+
+
+@pytest.mark.slow  # a real library: ingest workers and the catalog
+def test_ingest_switches_a_library_that_is_mostly_german_to_the_multilingual_embedder(tmp_path: Path) -> None:
+    from engine.config import load_settings
+    from engine.service import Engine
+
+    german = [_paper(tmp_path / f"de{n}.pdf", [GERMAN[n % 2]] * 4) for n in range(3)]
+    english = _paper(tmp_path / "en.pdf", [ENGLISH[0]] * 4)
+    settings = Settings()
+    kept = replace(settings, retrieval=replace(settings.retrieval, multilingual_switch=False))
+    with Engine(home=tmp_path / "kept", settings=kept) as engine:
+        list(engine.add_documents([*german, english]))
+        assert engine.settings.retrieval.embedder == "" and not engine.language_notice
+    with Engine(home=tmp_path / "home") as engine:
+        list(engine.add_documents([german[0], english]))
+        assert engine.settings.retrieval.embedder == ""  # one German paper: keywords are enough
+        list(engine.add_documents(german[1:]))
+        assert engine.settings.retrieval.embedder == MULTILINGUAL_EMBEDDER
+        assert engine.language_notice.startswith("3 of 4 papers are not in English (de 3)")
+        assert load_settings(tmp_path / "home" / "settings.toml").retrieval.embedder == MULTILINGUAL_EMBEDDER
+        assert engine.embed_pending() == 4 and engine.embedder.model_id.startswith(MULTILINGUAL_EMBEDDER)
+        hits = engine.search("Wie viel Fläche hat der Gletscher verloren?", k=1, source="library", rerank="none")
+        assert Path(str(engine.document(hits[0].doc_id).path)).name in ("de1.pdf",)

@@ -81,3 +81,21 @@ def test_the_settings_command_says_what_retrieval_while_writing_costs(tmp_path: 
     shown = tomllib.loads(out.split("\n", 1)[1])  # the settings stay valid TOML with the comment below them
     assert shown["generation"]["retrieval_stride"] == 0
     assert "# [generation] retrieval_stride: Retrieval while writing" in out and "docs/answers.md" in out
+
+
+def test_the_settings_command_sets_one_key_checked_as_the_file_is(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    home = str(tmp_path)
+    assert main(["--home", home, "settings", "--set", "retrieval.top_n=8", "--set",
+                 "retrieval.embedder=multilingual-e5-small"]) == 0
+    out = capsys.readouterr().out
+    assert "retrieval.top_n: 12 -> 8" in out and "retrieval.embedder: '' -> 'multilingual-e5-small'" in out
+    saved = load_settings(tmp_path / "settings.toml")
+    assert (saved.retrieval.top_n, saved.retrieval.embedder) == (8, "multilingual-e5-small")
+    assert main(["--home", home, "settings", "--set", "retrieval.embedder="]) == 0
+    assert load_settings(tmp_path / "settings.toml").retrieval.embedder == ""
+    for refused, words in (("retrieval.top_n=0", "at least 1"), ("retrieval.top_n=many", "not a value"),
+                           ("top_n=8", "SECTION.KEY=VALUE"), ("retrieval.embedder=/no/such/model", "not saved")):
+        assert main(["--home", home, "settings", "--set", refused]) == 1
+        assert words in capsys.readouterr().err
+    assert load_settings(tmp_path / "settings.toml").retrieval.top_n == 8  # nothing refused was saved
