@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.embed.e5 import MULTILINGUAL_EMBEDDER
 from engine.presets import apply_preset, presets
 from ui.engine_tasks import check_model_file, is_small_model_file
 from ui.errors import for_the_app
@@ -110,6 +111,17 @@ class SettingsDialog(QDialog):
                                          generation.model, folder=False)
         self.embedder_edit = self._path_row("Embedder folder (sentence-transformers); empty = the bundled MiniLM",
                                             retrieval.embedder, folder=True)
+        # The multilingual model is named, not a folder: a box beside the folder row chooses it.
+        multilingual = retrieval.embedder == MULTILINGUAL_EMBEDDER
+        if multilingual:
+            self.embedder_edit.clear()
+        self.multilingual_box = QCheckBox("Papers in other languages: search with the multilingual embedder", self)
+        self.multilingual_box.setChecked(multilingual)
+        self.multilingual_box.setAccessibleName("Multilingual embedder")
+        self.multilingual_box.setToolTip(f"{MULTILINGUAL_EMBEDDER}: a question finds papers in other languages by "
+                                         "meaning. About 3.7x slower to embed; changing it embeds the library again")
+        self.multilingual_box.toggled.connect(self._row_of(self.embedder_edit).setDisabled)
+        self._row_of(self.embedder_edit).setDisabled(multilingual)
         self.threads_box = self._spin(0, 256, generation.threads, "Threads", "0 = all physical cores")
         self.gpu_layers_box = self._spin(-1, 999, generation.gpu_layers, "GPU layers",
                                          "Layers offloaded to the GPU; -1 = all, 0 = CPU only")
@@ -149,6 +161,7 @@ class SettingsDialog(QDialog):
         form.addRow("Preset", self.preset_box)
         form.addRow(MODEL_FIELD, self._row_of(self.model_edit))
         form.addRow(EMBEDDER_FIELD, self._row_of(self.embedder_edit))
+        form.addRow("", self.multilingual_box)
         form.addRow("Threads", self.threads_box)
         form.addRow("GPU layers", self.gpu_layers_box)
         form.addRow("Top N", self.top_n_box)
@@ -181,7 +194,7 @@ class SettingsDialog(QDialog):
                              threads=self.threads_box.value(), gpu_layers=self.gpu_layers_box.value(),
                              feedback=self.feedback_box.isChecked(), answer_reader=self.reader_box.isChecked(),
                              retrieval_stride=int(self.while_writing_box.currentData()))
-        retrieval = replace(original.retrieval, embedder=self.embedder_edit.text().strip(),
+        retrieval = replace(original.retrieval, embedder=self._embedder(),
                             top_n=self.top_n_box.value(), rewrite=self.rewrite_box.isChecked(),
                             spelling=self.spelling_box.isChecked())
         return replace(original, generation=generation, retrieval=retrieval)
@@ -189,7 +202,7 @@ class SettingsDialog(QDialog):
     def accept(self) -> None:
         """Check the model file and embedder folder (with ``run_check``: llama.cpp's probe may take a
         moment), then close; a problem keeps the dialog open and names the field."""
-        model, embedder = self.model_edit.text().strip(), self.embedder_edit.text().strip()
+        model, embedder = self.model_edit.text().strip(), self._embedder()
         changed = (model != self._original.generation.model, embedder != self._original.retrieval.embedder)
         if not any(changed):
             super().accept()
@@ -200,8 +213,9 @@ class SettingsDialog(QDialog):
         self._fit_height()
 
         def check() -> Problems:
+            folder = changed[1] and embedder != MULTILINGUAL_EMBEDDER
             problems = {MODEL_FIELD: check_model_file(model) if changed[0] else "",
-                        EMBEDDER_FIELD: check_embedder_folder(embedder) if changed[1] else ""}
+                        EMBEDDER_FIELD: check_embedder_folder(embedder) if folder else ""}
             return {label: problem for label, problem in problems.items() if problem}
 
         self._run_check(check, self._on_checked)
@@ -247,7 +261,9 @@ class SettingsDialog(QDialog):
         """Put ``settings``' values in the dialog's fields."""
         generation, retrieval = settings.generation, settings.retrieval
         self.model_edit.setText(generation.model)
-        self.embedder_edit.setText(retrieval.embedder)
+        multilingual = retrieval.embedder == MULTILINGUAL_EMBEDDER
+        self.embedder_edit.setText("" if multilingual else retrieval.embedder)
+        self.multilingual_box.setChecked(multilingual)
         self.threads_box.setValue(generation.threads)
         self.gpu_layers_box.setValue(generation.gpu_layers)
         self.top_n_box.setValue(retrieval.top_n)
@@ -283,6 +299,9 @@ class SettingsDialog(QDialog):
         if low == 0 and name == "Threads":
             box.setSpecialValueText("Automatic")
         return box
+
+    def _embedder(self) -> str:
+        return MULTILINGUAL_EMBEDDER if self.multilingual_box.isChecked() else self.embedder_edit.text().strip()
 
     def _path_row(self, placeholder: str, value: str, *, folder: bool) -> QLineEdit:
         row = QWidget(self)

@@ -147,3 +147,26 @@ def test_a_stride_the_list_lacks_is_shown_and_kept(qtbot: QtBot) -> None:
     assert dialog.while_writing_box.currentText() == "Every 8 tokens"
     assert dialog.settings().generation.retrieval_stride == 8
     assert "docs/answers.md" in dialog.while_writing_box.toolTip()
+
+
+def test_the_multilingual_embedder_is_chosen_by_its_box_not_typed_as_a_folder(qtbot: QtBot) -> None:
+    from dataclasses import replace
+
+    from engine.embed.e5 import MULTILINGUAL_EMBEDDER
+
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    folder_row = dialog.embedder_edit.parentWidget()
+    assert not dialog.multilingual_box.isChecked() and folder_row.isEnabled()
+    dialog.multilingual_box.setChecked(True)
+    assert not folder_row.isEnabled()
+    assert dialog.settings().retrieval.embedder == MULTILINGUAL_EMBEDDER
+    with qtbot.waitSignal(dialog.accepted, timeout=TIMEOUT_MS):  # a name, not a folder: nothing to refuse
+        dialog.accept()
+
+    chosen = replace(Settings(), retrieval=replace(Settings().retrieval, embedder=MULTILINGUAL_EMBEDDER))
+    again = SettingsDialog(chosen)
+    qtbot.addWidget(again)
+    assert again.multilingual_box.isChecked() and again.embedder_edit.text() == ""
+    again.multilingual_box.setChecked(False)
+    assert again.settings().retrieval.embedder == ""
