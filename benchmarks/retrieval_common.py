@@ -196,6 +196,16 @@ class BenchSource:
 # --- metrics ---------------------------------------------------------------------------------
 
 
+def bench_embedder(name: str | Path | None = None, int8: bool = True) -> Embedder:
+    """The embedder a benchmark measures: the bundled model (None), "multilingual-e5-small", or a folder."""
+    from engine.embed import SentenceTransformerEmbedder
+    from engine.embed.e5 import MULTILINGUAL_EMBEDDER, MultilingualE5Embedder
+
+    if str(name) == MULTILINGUAL_EMBEDDER:
+        return MultilingualE5Embedder()
+    return SentenceTransformerEmbedder(name or None, quantize=int8)
+
+
 def recall_at(ranked_docs: Sequence[str], relevant: Collection[str], k: int) -> float:
     """Found relevant among the top k, over min(|relevant|, k) (the contract check's definition)."""
     if not relevant:
