@@ -73,8 +73,6 @@ def read_words(page: Any, textpage: Any, page_dict: dict[str, Any], repaired: bo
     words = page.get_text("words", textpage=textpage)
     words = glyphs.repair_words(page, textpage, words, page_dict)
     if repaired:
-        if as_printed.may_have_run_words(words):
-            words = as_printed.split_run_words(words, page.get_text("rawdict", textpage=textpage))
         words = as_printed.attach_drop_caps(words)
     return words
 

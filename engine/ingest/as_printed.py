@@ -1,7 +1,7 @@
 """Text as the page prints it, where the text layer says otherwise: a micro sign read as "m",
-a drop cap set apart from its word, words run together when a line has no space characters.
+a drop cap set apart from its word.
 
-Three repairs on a page's words, each made only where the page itself shows what is printed:
+Two repairs on a page's words, each made only where the page itself shows what is printed:
 
 - **μ read as m.** Papers set Greek letters in a Symbol-like font that puts them at the Latin
   letters' codes, so "10 μm" reaches the text layer as "10 mm" (or "10-mm"). Fonts known to be
@@ -14,23 +14,15 @@ Three repairs on a page's words, each made only where the page itself shows what
   then loses it or reads it elsewhere. A single capital letter far taller than the page's type,
   with the first word of a line just right of its top, is joined to that word ("Although"). When
   the capital is a word by itself ("A" beside "recent") it is put in front as a word of its own.
-- **Words run together.** Some typesetters draw a line's glyphs one by one with no space
-  characters, the words set apart only by position and the letters packed tighter than their
-  advance widths; PyMuPDF then reads the line as one word ("GBMfromothercancertypes"). Such a word
-  is split where the gap between two of its glyphs is far wider than between its other glyphs.
-
 Each repaired word keeps a box: a joined drop cap widens its word's box to the capital's left edge
-(at the line's height, so the line stays as tall as its type); a split word's pieces take the boxes
-of their own glyphs.
+(at the line's height, so the line stays as tall as its type).
 """
 
 from __future__ import annotations
 
 import re
-import statistics
 from collections import Counter
 from collections.abc import Mapping
-from itertools import pairwise
 from typing import Any
 
 from engine.ingest.wordlist import COMMON_COUNT, english_counts
@@ -157,89 +149,3 @@ def _is_word_alone(letter: str, rest: str) -> bool:
     counts = english_counts()
     head = re.sub(r"[^\w]+$", "", rest).lower()
     return counts.get(head, 0) > COMMON_COUNT and (letter + head).lower() not in counts
-
-
-# --- words run together -----------------------------------------------------------------
-
-# A word this long (letters) that is no English word may be words run together; only pages with one
-# are read a second time, glyph by glyph.
-_LONG_WORD = 18
-_LETTERS = re.compile(r"[^\W\d_]+")
-# Between two glyphs of a word packed tighter than their advance widths, a gap this share of the type
-# size wider than the word's usual gap is a space the line never drew.
-SPACE_GAP = 0.1
-
-
-def may_have_run_words(words: list[Word]) -> bool:
-    """True when a word on the page may be several run together (a cheap look at the words alone)."""
-    counts = None
-    for word in words:
-        text = word[4]
-        if len(text) < _LONG_WORD:
-            continue
-        for run in _LETTERS.findall(text):
-            if len(run) >= _LONG_WORD:
-                counts = counts if counts is not None else english_counts()
-                if run.lower() not in counts and not run.isupper():
-                    return True
-    return False
-
-
-def split_run_words(words: list[Word], raw_dict: dict[str, Any]) -> list[Word]:
-    """``words`` with words run together split at their glyphs' gaps (``raw_dict``: the page's ``rawdict``)."""
-    splits = _splits(raw_dict)
-    if not splits:
-        return words
-    out: list[Word] = []
-    for word in words:
-        found = splits.get((word[5], word[6], word[7]))
-        if found is None or "".join(piece[4] for piece in found) != word[4]:
-            out.append(word)
-            continue
-        out.extend((*piece[:5], *word[5:]) for piece in found)
-    return out
-
-
-def _splits(raw_dict: dict[str, Any]) -> dict[tuple[int, int, int], list[Word]]:
-    """(block, line, word) -> the word's pieces with their glyphs' boxes, for the words to split."""
-    found: dict[tuple[int, int, int], list[Word]] = {}
-    for block_no, block in enumerate(raw_dict.get("blocks", [])):
-        for line_no, line in enumerate(block.get("lines", [])):
-            word_no = 0
-            chars: list[tuple[str, tuple[float, float, float, float], float]] = []
-            for span in line.get("spans", []):
-                size = span.get("size", 0.0)
-                for char in span.get("chars", []):
-                    if char["c"] <= " ":
-                        if chars:
-                            _split_word(chars, (block_no, line_no, word_no), found)
-                            word_no, chars = word_no + 1, []
-                        continue
-                    chars.append((char["c"], char["bbox"], size))
-            if chars:
-                _split_word(chars, (block_no, line_no, word_no), found)
-    return found
-
-
-def _split_word(chars: list[tuple[str, tuple[float, float, float, float], float]], key: tuple[int, int, int],
-                found: dict[tuple[int, int, int], list[Word]]) -> None:
-    if len(chars) < _LONG_WORD:
-        return
-    gaps = [b[1][0] - a[1][2] for a, b in pairwise(chars)]
-    usual = statistics.median(gaps)
-    size = max(chars[0][2], 1.0)
-    # Only a word whose glyphs are packed (the usual gap closes up) was drawn without spaces; in
-    # ordinary type the usual gap is zero and a wide one is a letter's own side bearing.
-    if usual >= 0:
-        return
-    cuts = [index + 1 for index, gap in enumerate(gaps)
-            if gap > 0 and gap - usual >= SPACE_GAP * size]
-    if not cuts:
-        return
-    pieces: list[Word] = []
-    for start, end in zip([0, *cuts], [*cuts, len(chars)], strict=True):
-        part = chars[start:end]
-        boxes = [box for _, box, _ in part]
-        pieces.append((min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes),
-                       max(b[3] for b in boxes), "".join(c for c, _, _ in part)))
-    found[key] = pieces

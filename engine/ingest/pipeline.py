@@ -147,9 +147,6 @@ class PdfParse:
         raw_words = glyphs.repair_words(page, textpage, raw_words, text_dict)
         if text_dict is not None:
             raw_words = marks.without_marks(raw_words, text_dict)
-        # Only a page with a word that may be several run together pays for its glyphs' boxes.
-        if as_printed.may_have_run_words(raw_words):
-            raw_words = as_printed.split_run_words(raw_words, page.get_text("rawdict", textpage=textpage))
         raw_words = as_printed.attach_drop_caps(raw_words)
         used_ocr = False
         if ocr.has_no_text_layer(page, len(raw_words)):
