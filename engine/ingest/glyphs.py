@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.ingest.as_printed import micro_fixes, symbol_style
 from engine.ingest.words import line_words
 
 # The Symbol font's codes 0x20-0x7E moved to U+F020-U+F07E (how Windows maps a symbol font):
@@ -37,7 +38,10 @@ _SYMBOL_PRIVATE = {chr(0xF000 + code): _SYMBOL_SIGNS.get(chr(code), _SYMBOL_LETT
 _BY_FONT: dict[str, dict[str, str]] = {
     "AdvP4C4E74": {"¼": "=", "þ": "+", "ð": "(", "Þ": ")", "½": "["},
     "AdvPS586D": {"5": "±"},
-    "AdvPS7DA6": {"$": "≥", "#": "≤"},
+    # Greek at the letters' codes too: "b-barrel", "a helices", "l = 0.931 Å" are β, α, λ.
+    "AdvPS7DA6": {**_SYMBOL_LETTERS, "$": "≥", "#": "≤"},
+    "AdvP7DA6": _SYMBOL_LETTERS,  # "0.4-mm" filters, "b-lactam": 0.4-μm, β-lactam
+    "AdvTTcd7bcd39": _SYMBOL_LETTERS,  # Science's Greek font: "DDGs", "10-mm beads" are ΔΔGs, 10-μm
     "AdvPS44A44B": {"$": "·"},
     "AdvPS3FDD77": {".": "…"},
     "AdvPS3F4C13": _SYMBOL_LETTERS,
@@ -68,8 +72,10 @@ def font_fixes(font: str) -> Mapping[str, str]:
 
 
 def page_needs_repair(page: Any) -> bool:
-    """True when the page uses a font with known wrong names (a cheap look at its font list)."""
-    return any(font_fixes(base_font_name(font[3])) for font in page.get_fonts())
+    """True when the page uses a font with known wrong names, or one that may set a micro sign at the
+    code of "m" (engine/ingest/as_printed.py): a cheap look at its font list."""
+    names = [base_font_name(font[3]) for font in page.get_fonts()]
+    return any(font_fixes(name) or symbol_style(name) for name in names)
 
 
 def repair_words(page: Any, textpage: Any, words: list[Any], page_dict: dict[str, Any] | None = None) -> list[Any]:
@@ -101,7 +107,8 @@ def _repaired_texts(page_dict: dict[str, Any]) -> dict[tuple[int, int, int], tup
     for block_no, block in enumerate(page_dict.get("blocks", [])):
         for line_no, line in enumerate(block.get("lines", [])):
             spans = line.get("spans", [])
-            fixes = [font_fixes(base_font_name(span.get("font", ""))) for span in spans]
+            fonts = [base_font_name(span.get("font", "")) for span in spans]
+            fixes = micro_fixes(spans, fonts, [font_fixes(font) for font in fonts])
             if not any(fixes):
                 continue
             for word_no, text, owners in line_words(spans):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import IngestError
-from engine.ingest import glyphs, marks, ocr
+from engine.ingest import as_printed, glyphs, marks, ocr
 from engine.ingest.chunk import Chunker, Numbering
 from engine.ingest.layout import TEXT, Line, PageLayout, is_page_furniture, layout_page, margin_signature
 from engine.ingest.metadata import DocumentMeta, extract_metadata
@@ -147,6 +147,7 @@ class PdfParse:
         raw_words = glyphs.repair_words(page, textpage, raw_words, text_dict)
         if text_dict is not None:
             raw_words = marks.without_marks(raw_words, text_dict)
+        raw_words = as_printed.attach_drop_caps(raw_words)
         used_ocr = False
         if ocr.has_no_text_layer(page, len(raw_words)):
             if self.options.ocr and ocr.tesseract_available():
