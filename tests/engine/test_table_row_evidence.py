@@ -53,3 +53,24 @@ def test_the_row_whose_cell_is_asked_opens_the_evidence_over_prose_on_the_topic(
                                 read=False)
     best = max((quote for item in evidence for quote in item.quotes), key=lambda quote: quote.answer)
     assert best.text == ROW
+
+
+def test_the_row_a_question_names_joins_the_hits_of_its_paper_first() -> None:
+    from engine.synthesis.named_rows import with_named_rows
+    from engine.types import Passage, SearchHit, TableRow
+
+    def hit(n: int, doc: str, source: str = "library") -> SearchHit:
+        return SearchHit(passage_id=f"{doc}:{n}", doc_id=doc, source=source, bib=Bibliography(TITLE), text=PROSE)
+
+    def row(doc: str, text: str) -> Passage:
+        return Passage(id=f"{doc}:row", doc_id=doc, ordinal=9, text=text, title=TITLE, page_start=6, page_end=6,
+                       char_start=0, char_end=len(text), rects=(), content_hash="h",
+                       table=TableRow(table=0, label="Table 3", caption="", page=6, row=1, headers=(), cells=()))
+
+    rows = {"d1": [row("d1", ROW), row("d1", "Table 3, row SPECTER: MAG F1 82.0")], "d3": [row("d3", ROW)]}
+    hits = [hit(1, "d1"), hit(2, "d2"), hit(3, "d1"), hit(4, "d3")]
+    found = with_named_rows("what is the MeSH F1 of Random?", hits, lambda doc: rows.get(doc, []))
+    # d1's row named by the question comes first; d3 is past the first two papers; the list keeps its length.
+    assert [h.passage_id for h in found] == ["d1:row", "d1:1", "d2:2", "d1:3"]
+    assert found[0].page == 6 and found[0].ranks == (("named row", 1),) and found[0].text == ROW
+    assert with_named_rows("How is SPECTER trained?", hits, lambda doc: rows.get(doc, [])) == hits
