@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
+from PySide6.QtGui import QAction, QFontMetrics, QKeySequence, QRawFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -46,6 +48,23 @@ def summary_line(past: Any) -> str:
     return " · ".join(part for part in parts if part)
 
 
+class _FallbackRoom(QStyledItemDelegate):
+    """Rows whose text needs a fallback font (a Chinese question) get a little more height.
+
+    The view measures a wrapped row with the list font's metrics, but a line set in a taller fallback
+    font (Noto Sans CJK) needs a few pixels more when painted; short of them, the view elides the row
+    after its first line and the date and mode line is lost."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        size = super().sizeHint(option, index)
+        # QRawFont: the font itself (QFontMetrics.inFont answers for its fallbacks too).
+        own = QRawFont.fromFont(option.font)
+        text = str(index.data() or "")
+        if any(not own.supportsCharacter(char) for char in text if not char.isspace()):
+            size.setHeight(size.height() + QFontMetrics(option.font).lineSpacing() // 3)
+        return size
+
+
 class HistoryList(QWidget):
     """A list of past questions with Open and Delete; ``open_requested``/``delete_requested`` carry the id."""
 
@@ -58,6 +77,7 @@ class HistoryList(QWidget):
         self.list = QListWidget(self)
         self.list.setAccessibleName("Past questions list")
         self.list.setWordWrap(True)
+        self.list.setItemDelegate(_FallbackRoom(self.list))
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.itemActivated.connect(self._open_item)
