@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -80,6 +81,13 @@ def write_file(path: Path, text: str) -> None:
         partial.unlink(missing_ok=True)
 
 
+def _item(menu: QMenu, text: str, work: Callable[[], None]) -> None:
+    """An entry of a table's menu; ``triggered`` passes a checked flag, which ``work`` does not take."""
+    def run(_checked: bool = False) -> None:
+        work()
+    menu.addAction(text).triggered.connect(run)
+
+
 class TableExport(QObject):
     """The Tables button of a viewer: follows the paper shown, lists its tables, copies and saves them."""
 
@@ -133,12 +141,11 @@ class TableExport(QObject):
         self.menu.clear()
         for table in tables:
             submenu = self.menu.addMenu(menu_label(table))
-            # ``_checked``: QAction.triggered passes one, which must not land in ``t``.
-            submenu.addAction(f"Show page {table.page}", lambda _checked=False, t=table: self._show(t))
+            _item(submenu, f"Show page {table.page}", partial(self._show, table))
             submenu.addSeparator()
-            submenu.addAction("Copy as Markdown", lambda _checked=False, t=table: self.copy(t, MARKDOWN))
-            submenu.addAction("Copy as CSV", lambda _checked=False, t=table: self.copy(t, CSV))
-            submenu.addAction("Export…", lambda _checked=False, t=table: self.export(t))
+            _item(submenu, "Copy as Markdown", partial(self.copy, table, MARKDOWN))
+            _item(submenu, "Copy as CSV", partial(self.copy, table, CSV))
+            _item(submenu, "Export…", partial(self.export, table))
         self.button.setEnabled(bool(tables))
         self.button.setToolTip(f"Copy or save this paper's tables ({len(tables)}) as Markdown or CSV"
                                if tables else why_none)
