@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from engine.embed import Embedder, EmbeddingCache
     from engine.importer import IngestResult
     from engine.render.highlights import AnnotatedPaper
+    from engine.render.tables import DocumentTable
     from engine.retrieve.library_source import LibrarySource
     from engine.service_ask import AnswerTools
     from engine.service_search import Search, SearchTools
@@ -153,6 +154,17 @@ class Engine(EngineSetup):
 
     def passage(self, passage_id: str) -> Passage:
         return self.library.passage(passage_id)
+
+    def tables(self, doc_id: str) -> list[DocumentTable]:
+        """The paper's own tables, rebuilt from its stored table rows (none read: an empty list)."""
+        from engine.render.tables import document_tables
+
+        return document_tables(self.passages(doc_id))
+
+    def document_at(self, path: str | Path) -> Document | None:
+        """The paper the file at ``path`` holds, or None when that file is not in the library."""
+        record = self.library.file_record(str(Path(path).resolve()))
+        return self.library.document(record.doc_id) if record is not None else None
 
     def remove(self, doc_id: str) -> Document:
         return self.library.remove_document(self.library.document(doc_id).id)

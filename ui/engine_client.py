@@ -30,6 +30,7 @@ from engine.table_types import PaperTable, TableColumn
 from engine.types import Answer, Citation, Document, Reference
 from ui.engine_model_requests import ModelRequests
 from ui.engine_tasks import (
+    FileTables,
     PassageLocation,
     ProgressThrottle,
     datastore_counts,
@@ -37,6 +38,7 @@ from ui.engine_tasks import (
     locate_passage,
     render_answer,
     server_datastore_locations,
+    tables_in_file,
 )
 from ui.engine_worker import (
     ADOPT,
@@ -341,6 +343,11 @@ class EngineClient(QObject, ModelRequests):
     def locate_link(self, link: OpenLink, on_result: Callable[[PassageLocation], None]) -> None:
         """Find the page, passage and quote a ``quire://open`` link points at; a bad one reaches :attr:`error`."""
         self.call(LOOKUP, partial(locate_link, link=link), on_result)
+
+    def tables_in_file(self, path: str, on_result: Callable[[FileTables], None],
+                       on_failure: Callable[[], None] | None = None) -> None:
+        """The tables of the paper the PDF at ``path`` holds, as ingest read them."""
+        self.call(LOOKUP, partial(tables_in_file, path=path), on_result, on_failure)
 
     def list_answers(self, on_result: Callable[[list[Any]], None]) -> None:
         """Past questions, newest first, as summaries (``id``, ``question``, ``created_at``, ``mode``)."""

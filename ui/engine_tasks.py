@@ -14,6 +14,7 @@ from pathlib import Path
 from engine.errors import DocumentNotFoundError, EngineError
 from engine.links import LinkError, OpenLink, quote_span
 from engine.progress import Progress
+from engine.render.tables import DocumentTable
 from engine.service import Engine
 from engine.types import LIBRARY_SOURCE, Answer, Citation, IngestResult, Outcome, PageRect, Reference
 from engine.watch import SyncReport
@@ -168,6 +169,26 @@ def locate_link(engine: Engine, link: OpenLink) -> PassageLocation:
     if any(on_page == link.page for on_page, _ in shown):
         location = replace(location, page=link.page)  # a quote over two pages opens where the link says
     return location
+
+
+@dataclass(frozen=True)
+class FileTables:
+    """The tables of the paper a PDF holds; ``in_library`` is False when no paper of the library is that file."""
+
+    path: str
+    tables: tuple[DocumentTable, ...] = ()
+    in_library: bool = True
+
+
+def tables_in_file(engine: Engine, path: str) -> FileTables:
+    """Runs on the worker: the viewer knows the PDF it shows, not which paper that is, so the file says."""
+    try:
+        document = engine.document_at(path) if path else None
+        if document is None:
+            return FileTables(path, in_library=False)
+        return FileTables(path, tuple(engine.tables(document.id)))
+    except DocumentNotFoundError:  # removed meanwhile (by another program, say): the viewer is closing it
+        return FileTables(path, in_library=False)
 
 
 def datastore_counts(engine: Engine) -> list[tuple[str, int]]:

@@ -27,6 +27,7 @@ from ui.link_opener import LinkOpener
 from ui.metadata_dialog import MetadataDialog
 from ui.pdf_viewer import PdfViewer
 from ui.table_controller import TableController
+from ui.table_export import TableExport
 from ui.tool_dialogs import ToolDialogs
 from ui.watch_dialog import WatchDialog
 from ui.watch_follower import WatchFollower
@@ -93,6 +94,8 @@ class MainWindow(QMainWindow):
         self.watch_follower = WatchFollower(client, self)
         self.watch_follower.notice.connect(lambda text: self.statusBar().showMessage(text, _MESSAGE_MS))
         self.links = LinkOpener(client, self.viewer, lambda text: self.statusBar().showMessage(text, _MESSAGE_MS), self)
+        self.table_export = TableExport(client, self.viewer,
+                                        lambda text: self.statusBar().showMessage(text, _MESSAGE_MS), self)
         self.ask_pane.collection_names = self.library.collection_names
 
         self.library.selection_changed.connect(self._update_actions)

@@ -312,6 +312,13 @@ class PdfViewer(QWidget):
         layout.addStretch(1)
         return bar
 
+    def add_tool(self, button: QToolButton) -> None:
+        """Put a control of another module (the Tables menu) at the end of the toolbar row."""
+        layout = self.toolbar.layout()
+        assert isinstance(layout, QHBoxLayout)
+        layout.insertWidget(layout.count() - 1, button)  # before the stretch that keeps the row left-aligned
+        self.toolbar_buttons.append(button)
+
     def _action(self, text: str, tip: str, shortcut: QKeySequence | QKeySequence.StandardKey, slot: object) -> QAction:
         action = QAction(text, self)
         action.setToolTip(tip)

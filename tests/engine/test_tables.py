@@ -153,3 +153,16 @@ def test_a_page_turned_by_rotate_keeps_its_tables(tmp_path: Path) -> None:
     turned = [p.text for p in rows_of(parse_pdf(tmp_path / "turned.pdf").passages)]
     upright = [p.text for p in rows_of(parse_pdf(tmp_path / "upright.pdf").passages)]
     assert turned == upright and "Table 2, row 20 mg: Patients 40, Response 48%" in turned
+
+
+def test_the_facade_gives_a_files_paper_and_its_tables(tmp_path: Path) -> None:
+    path = tables_and_figure_pdf(tmp_path / "tables.pdf")
+    with Engine(home=tmp_path / "home") as engine:
+        [result] = list(engine.add_documents([path]))
+        document = engine.document_at(path)
+        assert document is not None and document.id == result.doc_id
+        assert engine.document_at(tmp_path / "elsewhere.pdf") is None
+        tables = engine.tables(result.doc_id)
+        assert [(t.label, t.page, t.headers) for t in tables] == [("Table 1", 1, tuple(RULED[0])),
+                                                                  ("Table 2", 1, tuple(UNRULED[0]))]
+        assert [list(row) for row in tables[0].rows] == RULED[1:]
