@@ -67,24 +67,6 @@ class Engine(EngineSetup):
         self.library = Library(self.paths.catalog)
         self.language_models = LanguageModelSlot()  # the one loaded language model (Engine.language_model)
 
-    @property
-    def settings(self) -> Settings:
-        return self._settings
-
-    @settings.setter
-    def settings(self, settings: Settings) -> None:
-        """Use ``settings`` from now on; another embedder is loaded (and its index opened) when next needed."""
-        before = self.__dict__.get("_settings")
-        self._settings = settings
-        if before is None:
-            return
-        if (before.retrieval.embedder, before.retrieval.embedder_int8) != \
-                (settings.retrieval.embedder, settings.retrieval.embedder_int8):
-            if "library_source" in self.__dict__:  # built on the old model
-                self.__dict__.pop("library_source").close()
-            self.__dict__.pop("embedder", None)
-            self.__dict__.pop("support_embedder", None)
-
     def close(self) -> None:
         if "datastore_registry" in self.__dict__:
             self.datastore_registry.close()
@@ -263,28 +245,6 @@ class Engine(EngineSetup):
 
         known = {document.id for document in self.library.documents()}
         return file_notices(answer.papers, self.missing_files(), known.__contains__)
-
-    def _switch_if_multilingual(self) -> None:
-        """Once enough of the library is not in English, search it with the multilingual embedder.
-
-        Only from the bundled English model, and only while ``retrieval.multilingual_switch`` is on;
-        the library is embedded again by the next embedding pass (the vector index records its model,
-        so the two models' vectors never mix). :attr:`language_notice` says what happened.
-        """
-        from dataclasses import replace
-
-        from engine.embed.choice import language_mix, switch_notice
-        from engine.embed.e5 import MULTILINGUAL_EMBEDDER, multilingual_available
-
-        retrieval = self.settings.retrieval
-        if retrieval.embedder or not retrieval.multilingual_switch or not multilingual_available():
-            return
-        mix = language_mix(self.library.paper_languages())
-        if not mix.needs_multilingual:
-            return
-        # Saved settings take effect at once: the next embedding pass embeds for the new model.
-        self.save_settings(replace(self.settings, retrieval=replace(retrieval, embedder=MULTILINGUAL_EMBEDDER)))
-        self.language_notice = switch_notice(mix)
 
     # --- search ----------------------------------------------------------------------------
 

@@ -37,9 +37,27 @@ class EngineSetup:
 
     # Set by Engine.__init__.
     paths: Paths
-    settings: Settings
     library: Library
     language_models: LanguageModelSlot
+    language_notice: str  # set when ingest switched the library to the multilingual embedder
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        """Use ``settings`` from now on; another embedder is loaded (and its index opened) when next needed."""
+        before = self.__dict__.get("_settings")
+        self._settings = settings
+        if before is None:
+            return
+        if (before.retrieval.embedder, before.retrieval.embedder_int8) != \
+                (settings.retrieval.embedder, settings.retrieval.embedder_int8):
+            if "library_source" in self.__dict__:  # built on the old model
+                self.__dict__.pop("library_source").close()
+            self.__dict__.pop("embedder", None)
+            self.__dict__.pop("support_embedder", None)
 
     def save_settings(self, settings: Settings) -> None:
         """Save ``settings`` to this library's settings file and use them from now on."""
@@ -49,6 +67,28 @@ class EngineSetup:
     def reload_settings(self) -> None:
         """Read this library's settings file again: another engine on the same library saved it."""
         self.settings = load_settings(self.paths.config_file)
+
+    def _switch_if_multilingual(self) -> None:
+        """Once enough of the library is not in English, search it with the multilingual embedder.
+
+        Only from the bundled English model, and only while ``retrieval.multilingual_switch`` is on;
+        the library is embedded again by the next embedding pass (the vector index records its model,
+        so the two models' vectors never mix). :attr:`language_notice` says what happened.
+        """
+        from dataclasses import replace
+
+        from engine.embed.choice import language_mix, switch_notice
+        from engine.embed.e5 import MULTILINGUAL_EMBEDDER, multilingual_available
+
+        retrieval = self.settings.retrieval
+        if retrieval.embedder or not retrieval.multilingual_switch or not multilingual_available():
+            return
+        mix = language_mix(self.library.paper_languages())
+        if not mix.needs_multilingual:
+            return
+        # Saved settings take effect at once: the next embedding pass embeds for the new model.
+        self.save_settings(replace(self.settings, retrieval=replace(retrieval, embedder=MULTILINGUAL_EMBEDDER)))
+        self.language_notice = switch_notice(mix)
 
     # --- models and hardware ---------------------------------------------------------------
 

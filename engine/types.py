@@ -148,6 +148,8 @@ class Passage:
 
 
 LIBRARY_SOURCE = "library"
+# The setting value (retrieval.embedder) that names the bundled multilingual embedder (engine/embed/e5.py).
+MULTILINGUAL_EMBEDDER = "multilingual-e5-small"
 
 
 @dataclass(frozen=True)

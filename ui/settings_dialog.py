@@ -35,8 +35,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.embed.e5 import MULTILINGUAL_EMBEDDER
 from engine.presets import apply_preset, presets
+from engine.types import MULTILINGUAL_EMBEDDER
 from ui.engine_tasks import check_model_file, is_small_model_file
 from ui.errors import for_the_app
 

