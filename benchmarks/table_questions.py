@@ -1,7 +1,7 @@
 """Questions answered by a table cell: is the value in the digest's first 400 characters, with the cell's box cited?
 
     python benchmarks/table_questions.py --write           # (once) the questions, from the hand-checked cells
-    python benchmarks/table_questions.py --label NAME [--home H] [--half tune|report|all] [--without-named-rows]
+    python benchmarks/table_questions.py --label NAME [--home H] [--half tune|report|all]
 
 The questions (``tests/data/table_questions.json``) are made by a fixed rule from the cells read off page
 images in ``tests/data/table_structure.json`` and written before any result was looked at: per table, its
@@ -180,13 +180,7 @@ def main() -> None:
     parser.add_argument("--label", help="what this run measures")
     parser.add_argument("--home", type=Path, default=DEFAULT_HOME)
     parser.add_argument("--half", choices=("tune", "report", "all"), default="all")
-    parser.add_argument("--without-named-rows", action="store_true",
-                        help="search alone chooses the passages (the rows a question names are not brought in)")
     args = parser.parse_args()
-    if args.without_named_rows:
-        import engine.service_ask
-
-        engine.service_ask.with_named_rows = lambda question, hits, rows_of: list(hits)  # type: ignore[assignment]
     if args.write:
         chosen = write_questions()
         print(f"wrote {len(chosen)} questions to {QUESTIONS}")

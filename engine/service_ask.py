@@ -25,11 +25,10 @@ from engine.protocols import Searcher
 from engine.request import ALL, LIBRARY, MODES, AskRequest, source_problem
 from engine.store import Library
 from engine.store.answers import save_answer
-from engine.synthesis.named_rows import with_named_rows
 from engine.synthesis.pipeline import AskOptions, Question, ask, normalise_question
 from engine.synthesis.ralm import RetrievalWhileWriting
 from engine.synthesis.write import StageCallback, WriterOptions
-from engine.types import Answer, AnswerMode, PageRect, Passage, SearchHit
+from engine.types import Answer, AnswerMode, PageRect, SearchHit
 
 log = logging.getLogger(__name__)
 
@@ -200,16 +199,8 @@ class _LibraryPassages:
         scope = self._request.scope
         hits = self._tools.search(query, k=k, source=scope.source, doc_ids=scope.doc_ids,
                                   rewrite=self._request.options.rewrite, progress=self._progress, cancel=self._cancel)
-        hits = with_named_rows(query, hits, self._table_rows)
         self._is_library.update((h.passage_id, h.is_library) for h in hits)
         return hits
-
-    def _table_rows(self, doc_id: str) -> list[Passage]:
-        """A library paper's table-row passages (none for a paper removed meanwhile)."""
-        try:
-            return [passage for passage in self._tools.library.passages(doc_id) if passage.table is not None]
-        except EngineError:
-            return []
 
     def search_while_writing(self, query: str, k: int) -> list[SearchHit]:
         """BM25 over the same scope, as In-Context RALM searched: no rewriting (a language model call would

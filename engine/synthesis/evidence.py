@@ -373,6 +373,10 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
                                 answer, int(ask_of[position])))
             position += 1
         relevance = max((q.score for q in scored), default=0.0)
+        if cell_rows[index]:
+            # A row of header words and numbers shares little wording with the question, but it holds the cell
+            # asked for: it addresses the question whatever its topic score.
+            relevance = max(relevance, RELEVANCE_THRESHOLD)
         is_list = reference_lists[index] if index < len(reference_lists) else False
         evidence.append(Evidence(reference, choose_quotes(scored, quotes_per_passage), relevance, is_list, index + 1,
                                  tuple(scored)))
