@@ -30,6 +30,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import engine  # noqa: F401 - before PyMuPDF, which loads ONNX Runtime: engine switches off its telemetry first
+
+# isort: split
 import pymupdf
 
 from benchmarks.common import emit
