@@ -49,7 +49,7 @@ class RetrievalSettings:
     """How passages are found."""
 
     embedder: str = setting("", "Empty: the bundled all-MiniLM-L6-v2 (English); \"multilingual-e5-small\": the "
-                                "bundled multilingual model, for papers or questions in other languages (about 3.7x "
+                                "bundled multilingual model, for papers or questions in other languages (about 10x "
                                 "slower to embed); or a local sentence-transformers model folder. Changing it "
                                 "re-embeds.")
     multilingual_switch: bool = setting(

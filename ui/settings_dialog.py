@@ -119,7 +119,8 @@ class SettingsDialog(QDialog):
         self.multilingual_box.setChecked(multilingual)
         self.multilingual_box.setAccessibleName("Multilingual embedder")
         self.multilingual_box.setToolTip(f"{MULTILINGUAL_EMBEDDER}: a question finds papers in other languages by "
-                                         "meaning. About 3.7x slower to embed; changing it embeds the library again")
+                                         "meaning. About ten times slower to embed; changing it embeds the library "
+                                         "again")
         self.multilingual_box.toggled.connect(self._row_of(self.embedder_edit).setDisabled)
         self._row_of(self.embedder_edit).setDisabled(multilingual)
         self.threads_box = self._spin(0, 256, generation.threads, "Threads", "0 = all physical cores")

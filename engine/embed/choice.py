@@ -2,7 +2,7 @@
 
 The bundled all-MiniLM-L6-v2 was trained on English; a question in one language finds a paper in
 another by their shared words alone (docs/languages.md). multilingual-e5-small finds it by meaning,
-at about 3.7 times the embedding time, so it is used where the library asks for it: a few papers
+at about ten times the embedding time, so it is used where the library asks for it: a few papers
 in another language are searched well enough by their words, a library of which a quarter is
 German or Chinese is not.
 """
@@ -53,6 +53,6 @@ def switch_notice(mix: LanguageMix) -> str:
     """What a user is told when ingest switched their library to the multilingual embedder."""
     return (f"{mix.describe()}, so this library now searches with the multilingual embedder "
             f"({MULTILINGUAL_EMBEDDER}): a question finds papers in other languages by meaning. The library "
-            "is embedded again (about 3.7x slower than the English model); a datastore embedded by the "
+            "is embedded again (about ten times slower than the English model); a datastore embedded by the "
             "English model is searched by keywords until `quire datastore embed NAME` re-embeds it. To keep "
             "the English model: quire settings --set retrieval.embedder= --set retrieval.multilingual_switch=false")
