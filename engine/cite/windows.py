@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from engine.cite.markers import strip_markers
 from engine.cite.sentences import Span, split_spans
 from engine.text.back_matter import is_reference_entry
+from engine.text.keywords import UNSPACED_TEXT, script_words, split_words
+from engine.text.scripts import word_script
 from engine.text.stem import stem
 from engine.text.stopwords import CLAIM_FRAMING_WORDS, COMMON_ENGLISH_WORDS, STOP_WORDS
 from engine.text.tokens import WORD_OR_NUMBER, lower_words
@@ -25,14 +27,23 @@ MAX_QUOTE_CHARS = 320
 _NOT_CONTENT = STOP_WORDS | CLAIM_FRAMING_WORDS
 
 # How a sentence ends: a closing mark, perhaps a closing quote or bracket, perhaps a citation number after it.
-_SENTENCE_END = re.compile(r"[.!?)\]”\"’']\s*(?:\[\d+(?:[,–-]\s*\d+)*\])?$")
+_SENTENCE_END = re.compile(r"[.!?)\]”\"’'。！？؟।]\s*(?:\[\d+(?:[,–-]\s*\d+)*\])?$")
+_NOT_LATIN = re.compile(r"[^\x00-\u024f]")  # a character past Latin Extended-B: maybe a word of another script
 PROSE_FUNCTION_SHARE = 0.10  # prose has 30-50 % ("the", "of", "and", "is", "we" ...); tables and equations ~0
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-cased, stemmed words that carry meaning (stop words and markers removed)."""
-    words = lower_words(strip_markers(text), WORD_OR_NUMBER)
-    return {stem(w) for w in words if w not in _NOT_CONTENT and (len(w) > 2 or w.isdigit())}
+    """Lower-cased, stemmed words that carry meaning (stop words and markers removed).
+
+    Words in another script than Latin are those of keyword search: a Chinese clause cut into its words,
+    an Arabic or Russian word stemmed as its language stems it (engine/text/keywords.py). Porter alone
+    left a Chinese clause one "word" and "البانثرز" apart from "بانثرز", so a question in those languages
+    shared no word with the sentence that answers it."""
+    text = strip_markers(text)
+    words = lower_words(text, WORD_OR_NUMBER)
+    found = {stem(w) for w in words if w not in _NOT_CONTENT and (len(w) > 2 or w.isdigit())
+             and word_script(w) in ("latin", "other")}
+    return found | script_words(text) if _NOT_LATIN.search(text) else found
 
 
 def overlap(claim_words: set[str], window_words: set[str]) -> float:
@@ -67,10 +78,13 @@ def quote_windows(passage_text: str, max_chars: int = MAX_QUOTE_CHARS, pairs: bo
 def prose_like(text: str) -> bool:
     """At least six words, mostly lower-case, and not an entry of a reference list left in the running text: rules
     out headings, author lists, tables of numbers and other papers' titles."""
-    words = [w for w in text.split() if any(c.isalpha() for c in w)]
+    words = [w for w in (split_words(text) if UNSPACED_TEXT.search(text) else text.split())
+             if any(c.isalpha() for c in w)]
     if len(words) < 6:
         return False
-    return sum(w[0].islower() for w in words) >= 0.45 * len(words) and not is_reference_entry(text)
+    # A letter of a script without case (Arabic, Chinese, Devanagari) counts as a small one.
+    small = sum(w[0].islower() or (w[0].isalpha() and not w[0].isupper()) for w in words)
+    return small >= 0.45 * len(words) and not is_reference_entry(text)
 
 
 def not_prose(text: str) -> bool:

@@ -46,6 +46,7 @@ from engine.synthesis.run_in import sentence_start
 from engine.text.addressed import addresses_the_model
 from engine.text.back_matter import answers_back_matter_question, asks_about_back_matter, back_matter_flags
 from engine.text.furniture import has_page_furniture
+from engine.text.keywords import UNSPACED_TEXT
 from engine.text.table_rows import TABLE_ROW
 from engine.tuning import SYNTHESIS
 from engine.types import LIBRARY_SOURCE, Reference, SearchHit
@@ -159,10 +160,16 @@ def sentence_spans(text: str, screen: bool = True) -> list[tuple[int, int]]:
             end = cut
         piece = text[start:end]
         # A repository's page stamp or an instruction planted for a model reading the PDF is never a quote.
-        if (end - start >= MIN_QUOTE_CHARS and prose_like(piece) and not is_caption(piece) and not tabular(piece)
-                and not (screen and (addresses_the_model(piece) or has_page_furniture(piece)))):
+        if (quote_length(piece) >= MIN_QUOTE_CHARS and prose_like(piece) and not is_caption(piece)
+                and not tabular(piece) and not (screen and (addresses_the_model(piece) or has_page_furniture(piece)))):
             spans.append((start, end))
     return spans
+
+
+def quote_length(piece: str) -> int:
+    """A quote's length as ``MIN_QUOTE_CHARS`` counts it: a letter of a script written without spaces (a
+    Chinese character is about a word) counts twice, so a Chinese sentence is not too short to quote."""
+    return len(piece) + len(UNSPACED_TEXT.findall(piece))
 
 
 def restates_title(sentence: str, title: str) -> bool:
@@ -305,7 +312,7 @@ def _after_title_line(text: str, start: int, end: int, title: str) -> tuple[int,
     if after is None:
         return start, end
     piece = text[after:end]
-    if end - after >= MIN_QUOTE_CHARS and prose_like(piece) and not tabular(piece):
+    if quote_length(piece) >= MIN_QUOTE_CHARS and prose_like(piece) and not tabular(piece):
         return after, end
     return None
 

@@ -44,7 +44,7 @@ _SNOWBALL = {
     "pt": "portuguese", "ro": "romanian", "ru": "russian", "sr": "serbian", "st": "sesotho", "es": "spanish",
     "sv": "swedish", "ta": "tamil", "tr": "turkish", "yi": "yiddish",
 }
-_UNSPACED_CHARS = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
+UNSPACED_TEXT = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
                              r"\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]")
 
 
@@ -120,7 +120,7 @@ def split_words(text: str) -> Iterator[str]:
     """The words of ``text`` in order, unspaced scripts cut into words, case kept."""
     for match in WORD.finditer(text):
         word = match.group()
-        if _UNSPACED_CHARS.search(word):
+        if UNSPACED_TEXT.search(word):
             yield from _BREAKER.words(word)
         else:
             yield word
@@ -146,9 +146,33 @@ def keyword_text(text: str, language: str) -> str:
     """What FTS5 is given to index for ``text`` written in ``language`` (see the module's notes)."""
     if language == NO_LANGUAGE:
         return ""
-    if (language in (ENGLISH, UNKNOWN) or not has_stemmer(language)) and not _UNSPACED_CHARS.search(text):
+    if (language in (ENGLISH, UNKNOWN) or not has_stemmer(language)) and not UNSPACED_TEXT.search(text):
         return text
     return " ".join(keyword_words(text, language))
+
+
+# A script most of whose readers write one language: its words are stemmed by that language's stemmer
+# where the words' own language is not known (a sentence compared with a question word by word).
+_SCRIPT_LANGUAGE = {"arabic": "ar", "cyrillic": "ru", "greek": "el", "devanagari": "hi", "armenian": "hy",
+                    "tamil": "ta"}
+
+
+def script_words(text: str) -> set[str]:
+    """The words of ``text`` written in a script other than Latin, lower-cased, unspaced scripts cut into
+    words and the others stemmed by their script's main language: what a question's words and a sentence's
+    are compared by when they are not in English. Single letters of an unspaced script are left out (in
+    Chinese they are mostly particles: 的, 了)."""
+    found = set()
+    for word in split_words(text):
+        script = word_script(word)
+        if script in ("latin", "other"):
+            continue
+        if script in UNSPACED:
+            if len(word) > 1:
+                found.add(word.lower())
+        elif len(word) > 2:
+            found.add(keyword_form(word, _SCRIPT_LANGUAGE.get(script, UNKNOWN)))
+    return found
 
 
 @lru_cache(maxsize=4096)

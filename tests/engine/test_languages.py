@@ -181,3 +181,45 @@ def test_the_library_and_a_datastore_store_each_passage_language_and_find_chines
         assert Path(str(engine.document(hit.doc_id).path)).name == "zh.pdf"
         [store] = engine.datastore_sources()
         assert [pid for pid, _ in store.lexical(build_fts_query("全球气温上升"), 1)] == ["zh:c1#0"]
+
+
+def test_a_question_in_chinese_or_arabic_shares_content_words_with_the_sentence_that_answers_it() -> None:
+    """What the digest's "does this address the question" reads besides the embedder: with Porter alone a
+    Chinese clause was one word and Arabic's article kept "البانثرز" apart from "بانثرز"."""
+    from engine.cite.windows import content_words, overlap
+
+    pairs = [("黑豹队的防守丢了多少分？", "黑豹队的防守只丢了 308分，在联赛中排名第六"),
+             ("كم نقطة تخلى عنها دفاع البانثرز؟", "لم يتخلى فريق بانثرز سوى عن 308 نقطة، ليحتل المركز السادس")]
+    for question, sentence in pairs:
+        assert overlap(content_words(question), content_words(sentence)) >= 0.4, (question, sentence)
+    assert content_words("The beads were washed twice in 10 mM Tris.") == {"bead", "wash", "twice", "10", "tri"}
+
+
+def test_a_sentence_in_a_script_without_case_or_spaces_is_prose_and_ends_at_its_own_mark() -> None:
+    """The digest quotes prose only: a Chinese sentence (no spaces) or an Arabic one (no capital letters)
+    was never prose, so every such question was told that nothing addresses it."""
+    from engine.cite.windows import not_prose, prose_like
+
+    for sentence in ("黑豹队的防守只丢了 308分，在联赛中排名第六，同时也以 24 次拦截领先国家橄榄球联盟。",
+                     "لم يتخلى فريق بانثرز سوى عن 308 نقطة، ليحتل المركز السادس في الدوري."):
+        assert prose_like(sentence) and not not_prose(sentence), sentence
+    assert not prose_like("Table 2 SPECTER SciBERT Citeomatic 80.0 76.0")
+
+
+@pytest.mark.slow  # a real library and a datastore import
+def test_a_chinese_question_of_a_chinese_datastore_is_answered_from_it(tmp_path: Path) -> None:
+    import json
+
+    from engine.request import AskRequest, RequestOptions, Scope
+    from engine.service import Engine
+    from engine.types import AnswerMode
+
+    records = [{"id": f"c{n}", "title": "", "text": text} for n, text in enumerate(CHINESE)]
+    (tmp_path / "zh.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+                                       encoding="utf-8")
+    with Engine(home=tmp_path / "home") as engine:
+        engine.add_datastore(tmp_path / "zh.jsonl", "zh", embed=False)
+        answer = engine.ask(AskRequest("气候变化导致全球平均气温如何变化？", scope=Scope(source="zh"), mode="digest",
+                                       options=RequestOptions(rewrite=False, save=False)))
+    assert answer.mode != AnswerMode.NO_EVIDENCE, answer.text
+    assert "全球平均气温上升" in answer.text[:400]
