@@ -25,6 +25,8 @@ from engine.retrieve.library_source import LibrarySource
 from engine.retrieve.retriever import RetrievalOptions, Retriever
 from engine.retrieve.rewrite import LMQueryRewriter, QueryRewriter
 from engine.retrieve.source import PassageSource
+from engine.text.keywords import split_words
+from engine.text.scripts import word_script
 from engine.types import SearchHit
 
 log = logging.getLogger(__name__)
@@ -90,6 +92,20 @@ def usable_embedder(tools: SearchTools, sources: list[PassageSource]) -> Embedde
     return embedder
 
 
+def english_model_cannot_read(embedder: str, query: str) -> bool:
+    """Whether the bundled English embedder (``embedder`` "") is asked a question in a script it never saw
+    (Chinese, Arabic, Russian, ...): its vector of such a question is noise, and fused with BM25 it pulled a
+    paper on "CMB power spectrums" above SPECTER's for "SPECTER 是如何训练的？". On XQuAD, BM25 alone did
+    better for Chinese and Arabic questions, in their own language and over English paragraphs
+    (benchmarks/results/xquad_e5.json); the multilingual embedder reads them and is left on."""
+    if embedder:
+        return False
+    # By its words, not by language detection: a short question around a Latin name ("SPECTER") is too short
+    # for the detector to name its language.
+    other = [word for word in split_words(query) if word_script(word) not in ("latin", "other") and len(word) > 1]
+    return len(other) >= 2
+
+
 def build_retriever(tools: SearchTools, source: str = ALL, rewrite: bool | None = None,
                     rerank: str | None = None, spelling: bool | None = None, per_paper: int = 0,
                     lexical_only: bool = False) -> Retriever:
@@ -117,5 +133,6 @@ class Search:
                  rewrite: bool | None = None, rerank: str | None = None, progress: ProgressCallback = no_progress,
                  cancel: CancelToken | None = None, spelling: bool | None = None,
                  per_paper: int = 0, lexical_only: bool = False) -> list[SearchHit]:
+        lexical_only = lexical_only or english_model_cannot_read(self.tools.settings.retrieval.embedder, query)
         return build_retriever(self.tools, source, rewrite, rerank, spelling, per_paper, lexical_only).search(
             query, k, doc_ids, progress, cancel)

@@ -223,3 +223,15 @@ def test_a_chinese_question_of_a_chinese_datastore_is_answered_from_it(tmp_path:
                                        options=RequestOptions(rewrite=False, save=False)))
     assert answer.mode != AnswerMode.NO_EVIDENCE, answer.text
     assert "全球平均气温上升" in answer.text[:400]
+
+
+def test_a_question_in_a_script_the_english_embedder_never_saw_is_searched_by_its_words() -> None:
+    from engine.service_search import english_model_cannot_read
+    from engine.types import MULTILINGUAL_EMBEDDER
+
+    assert english_model_cannot_read("", "SPECTER 是如何训练的？")
+    assert english_model_cannot_read("", "Как обучается модель SPECTER?")
+    assert not english_model_cannot_read(MULTILINGUAL_EMBEDDER, "SPECTER 是如何训练的？")  # e5 reads it
+    assert not english_model_cannot_read("", "How is SPECTER trained?")
+    assert not english_model_cannot_read("", "Wie wird SPECTER trainiert?")  # Latin script: MiniLM helps (XQuAD de)
+    assert not english_model_cannot_read("", "What is the α-helix content at 10 μm?")
