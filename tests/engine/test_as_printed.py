@@ -5,28 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pymupdf
+from fixtures.pdfs import renamed_font_pdf
 
 from engine.ingest.pipeline import parse_pdf
 from engine.types import Passage
 
 
-def _runs_pdf(path: Path, runs: list[tuple[str, bool]], font_name: str, fontsize: float = 10) -> Path:
-    """One line of runs ``(text, renamed)`` set edge to edge, as a typesetter sets a Greek letter in its own
-    font inside a word: renamed runs in Times renamed ``font_name``, the others in Helvetica."""
-    document = pymupdf.open()
-    page = document.new_page()
-    x = 72.0
-    for text, renamed in runs:
-        fontname = "tiro" if renamed else "helv"
-        page.insert_text((x, 100), text, fontsize=fontsize, fontname=fontname)
-        x += pymupdf.get_text_length(text, fontname=fontname, fontsize=fontsize)
-    for font in page.get_fonts():
-        if font[3] == "Times-Roman":
-            document.xref_set_key(font[0], "BaseFont", f"/{font_name}")
-    page.insert_text((72, 130), "The beads were washed in buffer and counted under the microscope.", fontsize=fontsize)
-    document.save(path)
-    document.close()
-    return path
+def _runs_pdf(path: Path, runs: list[tuple[str, bool]], font_name: str) -> Path:
+    """Runs set edge to edge (a Greek letter in its own font inside "10-μm"), then a line of ordinary text."""
+    return renamed_font_pdf(path, runs, font_name, fontsize=10, spaced=False,
+                            next_line="The beads were washed in buffer and counted under the microscope.")
 
 
 def _passages(path: Path) -> list[Passage]:
