@@ -156,10 +156,10 @@ def _show_command(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def _show_tables(engine: Engine, doc_id: str, style: str, wanted: str | None) -> int:
-    from engine.render.tables import document_tables, find_table, table_csv, table_markdown
+    from engine.render.tables import find_table, table_csv, table_markdown
 
     document = engine.document(doc_id)
-    tables = document_tables(engine.passages(document.id))
+    tables = engine.tables(document.id)
     if wanted:
         table = find_table(tables, wanted)
         if table is None:
