@@ -5,7 +5,7 @@ A digest's theme heading is taken from a quote, and the opening words of a sente
 name nothing a reader could scan for. What names the theme is the sentence's subject when it is a
 noun phrase of its own ("The literature graph has 12M nodes" -> "Literature graph", "SPECTER
 outperforms all baselines" -> "SPECTER"); a pronoun, a phrase that points back ("Our approach",
-"This model"), a lone generic noun ("Results") or a subject cut mid-phrase ("The number of") is none.
+"This model"), an opening adverbial ("In figure 3 it"), a lone generic noun ("Results") or a subject cut mid-phrase ("The number of") is none.
 
 No tagger is needed for this much: the first verb is found from the auxiliaries and modals, a list
 of the verbs papers state results with (in their -s and -ed forms too), and any other -ed word not
@@ -40,6 +40,11 @@ _GENERIC = frozenset("method methods approach approaches model models result res
 # A subject ending on one of these was cut mid-phrase ("The number of", "Models trained with").
 _OPEN_ENDED = frozenset("of in on at to for with by from and or but nor as that which whose than via into within "
                         "between using".split())
+# A subject opening with one of these is an adverbial the clause began with ("In figure 3 it can be seen").
+_PREPOSITIONS = frozenset("in on at for with by from to into within between after before during under over "
+                          "since unlike like as through across".split())
+# A personal pronoun inside a subject means the phrase ran on past where the subject began.
+_PERSONAL = frozenset("i we you he she it they".split())
 MAX_PHRASE_WORDS = 6
 _WORD_EDGES = re.compile(r"^[\"'“‘(]+|[\"'”’),.;:]+$")
 
@@ -81,6 +86,8 @@ def subject_phrase(clause: str) -> str:
     while subject and lowered_subject[0] in _DETERMINERS:
         subject, lowered_subject = subject[1:], lowered_subject[1:]
     if not subject or len(subject) > MAX_PHRASE_WORDS or lowered_subject[0] in _POINTING:
+        return ""
+    if lowered_subject[0] in _PREPOSITIONS or _PERSONAL & set(lowered_subject):
         return ""
     if lowered_subject[-1] in _OPEN_ENDED or (len(subject) == 1 and lowered_subject[0] in _GENERIC):
         return ""

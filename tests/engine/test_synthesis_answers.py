@@ -135,6 +135,8 @@ def test_a_heading_that_would_be_a_sentence_opening_or_a_fragment_is_left_out() 
     assert heading("We also experimented with other distance functions, such as the L1 distance.") == ""
     assert heading("Our approach is simple and fast.") == "" and heading("Results are shown in Table 2.") == ""
     assert heading("Each of them uses a different encoder.") == ""
+    assert heading("In figure 3 it can be seen that the stiffness rises with depth.") == ""
+    assert heading("For each query we retrieve 100 papers.") == ""
     assert heading("Since our algorithm is trained on data from the source domain, it transfers poorly.") == ""
     assert heading("[1]") == ""
     # A footnote's text: its number is no part of a heading, and a clause cut inside a web address names nothing.
