@@ -34,6 +34,22 @@ def quote_sentence(quote: Quote, references: Mapping[int, Reference], section: i
                           needs_citation=True)
 
 
+def _said(text: str) -> str:
+    """What a quote says, for telling repeats apart: its words, case and spacing aside."""
+    return " ".join(as_shown(text).lower().split())
+
+
+def _unseen(quotes: Sequence[Quote], shown: set[str]) -> list[Quote]:
+    """The quotes whose words are not in ``shown`` yet (and not twice here); ``shown`` gains theirs."""
+    kept = []
+    for quote in quotes:
+        said = _said(quote.text)
+        if said not in shown:
+            shown.add(said)
+            kept.append(quote)
+    return kept
+
+
 def repeats(title: str, quote: str) -> bool:
     """Whether the heading ``title`` holds nearly all of ``quote``'s words (it would say the quote twice)."""
     words = as_shown(quote).split()
@@ -52,9 +68,13 @@ def digest_sentences(direct: Sequence[Quote], themes: Sequence[Theme], reference
     if lead:
         sentences.append(AnswerSentence(lead, section=0, needs_citation=False, supported=True))
     sentences.extend(quote_sentence(quote, references, 0, rects_for) for quote in direct)
+    # A paper may print a sentence twice (a caption's text again in the body, a note repeated), and two of
+    # its passages then offer the same quote: it is shown once.
+    shown = {_said(q.text) for q in direct}
     for theme in themes:
         # A direct answer may hold the sentence before or after its own (evidence.in_context): not shown twice.
         quotes = [q for q in theme.quotes if not any(q.n == d.n and q.text in d.text for d in direct)]
+        quotes = _unseen(quotes, shown)
         if not quotes:
             continue
         section = len(headings)

@@ -85,3 +85,16 @@ def test_a_heading_names_its_quote_topic_not_the_quote_again() -> None:
     _, headings = digest_sentences([quotes[0]], [together], {1: reference})
     assert headings[1] == "English language filter"
 
+
+
+def test_a_sentence_two_passages_print_alike_is_quoted_once() -> None:
+    """PaperMage prints its "Grobid Subset" note twice; the digest over both passages showed it twice."""
+    note = "The Grobid Subset limits evaluation to only categories for which Grobid returns bounding boxes."
+    first = Reference(1, "p1", "d1", "library", Bibliography("A paper"), f"{NAMED} {note}", page=3)
+    second = Reference(1, "p2", "d1", "library", Bibliography("A paper"), f"{note}  {OTHER}", page=7)
+    start = first.text.index(note)
+    theme = Theme("", (Quote(1, start, start + len(note), note, 0.5, 0.6), Quote(1, 0, len(note), note, 0.5, 0.5),
+                       Quote(1, len(note) + 2, len(second.text), OTHER, 0.5, 0.4)))
+    sentences, _ = digest_sentences([], [theme], {1: first})
+    texts = [s.text for s in sentences]
+    assert sum(note in t for t in texts) == 1 and any(OTHER in t for t in texts), texts
