@@ -1,18 +1,24 @@
 """Whether the passages found mention what the question names.
 
-A question about "ReVerb", "Csx23" or "HEK293T" names something authors spell one way. When no passage
-found mentions any of the names a question gives, no passage can state its answer: quoting the closest
-passage first would put a sentence about something else where the researcher reads the answer. Ordinary
-words never count (every library mentions "virus"); only names: a word with two capitals or more in one of its
-hyphen-joined parts (SPECTER, ReVerb, DNA-PKcs, but not a title's "Cavity-Based"), a capital after a small
-letter (katE) or letters and digits together (S2ORC, E251Q).
+A question about "ReVerb", "Csx23" or "HEK293T" names something authors spell one way. When no passage found
+mentions any of the names a question gives, no passage can state its answer: quoting the closest passage first
+would put a sentence about something else where the researcher reads the answer. Ordinary words never count
+(every library mentions "virus"); only names: a word with two capitals or more in one of its hyphen-joined parts
+(SPECTER, ReVerb, DNA-PKcs, but not a title's "Cavity-Based"), a capital after a small letter (katE) or letters
+and digits together (S2ORC, E251Q).
 
 A question asking how or why something of several ordinary words does what it does ("How do graph attention
-networks weight a node's neighbours?") names that thing too: it counts as mentioned where one passage holds
-all its content words. The rule fires only when *every* name is missing, each missing one probed with a search
-for the name alone (the question's own search may rank a passage that mentions it below the ones it reads), so
-a question that names one thing the library holds is never silenced. Matching ignores case, spaces and hyphens
-("HEK 293T", "SciB-ERT" split by a line break) and a plural "s" (LLMs).
+networks weight a node's neighbours?") names that thing too: it counts as mentioned where one passage holds all
+its content words. A question asking what something is ("What is the boiling point of liquid nitrogen at sea
+level?") names it in its remaining words: it counts as mentioned where one passage read holds half of their
+content words (a passage that answers often words it otherwise; benchmarks/what_questions.py chose the half on
+COVID-QA's training questions, where every answerable one reached 0.62, and it silenced none of the check
+questions while telling 32 of 75 asked of a library without their papers).
+
+The rule fires only when *every* name is missing, each missing one probed with a search for the name alone (the
+question's own search may rank a passage that mentions it below the ones it reads), so a question that names one
+thing the library holds is never silenced. Matching ignores case, spaces and hyphens ("HEK 293T", "SciB-ERT"
+split by a line break) and a plural "s" (LLMs).
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ _CAMEL = re.compile(r"[a-z][A-Z]")
 _TWO_CAPITALS = re.compile(r"[A-Z][^-‐/]*[A-Z]")
 _SPACING = re.compile(r"[\s\-‐‑–/]+")
 # "How do", "Why does", "What can": the subject of such a question follows, then its verb.
+# "What is", "What were": what the question asks about follows.
+_WHAT_IS = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+", re.IGNORECASE)
+THING_SHARE = 0.5  # of the asked thing's content words, held by one passage, for it to count as mentioned
+THING_WORDS = 3  # a thing of fewer content words ("the results") asks too little to be tested
 _ASKING = re.compile(r"^\s*(?:how|why|what|when|where|in what way)\s+(?:do|does|did|is|are|was|were|can|could|"
                      r"would|should|will|might|may)\s+", re.IGNORECASE)
 
@@ -81,6 +91,22 @@ def asked_phrase(question: str) -> str:
     return phrase if len(phrase.split()) >= 2 and not names(phrase) else ""
 
 
+def asked_thing(question: str) -> str:
+    """What a "What is/are/was/were ..." question without names asks about: its words after the verb
+    ("the boiling point of liquid nitrogen at sea level"), or ``""`` (another form, a name, too few words)."""
+    opening = _WHAT_IS.match(question)
+    if not opening or names(question):
+        return ""
+    thing = " ".join(question[opening.end():].split()).rstrip(" ?")
+    return thing if len(content_words(thing)) >= THING_WORDS else ""
+
+
+def thing_mentioned(thing: str, texts: Iterable[str]) -> bool:
+    """Whether one of ``texts`` holds ``THING_SHARE`` of the content words of ``thing``."""
+    wanted = content_words(thing)
+    return any(len(wanted & content_words(text)) >= THING_SHARE * len(wanted) for text in texts)
+
+
 def phrase_mentioned(phrase: str, texts: Iterable[str]) -> bool:
     """Whether one of ``texts`` holds every content word of ``phrase`` (in any form: "network", "networks")."""
     wanted = content_words(phrase)
@@ -94,6 +120,9 @@ def unmentioned_names(question: str, texts: Sequence[str], probe: Callable[[str]
     in: a question narrowed to the library is told that nothing there mentions what it asks about."""
     asked = names(question)
     phrase = asked_phrase(question)
+    thing = asked_thing(question)
+    if thing:  # no names, and not a how/why question either
+        return [] if thing_mentioned(thing, texts) or thing_mentioned(thing, probe(thing)) else [thing]
     if (not asked and not phrase) or len(asked) > MAX_NAMES:
         return []
     found = [_squeezed(text) for text in texts]  # once, not once a name

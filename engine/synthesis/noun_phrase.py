@@ -1,15 +1,15 @@
 """The noun phrase a sentence is about: the words before its first verb, when they name something.
 
-A digest's theme heading is taken from a quote, and the opening words of a sentence are no heading:
-"This has several desirable implications" or "We also experimented with other distance functions"
-name nothing a reader could scan for. What names the theme is the sentence's subject when it is a
-noun phrase of its own ("The literature graph has 12M nodes" -> "Literature graph", "SPECTER
-outperforms all baselines" -> "SPECTER"); a pronoun, a phrase that points back ("Our approach",
-"This model"), an opening adverbial ("In figure 3 it"), a lone generic noun ("Results") or a subject cut mid-phrase ("The number of") is none.
+A digest's theme heading is taken from a quote, and the opening words of a sentence are no heading: "This has
+several desirable implications" or "We also experimented with other distance functions" name nothing a reader
+could scan for. What names the theme is the sentence's subject when it is a noun phrase of its own ("The
+literature graph has 12M nodes" -> "Literature graph", "SPECTER outperforms all baselines" -> "SPECTER"); a
+pronoun, a phrase that points back ("Our approach", "This model"), an opening adverbial ("In figure 3 it"), a
+lone generic noun ("Results") or a subject cut mid-phrase ("The number of") is none.
 
-No tagger is needed for this much: the first verb is found from the auxiliaries and modals, a list
-of the verbs papers state results with (in their -s and -ed forms too), and any other -ed word not
-right after a determiner ("the proposed method" keeps "proposed").
+No tagger is needed for this much: the first verb is found from the auxiliaries and modals, a list of the verbs
+papers state results with (in their -s and -ed forms too), and any other -ed word not right after a determiner
+("the proposed method" keeps "proposed").
 """
 
 from __future__ import annotations

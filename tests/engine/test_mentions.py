@@ -99,3 +99,22 @@ def test_a_question_about_a_term_of_ordinary_words_names_it() -> None:
     assert unmentioned_names(question, graph, lambda _: graph) == ["graph attention networks"]
     gat = ["Graph attention networks weight each neighbour by an attention coefficient."]
     assert unmentioned_names(question, graph, lambda _: gat) == []  # the probe search finds it
+
+
+def test_a_question_asking_what_something_is_names_it_in_its_words() -> None:
+    from engine.synthesis.mentions import asked_thing, unmentioned_names
+
+    question = "What is the boiling point of liquid nitrogen at sea level?"
+    assert asked_thing(question) == "the boiling point of liquid nitrogen at sea level"
+    assert asked_thing("What were the results?") == ""  # too little to test
+    assert asked_thing("What is the ReVerb syntactic constraint?") == ""  # a name: the name rule decides
+    # Seen over 66 papers: three quotes on nitrogen in the ocean were put forward as its answer.
+    ocean = ["Nitrogen (N) is essential for life on Earth.",
+             "Importance of the diazotrophs as a source of new nitrogen in the ocean."]
+    assert unmentioned_names(question, ocean, lambda _: ocean) == [asked_thing(question)]
+    # A passage that words the answer otherwise still holds half of the question's words.
+    boiling = ["At sea level liquid nitrogen boils at 77 K."]
+    assert unmentioned_names(question, ocean, lambda _: boiling) == []
+    covid = "What is the population-averaged infection fatality ratio?"
+    assert unmentioned_names(covid, ["The infection fatality ratio averaged over the population is 1%."],
+                             lambda _: []) == []
