@@ -171,19 +171,22 @@ def _captions(layout: PageLayout) -> list[tuple[Rect, str]]:
 
 def _region(caption: Rect, shapes: Sequence[Rect], labels: Sequence[Rect], walls: Sequence[Rect],
             other_captions: Sequence[Rect]) -> Rect | None:
-    """The figure ``caption`` names: seeded by the nearest shape beside, above or below it, then grown."""
-    for side in ("beside", "above", "below"):
-        seed = _seed(caption, shapes, walls, other_captions, side)
-        if seed is not None:
-            region = _grow(seed, caption, shapes, labels, walls, other_captions, side)
-            if region.x1 - region.x0 >= _MIN_SIDE and region.y1 - region.y0 >= _MIN_SIDE:
-                return region
+    """The figure ``caption`` names: seeded by the nearest shape above or beside it (else below it), then grown."""
+    seeds = [(seed[0], side, seed[1]) for side in ("above", "beside")
+             if (seed := _seed(caption, shapes, walls, other_captions, side)) is not None]
+    if not seeds:
+        seeds = [(seed[0], "below", seed[1]) for seed in [_seed(caption, shapes, walls, other_captions, "below")]
+                 if seed is not None]
+    for _, side, shape in sorted(seeds, key=lambda seed: seed[0]):
+        region = _grow(shape, caption, shapes, labels, walls, other_captions, side)
+        if region.x1 - region.x0 >= _MIN_SIDE and region.y1 - region.y0 >= _MIN_SIDE:
+            return region
     return None
 
 
 def _seed(caption: Rect, shapes: Sequence[Rect], walls: Sequence[Rect], other_captions: Sequence[Rect],
-          side: str) -> Rect | None:
-    """The shape nearest the caption on ``side`` with nothing but space between them, or None."""
+          side: str) -> tuple[float, Rect] | None:
+    """The shape nearest the caption on ``side`` with nothing but space between them, and its distance."""
     best: tuple[float, Rect] | None = None
     height = caption.y1 - caption.y0
     for shape in shapes:
@@ -194,6 +197,10 @@ def _seed(caption: Rect, shapes: Sequence[Rect], walls: Sequence[Rect], other_ca
             gap = max(caption.x0 - shape.x1, shape.x0 - caption.x1)
             if gap < 0 or gap > 3 * _REACH:
                 continue
+            # A shape with another caption straight under or over it is that caption's figure.
+            if any(_overlap(shape.x0, shape.x1, other.x0, other.x1) > 0
+                   and min(abs(other.y0 - shape.y1), abs(shape.y0 - other.y1)) < 3 * _REACH for other in other_captions):
+                continue
             between = Rect(min(shape.x1, caption.x1), max(shape.y0, caption.y0),
                            max(shape.x0, caption.x0), min(shape.y1, caption.y1))
         else:
@@ -203,7 +210,7 @@ def _seed(caption: Rect, shapes: Sequence[Rect], walls: Sequence[Rect], other_ca
             if gap < -2:
                 continue
             # A shape closer to another caption on this side is that caption's figure.
-            if any(_owns(other, shape, gap, side) for other in other_captions):
+            if any(_owns(other, caption, shape, side) for other in other_captions):
                 continue
             x0, x1 = max(shape.x0, caption.x0), min(shape.x1, caption.x1)
             between = (Rect(x0, shape.y1, x1, caption.y0) if side == "above" else Rect(x0, caption.y1, x1, shape.y0))
@@ -212,15 +219,20 @@ def _seed(caption: Rect, shapes: Sequence[Rect], walls: Sequence[Rect], other_ca
             continue
         if best is None or gap < best[0]:
             best = (gap, shape)
-    return best[1] if best is not None else None
+    return best
 
 
-def _owns(other: Rect, shape: Rect, gap: float, side: str) -> bool:
-    """Whether caption ``other`` lies on ``side`` of ``shape`` nearer than the caption being placed."""
+def _owns(other: Rect, caption: Rect, shape: Rect, side: str) -> bool:
+    """Whether caption ``other`` has a better claim to ``shape`` than ``caption``: it lies on the same side
+    of it, straight across from it, and nearer (or as near, where ``caption`` is not straight across)."""
     if _overlap(shape.x0, shape.x1, other.x0, other.x1) <= 0:
         return False
+    gap = caption.y0 - shape.y1 if side == "above" else shape.y0 - caption.y1
     other_gap = other.y0 - shape.y1 if side == "above" else shape.y0 - other.y1
-    return -2 <= other_gap < gap
+    if other_gap < -2:
+        return False
+    across = _overlap(shape.x0, shape.x1, caption.x0, caption.x1) > 0
+    return other_gap < gap - 2 or (not across and other_gap <= max(1.5 * gap, gap + 20))
 
 
 def _grow(seed: Rect, caption: Rect, shapes: Sequence[Rect], labels: Sequence[Rect], walls: Sequence[Rect],
@@ -240,8 +252,7 @@ def _grow(seed: Rect, caption: Rect, shapes: Sequence[Rect], labels: Sequence[Re
                 rest.append(part)
                 continue
             candidate = region.union(part)
-            gap = caption.y0 - part.y1 if side != "below" else part.y0 - caption.y1
-            if side != "beside" and any(_owns(other, part, gap, side) for other in other_captions):
+            if side != "beside" and any(_owns(other, caption, part, side) for other in other_captions):
                 rest.append(part)
                 continue
             if _beyond_caption(candidate, caption, side) or any(_centre_in(wall, candidate) for wall in walls):
