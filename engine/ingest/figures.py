@@ -30,8 +30,8 @@ _REACH = 14.0
 # A cluster thinner than this (points) on either side is a rule, an underline or a fraction bar.
 _THIN = 8.0
 _BACKGROUND_SHARE = 0.6  # a mark over this share of the page is a background, not a figure
-_MIN_SIDE = 20.0
-_WALL_WORDS = 4  # a line of running text has at least this many words  # a region smaller than this on either side is no figure
+_MIN_SIDE = 20.0  # a region smaller than this on either side is no figure
+_WALL_WORDS = 4  # a line of running text has at least this many words
 _PAINTS = frozenset({"fill-path", "stroke-path", "fill-image", "fill-shade", "fill-imgmask"})
 _IMAGE_MASK_SIDE = 20.0  # smaller image masks are a Type 3 font's glyphs, i.e. text
 
@@ -199,7 +199,8 @@ def _seed(caption: Rect, shapes: Sequence[Rect], walls: Sequence[Rect], other_ca
                 continue
             # A shape with another caption straight under or over it is that caption's figure.
             if any(_overlap(shape.x0, shape.x1, other.x0, other.x1) > 0
-                   and min(abs(other.y0 - shape.y1), abs(shape.y0 - other.y1)) < 3 * _REACH for other in other_captions):
+                   and min(abs(other.y0 - shape.y1), abs(shape.y0 - other.y1)) < 3 * _REACH
+                   for other in other_captions):
                 continue
             between = Rect(min(shape.x1, caption.x1), max(shape.y0, caption.y0),
                            max(shape.x0, caption.x0), min(shape.y1, caption.y1))
