@@ -35,7 +35,7 @@ def region_png(path: str, region: PageRect, max_width: int = MAX_WIDTH) -> bytes
         clip = pymupdf.Rect(*region.rect) & page.rect
         if clip.is_empty:
             raise ValueError(f"the region {tuple(region.rect)} is off page {region.page}")
-        zoom = min(_MAX_ZOOM, max_width / max(clip.width, 1.0))
+        zoom = min(_MAX_ZOOM, (max_width - 1) / max(clip.width, 1.0))  # the pixmap rounds its width up
         return page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=clip, alpha=False).tobytes("png")
 
 
