@@ -143,6 +143,12 @@ class Engine(EngineSetup):
 
         return document_tables(self.passages(doc_id))
 
+    def figure_images(self, answer: Answer, max_width: int = 320) -> dict[str, bytes]:
+        """PNG pictures of the figures ``answer`` cites, by caption passage id (for the answer view and exports)."""
+        from engine.render.figures import figure_images
+
+        return figure_images(answer, self.library, max_width)
+
     def document_at(self, path: str | Path) -> Document | None:
         """The paper the file at ``path`` holds, or None when that file is not in the library."""
         record = self.library.file_record(str(Path(path).resolve()))

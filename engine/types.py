@@ -133,6 +133,8 @@ class Passage:
     language: str = ""
     # For a "table row" passage: its table's label, headers and this row's cells with their boxes.
     table: TableRow | None = field(default=None, compare=False)
+    # For a figure's caption (and its labels): the figure's region on its page, drawings, images and labels.
+    figure: PageRect | None = field(default=None, compare=False)
 
     @property
     def search_text(self) -> str:

@@ -187,9 +187,15 @@ class AnswerController(QObject):
             text = nothing_relevant_text(*self._scope, listed=len(answer.contexts))
             answer = replace(answer, text=text, sentences=(replace(answer.sentences[0], text=text),))
         self._pane.show_answer(answer)
+        self._show_figures(answer)
         if answer.id:
             self._history[answer.id] = answer
         self.refresh_history()
+
+    def _show_figures(self, answer: Answer) -> None:
+        """Fetch pictures of the figures the answer cites and draw them in, once they are rendered."""
+        if any(sentence.citations for sentence in answer.sentences):
+            self._client.figure_images(answer, lambda figures: self._pane.show_figures(answer, figures))
 
     def refresh_history(self) -> None:
         self._client.list_answers(self._pane.set_history)
@@ -210,6 +216,7 @@ class AnswerController(QObject):
             self._pane.show_past_beside(answer)  # the question being answered goes on, its progress shown
         else:
             self._pane.show_answer(answer, reopened=True)
+            self._show_figures(answer)
 
     def _say_missing(self, notices: list[str]) -> None:
         if notices:
@@ -271,7 +278,7 @@ class AnswerController(QObject):
         if location.path:
             title = bib.title or Path(location.path).name
             if self._viewer.show_passage(location.path, location.page, location.passage_rects, location.quote_rects,
-                                         title=title):
+                                         title=title, figure_rects=location.figure_rects):
                 self._status(f"[{reference.n}] {title}, page {location.page}")
             return
         if location.removed:

@@ -8,6 +8,7 @@ quote supports that particular claim, since one reference can back different sen
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 
 from PySide6.QtCore import QUrl, QUrlQuery
 
@@ -41,9 +42,10 @@ def reference_line(paper: PaperReference) -> str:
     return paper_line(paper)
 
 
-def answer_html(answer: Answer) -> str:
-    """The whole answer as the view shows it; the quotes are in the viewer, so the references list none."""
-    return to_html(answer, link=cite_url, quotes=False, open_links=False)
+def answer_html(answer: Answer, figures: Mapping[str, bytes] | None = None) -> str:
+    """The whole answer as the view shows it; the quotes are in the viewer, so the references list none.
+    ``figures``: pictures of the cited figures (``Engine.figure_images``), shown after the citing sentences."""
+    return to_html(answer, link=cite_url, quotes=False, open_links=False, figures=figures)
 
 
 def streaming_html(text: str, stage: str = "", *, cursor: bool = True) -> str:

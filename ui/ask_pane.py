@@ -60,6 +60,7 @@ class AskPane(QWidget):
     def __init__(self, ask_action: QAction, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.answer: Answer | None = None
+        self._shown: Answer | None = None  # the answer as drawn (with the app's notices)
         self._stream = ""
         self._stage = ""
         self._question = ""
@@ -271,11 +272,21 @@ class AskPane(QWidget):
         notes = [] if reopened else [note[0].upper() + note[1:] + "." for note in self.search_notes]
         notice = " ".join(part for part in (for_the_app(answer.notice), *notes) if part)
         shown = replace(answer, notice=notice) if notice != answer.notice else answer
+        self._shown = shown
         self.answer_view.setHtml(_question_html(answer.question) + answer_html(shown))
         if reopened:
             self.question_box.setPlainText(answer.question)
         self.tabs.setCurrentWidget(self.answer_view)
         self._update_exports()
+
+    def show_figures(self, answer: Answer, figures: dict[str, bytes]) -> None:
+        """Draw the answer again with pictures of the figures it cites, if it is still the one shown."""
+        shown = self._shown
+        if not figures or self.answer is not answer or shown is None:
+            return
+        scrolled = self.answer_view.verticalScrollBar().value()
+        self.answer_view.setHtml(_question_html(answer.question) + answer_html(shown, figures))
+        self.answer_view.verticalScrollBar().setValue(scrolled)
 
     def show_past_beside(self, answer: Answer) -> None:
         """Show a past answer while a question is being answered: the stage row goes on reporting the
@@ -283,6 +294,7 @@ class AskPane(QWidget):
         self.viewing_past = True
         self._refresh_timer.stop()
         self.answer = answer
+        self._shown = answer
         self.answer_view.setHtml(_question_html(answer.question) + answer_html(answer))
         self.tabs.setCurrentWidget(self.answer_view)
         self._update_exports()

@@ -365,6 +365,10 @@ class EngineClient(QObject, ModelRequests):
         """Connected server datastores as (name, where: user@host/database); the servers are not asked."""
         self.call(LOOKUP, server_datastore_locations, on_result)
 
+    def figure_images(self, answer: Answer, on_result: Callable[[dict[str, bytes]], None]) -> None:
+        """Pictures of the figures ``answer`` cites, by caption passage id (none cited: an empty dict)."""
+        self.call(LOOKUP, lambda engine: engine.figure_images(answer), on_result)
+
     def render_answer(self, answer: Answer, kind: str, on_result: Callable[[str], None]) -> None:
         """``answer`` as Markdown (with references) or as BibTeX for the papers it cites."""
         self.call(LOOKUP, lambda _: render_answer(answer, kind), on_result)

@@ -110,6 +110,7 @@ class PassageLocation:
     quote_rects: tuple[PageRect, ...] = ()
     quote: str = ""
     removed: bool = False  # the paper was removed from the library since the answer was given
+    figure_rects: tuple[PageRect, ...] = ()  # the region of the figure a cited caption names
 
 
 def locate_passage(engine: Engine, *, reference: Reference, citation: Citation | None) -> PassageLocation:
@@ -130,7 +131,8 @@ def locate_passage(engine: Engine, *, reference: Reference, citation: Citation |
             quote_rects = passage.rects_for_span(start, start + len(quote))
     shown = quote_rects or passage.rects
     page = shown[0].page if shown else (reference.page or passage.page_start)
-    return PassageLocation(reference, document.path, page, passage.rects, quote_rects, quote)
+    figure = (passage.figure,) if passage.figure is not None else ()
+    return PassageLocation(reference, document.path, page, passage.rects, quote_rects, quote, figure_rects=figure)
 
 
 def locate_link(engine: Engine, link: OpenLink) -> PassageLocation:

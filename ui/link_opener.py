@@ -46,7 +46,7 @@ class LinkOpener(QObject):
     def _show(self, location: PassageLocation) -> None:
         title = location.reference.bib.title or Path(location.path).name
         if not self._viewer.show_passage(location.path, location.page, location.passage_rects,
-                                         location.quote_rects, title=title):
+                                         location.quote_rects, title=title, figure_rects=location.figure_rects):
             return  # the viewer said why (a moved or unreadable file)
         lost = bool(location.reference.passage_id) and not location.passage_rects
         self._status(f"{title}, page {location.page}" + (" (the linked passage is no longer in the library, so "

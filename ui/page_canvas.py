@@ -39,6 +39,7 @@ class PageCanvas(QWidget):
         self.passage_rects: tuple[Rect, ...] = ()
         self.quote_rects: tuple[Rect, ...] = ()
         self.selection_rects: tuple[Rect, ...] = ()
+        self.figure_rects: tuple[Rect, ...] = ()  # the cited figure's region, outlined
         self._drag_origin: QPoint | None = None
 
     def set_page(self, image: QImage, zoom: float) -> None:
@@ -50,6 +51,10 @@ class PageCanvas(QWidget):
     def set_highlights(self, passage_rects: Sequence[Rect], quote_rects: Sequence[Rect]) -> None:
         self.passage_rects = tuple(passage_rects)
         self.quote_rects = tuple(quote_rects)
+        self.update()
+
+    def set_figures(self, rects: Sequence[Rect]) -> None:
+        self.figure_rects = tuple(rects)
         self.update()
 
     def set_selection(self, rects: Sequence[Rect]) -> None:
@@ -83,6 +88,13 @@ class PageCanvas(QWidget):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             for rect in self.quote_rects:
                 painter.drawRoundedRect(self.widget_rect(rect), 2, 2)
+            painter.setPen(Qt.PenStyle.NoPen)
+        if self.figure_rects:
+            # Outlined, not washed: a wash over a plot would change the colours the reader compares.
+            painter.setPen(QPen(QUOTE_EDGE, 2.0, Qt.PenStyle.DashLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            for rect in self.figure_rects:
+                painter.drawRect(self.widget_rect(rect))
             painter.setPen(Qt.PenStyle.NoPen)
         for rect in self.selection_rects:
             painter.fillRect(self.widget_rect(rect), SELECTION_FILL)

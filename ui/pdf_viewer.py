@@ -58,6 +58,7 @@ class PdfViewer(QWidget):
         self._words: list[tuple[Rect, str]] = []  # the current page's words, reading order
         self.highlight_rects: tuple[PageRect, ...] = ()
         self.quote_rects: tuple[PageRect, ...] = ()
+        self.figure_rects: tuple[PageRect, ...] = ()  # a cited figure's region
         self._selected_text = ""
 
         self.canvas = PageCanvas()
@@ -127,6 +128,7 @@ class PdfViewer(QWidget):
         if not self._load(path, title):
             return False
         self._fit_width = True
+        self.figure_rects = ()
         self.set_highlights((), ())
         self.go_to_page(page)
         self.scroll_area.horizontalScrollBar().setValue(0)
@@ -134,9 +136,11 @@ class PdfViewer(QWidget):
         return True
 
     def show_passage(self, path: str, page: int, passage_rects: Sequence[PageRect],
-                     quote_rects: Sequence[PageRect] = (), title: str = "") -> bool:
+                     quote_rects: Sequence[PageRect] = (), title: str = "",
+                     figure_rects: Sequence[PageRect] = ()) -> bool:
         """Open ``path`` at ``page`` zoomed so the passage's column fills the pane while the whole quote
-        still fits it, highlight the passage and its quote, and centre the quote."""
+        still fits it, highlight the passage and its quote, outline the figure a caption names, and centre
+        the quote."""
         self._stop_find()
         if not self._load(path, title):
             return False
@@ -148,6 +152,7 @@ class PdfViewer(QWidget):
         self._zoom = self._quote_zoom(page)
         self._fit_width = not column  # no boxes on this page: show the page's width
         self.highlight_rects, self.quote_rects = tuple(passage_rects), tuple(quote_rects)
+        self.figure_rects = tuple(figure_rects)
         self.go_to_page(page)
         self._scroll_to_highlight()
         return True
@@ -357,6 +362,7 @@ class PdfViewer(QWidget):
         on_page = [rect for page, rect in self.highlight_rects if page == self._page]
         quotes = [rect for page, rect in self.quote_rects if page == self._page]
         self.canvas.set_highlights(on_page, quotes)
+        self.canvas.set_figures([rect for page, rect in self.figure_rects if page == self._page])
 
     def _scroll_to_highlight(self) -> None:
         """Bring the quote into view now and again once the scroll area has taken the new page size

@@ -97,7 +97,7 @@ def _ask(engine: Engine, args: argparse.Namespace) -> int:
     elif args.markdown:
         print(to_markdown(answer), end="")
     elif args.html:
-        print(to_html(answer))
+        print(to_html(answer, figures=engine.figure_images(answer)))
     elif args.bibtex:
         print(to_bibtex(answer), end="")
     elif args.ris or args.csl_json:

@@ -10,13 +10,14 @@ import logging
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from engine.errors import IngestError
 from engine.ingest import as_printed, glyphs, marks, ocr
 from engine.ingest.chunk import Chunker, Numbering
+from engine.ingest.figures import FoundFigure, find_figures, has_figure_caption, page_marks
 from engine.ingest.layout import TEXT, Line, PageLayout, is_page_furniture, layout_page, margin_signature
 from engine.ingest.metadata import DocumentMeta, extract_metadata
 from engine.ingest.pdf import TEXT_FLAGS, file_hash, open_pdf
@@ -24,7 +25,7 @@ from engine.ingest.regions import CAPTION, FIGURE, TABLE, classify_blocks
 from engine.ingest.tables import FoundTable, find_tables, page_may_hold_tables, row_passages
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.text.language import NO_LANGUAGE
-from engine.types import Page, Passage, document_id
+from engine.types import Page, PageRect, Passage, Rect, document_id
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,7 @@ class PdfParse:
         self._references_seen = False
         self._tables: dict[int, list[FoundTable]] = {}  # the trusted tables of pages read but not fed yet
         self.table_count = 0
+        self._figures: dict[int, list[FoundFigure]] = {}  # each page's captioned figures, by page number
         try:
             # The first two pages are read now: metadata needs them, and they start the stream.
             first_page_dict: dict[str, Any] = {}
@@ -167,6 +169,15 @@ class PdfParse:
             tables = find_tables(layout)
             if tables:
                 self._tables[index + 1] = tables
+        # A turned page's marks are in other coordinates than its words: its figures are not placed.
+        if not page.rotation and has_figure_caption(layout):
+            try:
+                figures = find_figures(layout, page_marks(page))
+            except Exception as exc:  # a page whose drawings cannot be read keeps its captions as text
+                log.warning("figures of %s page %d unreadable: %s", self.path, index + 1, exc)
+                figures = []
+            if figures:
+                self._figures[index + 1] = figures
         self.pages.append(Page(self.doc_id, index + 1, width, height,
                                sum(len(line.words) for line in layout.lines),
                                has_text_layer=bool(raw_words) and not used_ocr, ocr_used=used_ocr))
@@ -206,12 +217,22 @@ class PdfParse:
                     repeated |= signatures.get(number, set())
             self._feed(chunker, others, current, repeated, footnotes)
             signatures.pop(current.number - window, None)
-            yield from self._flag_unreadable(chunker.passages())
+            yield from self._flag_unreadable(self._with_figures(chunker.passages()))
             progress(Progress("parse", current.number, self.page_count, self.path.name))
         _release(chunker, footnotes)
         for other in others.values():
             other.start_section(is_reference=False)
-        yield from self._flag_unreadable(chunker.finish())
+        yield from self._flag_unreadable(self._with_figures(chunker.finish()))
+
+    def _with_figures(self, passages: Iterable[Passage]) -> Iterator[Passage]:
+        """``passages``, a figure's caption and labels each with the figure's region on its page."""
+        for passage in passages:
+            figures = self._figures.get(passage.page_start) if passage.kind in (CAPTION, FIGURE) else None
+            if figures:
+                figure = figure_of(passage, figures)
+                if figure is not None:
+                    passage = replace(passage, figure=PageRect(figure.page, figure.region))
+            yield passage
 
     def _flag_unreadable(self, passages: Iterable[Passage]) -> Iterator[Passage]:
         """``passages``, with a warning (once) when one's text layer means nothing: a font's own codes with
@@ -277,6 +298,25 @@ class PdfParse:
                     self._references_seen = True
             chunker.add_line(line.words, layout.number, line.rect, new_block=new_block)
             new_block = False
+
+
+def figure_of(passage: Passage, figures: list[FoundFigure]) -> FoundFigure | None:
+    """The figure a caption passage opens (its first line is in the caption), or that holds all of a figure
+    text passage's lines; None when there is none."""
+    lines = [rect for page, rect in passage.rects if page == passage.page_start]
+    if not lines:
+        return None
+    for figure in figures:
+        if passage.kind == CAPTION and _centre_in(lines[0], figure.caption):
+            return figure
+        if passage.kind == FIGURE and all(_centre_in(line, figure.region) for line in lines):
+            return figure
+    return None
+
+
+def _centre_in(rect: Rect, area: Rect) -> bool:
+    x, y = (rect.x0 + rect.x1) / 2, (rect.y0 + rect.y1) / 2
+    return area.x0 <= x <= area.x1 and area.y0 <= y <= area.y1
 
 
 def section_change(text: str, following: str, *, in_references: bool, late: bool, new_block: bool) -> bool | None:

@@ -28,6 +28,7 @@ _CAPTION_LABEL = re.compile(
     r"^(?:(?:Extended Data|Supplementary|Supplemental|Appendix)\s+)?"
     r"(?P<what>Fig(?:ure)?s?\.?|FIG(?:URE)?S?\.?|Table|TABLE|Scheme|SCHEME|Chart|Box|Algorithm|ALGORITHM)"
     r"\s*(?:S?\d{1,3}[A-Za-z]?|[IVX]{1,5})(?P<rest>.*)$")
+_LABEL_END = re.compile(r"^(\s|[.:|\u2014\u2013\-](\s|$)|$)")
 _PUNCT_AFTER_LABEL = re.compile(r"^\s*[.:|\u2014\u2013\-]")
 # A line that ends a sentence: a full stop, question or exclamation mark, or a closing quotation mark.
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s*$|[”\"]\s*$")
@@ -61,6 +62,20 @@ def caption_label(line: Line, body_height: float) -> str | None:
     if not (_PUNCT_AFTER_LABEL.match(rest) or next_word[:1].isupper() or next_word[:1] == "(" or smaller):
         return None
     return TABLE if match.group("what").lower().startswith("tab") else FIGURE
+
+
+def figure_caption(text: str) -> str | None:
+    """The label ("Figure 3", "Extended Data Fig. 2") of a line that opens a figure caption, else None.
+
+    Only the label is checked: the line is already known to open a caption (:func:`caption_label`).
+    """
+    match = _CAPTION_LABEL.match(text)
+    if match is None or match.group("what").lower().startswith(("tab", "algorithm", "box")):
+        return None
+    # The label stands apart from what follows: "FIG1p-GFP" is a name in a figure's legend, not a caption.
+    if not _LABEL_END.match(match.group("rest")):
+        return None
+    return text[:match.start("rest")].strip()
 
 
 def _shape(block: Block) -> _Shape:

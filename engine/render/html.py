@@ -12,7 +12,7 @@ saying ``<script>`` or "ignore previous instructions" is shown as text, never in
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from engine.cite.markers import find_markers
 from engine.render.common import (
@@ -28,6 +28,7 @@ from engine.render.common import (
     papers_of,
     support_level,
 )
+from engine.render.figures import figure_html
 from engine.render.links import paper_links
 from engine.types import Answer, AnswerMode, AnswerSentence, PaperReference
 
@@ -69,8 +70,13 @@ def linked(text: str, sentence: int | None, known: set[int], link: LinkFor = anc
     return "".join(parts)
 
 
-def _sentence(index: int, sentence: AnswerSentence, known: set[int], link: LinkFor, answer: Answer) -> str:
+def _sentence(index: int, sentence: AnswerSentence, known: set[int], link: LinkFor, answer: Answer,
+              figures: Mapping[str, bytes]) -> str:
     body = linked(sentence.text, index, known, link)
+    if figures:  # the figure a sentence cites, pictured right after it
+        cited = [citation.passage_id for citation in sentence.citations]
+        pages = {ref.passage_id: ref.page or 0 for ref in answer.references if ref.passage_id in figures}
+        body += figure_html(cited, dict(figures), pages)
     level = support_level(sentence)
     if level not in SUPPORT_EXPLAINED:
         return f'<span class="sentence">{body}</span>'
@@ -129,10 +135,13 @@ def closest_html(answer: Answer, limit: int = 5, chars: int = 240) -> str:
     return '<p style="font-weight:600;margin-top:10px">Closest passages</p><ul>' + "".join(items) + "</ul>"
 
 
-def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True, open_links: bool = True) -> str:
+def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True, open_links: bool = True,
+            figures: Mapping[str, bytes] | None = None) -> str:
     """The whole answer: notice, paragraphs grouped by section, legend and references (with the quotes
     each paper lends the answer when ``quotes``, and with ``open_links`` each cited passage's
-    ``quire://open`` link; the app's own view shows both in its viewer instead)."""
+    ``quire://open`` link; the app's own view shows both in its viewer instead). ``figures`` are PNG
+    pictures of cited figures by caption passage id (``Engine.figure_images``), each shown after the
+    sentence that cites it."""
     papers = papers_of(answer)
     known = {paper.n for paper in papers}
     blocks: list[str] = []
@@ -170,7 +179,7 @@ def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True, op
                 blocks.append(f'<p style="font-weight:600;margin-top:10px">{heading}</p>')
             else:
                 gap = bool(blocks)
-        rendered = _sentence(index, sentence, known, link, answer)
+        rendered = _sentence(index, sentence, known, link, answer, figures or {})
         quote = is_quote(sentence)
         if run and quote != run_is_quotes:
             flush()

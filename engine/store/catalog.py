@@ -26,9 +26,11 @@ from engine.store.codec import (
     BIBLIOGRAPHY_COLUMNS,
     bibliography_columns,
     decode_bibliography,
+    decode_figure_region,
     decode_table_row,
     decode_words,
     encode_bibliography,
+    encode_figure_region,
     encode_table_row,
     encode_words,
 )
@@ -225,11 +227,12 @@ class Library:
         for passage in passages:
             cursor = conn.execute(
                 "INSERT INTO passages(id, doc_id, ordinal, text, page_start, page_end, char_start, char_end, "
-                "content_hash, is_reference, words, kind, language, table_row) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "content_hash, is_reference, words, kind, language, table_row, figure_region) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (passage.id, passage.doc_id, passage.ordinal, passage.text, passage.page_start,
                  passage.page_end, passage.char_start, passage.char_end, passage.content_hash,
                  int(passage.is_reference), encode_words(passage.words), passage.kind, passage.language,
-                 encode_table_row(passage.table)))
+                 encode_table_row(passage.table), encode_figure_region(passage.figure)))
             rowid = cursor.lastrowid
             conn.executemany(
                 "INSERT INTO passage_rects(passage_rowid, seq, page, x0, y0, x1, y1) VALUES (?,?,?,?,?,?,?)",
@@ -322,7 +325,8 @@ class Library:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT p.rowid, p.id, p.doc_id, p.ordinal, p.text, d.title, p.page_start, p.page_end, "
-                "p.char_start, p.char_end, p.content_hash, p.is_reference, p.words, p.kind, p.language, p.table_row "
+                "p.char_start, p.char_end, p.content_hash, p.is_reference, p.words, p.kind, p.language, p.table_row, "
+                "p.figure_region "
                 f"FROM passages p JOIN documents d ON d.id = p.doc_id WHERE {where}", params).fetchall()
             rects: dict[int, list[PageRect]] = {}
             for rowid, page, x0, y0, x1, y1 in self._conn.execute(
@@ -333,7 +337,7 @@ class Library:
         return [Passage(id=r[1], doc_id=r[2], ordinal=r[3], text=r[4], title=r[5], page_start=r[6], page_end=r[7],
                         char_start=r[8], char_end=r[9], rects=tuple(rects.get(r[0], ())), content_hash=r[10],
                         is_reference=bool(r[11]), words=decode_words(r[12]), kind=r[13], language=r[14],
-                        table=decode_table_row(r[15])) for r in rows]
+                        table=decode_table_row(r[15]), figure=decode_figure_region(r[16])) for r in rows]
 
     def version(self) -> tuple[int, int]:
         """A value that changes whenever the catalog changes, whoever changed it: compare it with the last one.

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.bibliography import Bibliography
-from engine.types import Rect, TableCell, TableRow, WordBox, WordBoxes
+from engine.types import PageRect, Rect, TableCell, TableRow, WordBox, WordBoxes
 
 # The documents table's bibliographic columns, in the order the two functions below use. The
 # catalog stores no URL: library papers are files, found by DOI or arXiv id.
@@ -63,3 +63,16 @@ def decode_table_row(data: str) -> TableRow | None:
     return TableRow(value["table"], value["label"], value["caption"], value["page"], value["row"],
                     tuple(value["headers"]),
                     tuple(TableCell(cell[0], cell[1], cell[2], Rect(*cell[3:7])) for cell in value["cells"]))
+
+
+def encode_figure_region(region: PageRect | None) -> str:
+    """A figure's page and box as a JSON list; "" for a passage that belongs to no figure."""
+    return "" if region is None else json.dumps([region.page, *(round(v, 2) for v in region.rect)])
+
+
+def decode_figure_region(data: str) -> PageRect | None:
+    """The region stored by :func:`encode_figure_region`, or None."""
+    if not data:
+        return None
+    page, *box = json.loads(data)
+    return PageRect(int(page), Rect(*box))

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import sqlite_utils
     from sqlite_utils.db import ForeignKey
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -166,9 +166,18 @@ def _v7_table_rows(conn: sqlite3.Connection) -> None:
         passages.add_column("table_row", str, not_null_default="")
 
 
+def _v8_figure_regions(conn: sqlite3.Connection) -> None:
+    """Version 8: a figure's caption and labels keep the figure's region on its page (JSON page and box, empty
+    for every other passage); older catalogs show their figures' captions only, until the paper is read again."""
+    passages = sqlite_utils_db(conn).table("passages")
+    if "figure_region" not in passages.columns_dict:
+        passages.add_column("figure_region", str, not_null_default="")
+
+
 # MIGRATIONS[n] upgrades a catalog from version n to n + 1.
 MIGRATIONS: dict[int, Migration] = {1: _v2_answers, 2: _v3_passage_kinds, 3: _v4_edits_and_collections,
-                                    4: _v5_venue_and_imported, 5: _v6_passage_languages, 6: _v7_table_rows}
+                                    4: _v5_venue_and_imported, 5: _v6_passage_languages, 6: _v7_table_rows,
+                                    7: _v8_figure_regions}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

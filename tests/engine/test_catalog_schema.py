@@ -37,6 +37,7 @@ REFERENCE_STEPS: dict[int, list[str]] = {
         "fields TEXT NOT NULL, fill_only INTEGER NOT NULL, imported_at REAL NOT NULL, PRIMARY KEY (doc_id, source))"],
     5: ["ALTER TABLE passages ADD COLUMN language TEXT NOT NULL DEFAULT ''"],
     6: ["ALTER TABLE passages ADD COLUMN table_row TEXT NOT NULL DEFAULT ''"],
+    7: ["ALTER TABLE passages ADD COLUMN figure_region TEXT NOT NULL DEFAULT ''"],
 }
 
 

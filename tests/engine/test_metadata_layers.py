@@ -45,7 +45,7 @@ def test_a_catalog_from_before_venues_is_upgraded_in_place_and_keeps_everything(
 
     library = Library(catalog)
     try:
-        assert current_version(library._conn) == SCHEMA_VERSION == 7
+        assert current_version(library._conn) == SCHEMA_VERSION == 8
         document = library.document("d1")
         assert (document.bib.title, document.bib.authors, document.bib.year, document.bib.venue) == (
             "Corrected Title", ("Ada Lovelace",), 1843, "")
