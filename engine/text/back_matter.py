@@ -36,7 +36,11 @@ _BACK_MATTER = re.compile(
     r"|\b(?:co-?founder|shareholder|co-?inventors?)\b|\bscientific\s+advisory\b"
     # Who did what: "helped with data annotation", "J.S. wrote the manuscript".
     r"|\b(?:helped|assisted)\s+with\s+(?:the\s+)?(?:data|writing|annotation|experiments?|analysis|manuscript)"
-    r"|\b(?:wrote|edited)\s+the\s+(?:manuscript|paper)\b",
+    r"|\b(?:wrote|edited)\s+the\s+(?:manuscript|paper)\b"
+    # A colleague named in full who gave feedback ("Chris Wilhelm provided feedback on papermage's design"); not
+    # "Participants provided feedback on the interface", a user study's finding.
+    r"|^\W*(?-i:[A-Z][a-z]+(?:\s+[A-Z]\.)?\s+[A-Z][a-z]+(?:-[A-Z][a-z]+)?)\s+(?:also\s+)?(?:provided|gave|offered)\s+"
+    r"(?:\w+\s+){0,2}?(?:feedback|comments|advice|suggestions)\b",
     re.IGNORECASE)
 
 # Where the data, code or materials can be had: "Source data are provided with this paper.", "Detailed methods are

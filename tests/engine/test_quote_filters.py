@@ -78,6 +78,10 @@ def test_page_furniture(text: str, furniture: bool) -> None:
     ("EMM is a co-founder, shareholder, and scientific advisory member of a company.", True),
     ("Erin Bransom and Bailey Kuehl helped with data annotation for training and evaluating those Predictors.", True),
     ("E.-Y.L. and J.H. drafted the manuscript, and M.H.K. edited the manuscript.", True),
+    # PaperMage's contributors, named in full: the first quote for "Which datasets does PaperMage evaluate on?".
+    ("Chris Wilhelm provided feedback on papermage’s design and implemented faster indexing of Entities.", True),
+    ("Participants provided feedback on the interface after each task.", False),
+    ("Graph Attention provided useful improvements over the baselines.", False),
     # Who did what and who paid, named by initials.
     ("E.P.T, J.B.M., and N.T. performed and analyzed experiments.", True),
     ("C.R.L. supervised the work and obtained funding.", True),
