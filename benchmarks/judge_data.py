@@ -11,6 +11,13 @@ source kept back by a hash of the pair's id, the same on every run and machine).
 - FactCC-style pairs from real scientific text (benchmarks/judge_pairs.py): the sample datastore's
   papers (machine learning) and the abstracts of PubMedQA's training-side questions (biomedicine;
   its 500 test questions are never used), held out by paper id;
+- Evidence Inference 2.0's training trials (``evidence-inference``; its validation trials are the test of
+  benchmarks/judge_direction.py): the claim that states the doctors' label ("INTERVENTION significantly
+  increased OUTCOME compared with COMPARATOR") against the evidence span is ``supports``, the opposite
+  direction ``refutes``; held out by trial;
+- evidence-side pairs from the same datastore and PubMedQA texts (``synthetic-evidence-side``): the paper's
+  sentence as the claim against its window with that sentence negated, its number or direction changed
+  (``refutes``) or its entity swapped (``neutral``), and claims with one content word swapped (``neutral``);
 - with ``--conclusions`` only (an experiment that did not ship, docs/history/experiments.md): conclusions
   against results, from the same PubMedQA training-side abstracts. The authors' own conclusion
   sentence against the results window that shares most words with it is ``supports`` (a loose,
@@ -36,7 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from judge_pairs import LABELS, datastore_texts, documents_sentences, make_pairs, negate
+from judge_pairs import EVIDENCE_SIDE_KINDS, LABELS, datastore_texts, documents_sentences, make_pairs, negate
 
 from engine.cite.windows import content_words, overlap, quote_windows
 
@@ -127,21 +134,41 @@ def pubmedqa_conclusions(shared: Path, per_paper: int = 2, seed: int = 13) -> It
             yield {**base, "claim": other, "label": "neutral", "kind": "other-paper"}
 
 
-def synthetic(name: str, texts: list[tuple[str, str]], per_doc: int, seed: int) -> Iterator[dict[str, object]]:
-    """FactCC-style pairs from each text; a text's pairs are all held out or all trained on."""
+def synthetic(name: str, texts: list[tuple[str, str]], per_doc: int, seed: int,
+              kinds: tuple[str, ...] = SYNTHETIC_KINDS, prefixed: bool = False) -> Iterator[dict[str, object]]:
+    """FactCC-style pairs from each text; a text's pairs are all held out or all trained on.
+    ``prefixed``: the ids already name their collection ("datastore:ID"), which decides the split."""
     rng = random.Random(seed)
     for keep_back in (False, True):
-        chosen = [text for doc_id, text in texts if held_out(f"{name}:{doc_id}") == keep_back]
-        for pair in make_pairs(documents_sentences(chosen), rng, per_doc=per_doc, kinds=SYNTHETIC_KINDS):
+        chosen = [text for doc_id, text in texts
+                  if held_out(doc_id if prefixed else f"{name}:{doc_id}") == keep_back]
+        for pair in make_pairs(documents_sentences(chosen), rng, per_doc=per_doc, kinds=kinds):
             yield {"claim": pair.claim, "evidence": pair.evidence, "label": LABELS[pair.label],
                    "source": f"synthetic-{name}", "kind": pair.kind, "held_out": keep_back}
+
+
+def evidence_inference() -> Iterator[dict[str, object]]:
+    """The direction claims of Evidence Inference's training trials against the doctors' evidence."""
+    from judge_direction import direction_claims
+
+    for row in direction_claims("train"):
+        yield {"claim": row["claim"], "evidence": row["evidence"],
+               "label": "supports" if row["kind"] == "true" else "refutes", "source": "evidence-inference",
+               "kind": row["kind"], "held_out": held_out(f"evidence-inference:{row['trial']}")}
 
 
 def build(shared: Path, seed: int = 13, conclusions: bool = False) -> list[dict[str, object]]:
     rows = list(nli_train(shared)) + list(climate_fever(shared))
     papers = list(datastore_texts(shared / "datastore" / "cs-sample.jsonl.gz"))
+    pubmed = list(pubmedqa_texts(shared))
     rows += synthetic("datastore", papers, per_doc=3, seed=seed)
-    rows += synthetic("pubmedqa", list(pubmedqa_texts(shared)), per_doc=6, seed=seed)
+    rows += synthetic("pubmedqa", pubmed, per_doc=6, seed=seed)
+    rows += evidence_inference()
+    # Their own source name and seed, so the pairs above are the same as before they were added; a text is
+    # held out here where it is held out above.
+    evidence_side = [(f"datastore:{i}", t) for i, t in papers] + [(f"pubmedqa:{i}", t) for i, t in pubmed]
+    rows += synthetic("evidence-side", evidence_side, per_doc=2, seed=seed + 1,
+                      kinds=(*EVIDENCE_SIDE_KINDS, "word"), prefixed=True)
     if conclusions:
         rows += pubmedqa_conclusions(shared, seed=seed)
     return rows

@@ -2,6 +2,7 @@
 
     python benchmarks/judge_direction.py [--split validation|train] [--limit N] [--per-kind 150]
     python benchmarks/judge_direction.py --write-pairs FILE --split train   # direction claims as training pairs
+    python benchmarks/judge_direction.py --judges OLD_DIR NEW_DIR        # judges side by side, in one run
 
 Two suites, each judged by the shipped judge as Quire runs it (windows, checks, thresholds):
 
@@ -36,7 +37,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from judge_pairs import change_number, flip_direction, negate  # noqa: E402
 from verify import corpus_docs  # noqa: E402
 
-from engine.cite.judge import SupportJudge  # noqa: E402
+from engine.cite.judge import PairModel, SupportJudge  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 EI = SHARED / "eval" / "evidence-inference"
@@ -80,7 +81,7 @@ def direction_claims(split: str) -> list[dict[str, str]]:
             for kind, said in (("true", label), ("opposite", OPPOSITE[label])):
                 claim = STATEMENTS[said].format(**parts)
                 claims.append({"claim": claim[0].upper() + claim[1:], "evidence": evidence, "kind": kind,
-                               "label": label, "prompt": row["PromptID"]})
+                               "label": label, "prompt": row["PromptID"], "trial": prompt["PMCID"]})
     return claims
 
 
@@ -124,6 +125,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="at most this many prompts' claims")
     parser.add_argument("--per-kind", type=int, default=150)
     parser.add_argument("--write-pairs", type=Path, help="write the direction claims as JSONL and stop")
+    parser.add_argument("--judges", type=Path, nargs="*",
+                        help="judge folders (model.int8.onnx, judge.json) to compare; default: the shipped one")
     args = parser.parse_args()
     claims = direction_claims(args.split)[:None if args.limit is None else 2 * args.limit]
     if args.write_pairs:
@@ -132,11 +135,16 @@ def main() -> None:
                 out.write(json.dumps(claim) + "\n")
         print(f"{len(claims)} claims -> {args.write_pairs}")
         return
-    judge = SupportJudge()
-    results = {"command": " ".join(["python benchmarks/judge_direction.py", *sys.argv[1:]]),
-               "load_average_start": round(os.getloadavg()[0], 2),
-               "direction": {"split": args.split, **judged(judge, claims)},
-               "evidence_side": judged(judge, evidence_side_suite(args.per_kind))}
+    results: dict[str, Any] = {"command": " ".join(["python benchmarks/judge_direction.py", *sys.argv[1:]]),
+                               "load_average_start": round(os.getloadavg()[0], 2)}
+    suite = evidence_side_suite(args.per_kind)
+    for folder in args.judges or [None]:
+        judge = SupportJudge(PairModel(folder, meta_name="judge.json", what="judge")) if folder else SupportJudge()
+        found = {"direction": {"split": args.split, **judged(judge, claims)}, "evidence_side": judged(judge, suite)}
+        if folder is None:
+            results.update(found)
+        else:
+            results[str(folder)] = found
     results["load_average_end"] = round(os.getloadavg()[0], 2)
     RESULTS.write_text(json.dumps(results, indent=1) + "\n")
     print(json.dumps(results, indent=1))

@@ -35,7 +35,15 @@ class Pair:
     claim: str
     evidence: str
     label: int
-    kind: str  # "true", "negation", "number", "direction", "entity", "appended", "other"
+    # "true", "negation", "number", "direction", "entity", "word", "appended", "other", "same-paper"; the
+    # "evidence-" kinds (EVIDENCE_SIDE_KINDS) change the evidence's sentence and leave the claim as written.
+    kind: str
+
+
+# The evidence-side counterpart of the claim-side kinds: the claim is the paper's own sentence and the
+# window around it says otherwise (negated, another number, the opposite direction: refutes) or speaks of
+# another entity (neutral). A judge that reads only how much the two share cannot tell these apart.
+EVIDENCE_SIDE_KINDS = ("true", "evidence-negation", "evidence-number", "evidence-direction", "evidence-entity")
 
 
 _AUX = re.compile(r"\b(is|are|was|were|can|could|does|do|did|has|have|had|will|would|should|may|might|must)\b"
@@ -54,6 +62,7 @@ _DIRECTIONS = {
     "enhances": "impairs", "boosts": "hurts", "lowers": "raises", "accurate": "inaccurate",
 }
 _DIRECTIONS.update({v: k for k, v in list(_DIRECTIONS.items()) if v not in _DIRECTIONS})
+_DIRECTION_WORDS_SET = frozenset(_DIRECTIONS)
 _DIRECTION_WORD = re.compile(r"\b(" + "|".join(sorted(_DIRECTIONS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
 _ENTITY = re.compile(r"\b([A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9\-]*|[A-Z]{2,}[a-z]*\d*)\b")
 _CONNECTIVES = (", which", ", and", ", while", "; moreover,", ", and it", ", so")
@@ -111,6 +120,20 @@ def swap_entity(sentence: str, other_entities: list[str], rng: random.Random) ->
     return sentence[:match.start()] + rng.choice(choices) + sentence[match.end():]
 
 
+_CONTENT_WORD = re.compile(r"\b[a-z]{6,}\b")
+
+
+def swap_content_word(sentence: str, other_words: list[str], rng: random.Random) -> str | None:
+    """One content word (six letters or more, lower case) swapped for a word of another paper: the
+    sentence keeps nearly all its words and loses what it said ("matrix inversion" -> "matrix deprecation")."""
+    matches = [m for m in _CONTENT_WORD.finditer(sentence) if m.group(0) not in _DIRECTION_WORDS_SET]
+    choices = [w for w in other_words if w not in sentence]
+    if not matches or not choices:
+        return None
+    match = rng.choice(matches)
+    return sentence[:match.start()] + rng.choice(choices) + sentence[match.end():]
+
+
 def append_clause(sentence: str, other_sentence: str, rng: random.Random) -> str:
     """The sentence with a clause from elsewhere appended ("..., which shows that ...")."""
     body = sentence.rstrip().rstrip(".")
@@ -162,6 +185,8 @@ def make_pairs(docs: list[list[str]], rng: random.Random, per_doc: int = 4,
     """Perturbation pairs from each document's sentences: a window around a sentence is the evidence.
     ``references=False``: a changed number is never a citation marker or a figure or table number."""
     entities = sorted({m.group(1) for sentences in docs for s in sentences for m in _ENTITY.finditer(s)})
+    words = sorted({m.group(0) for sentences in docs for s in sentences for m in _CONTENT_WORD.finditer(s)}) \
+        if "word" in kinds else []
     pairs: list[Pair] = []
     usable = [i for i, sentences in enumerate(docs) if len(sentences) >= 3]
     for doc_index in usable:
@@ -173,8 +198,11 @@ def make_pairs(docs: list[list[str]], rng: random.Random, per_doc: int = 4,
                 before, after = rng.choice(((0, 0), (1, 0), (0, 1), (1, 1)))
                 window = " ".join(sentences[max(0, position - before): position + after + 1])
                 other_doc = docs[rng.choice([i for i in usable if i != doc_index] or usable)]
-                pair = _perturbed(kind, sentences[position], window, sentences, position, other_doc, entities, rng,
-                                  references)
+                if kind.startswith("evidence-"):
+                    pair = _evidence_changed(kind, sentences, position, before, after, entities, rng, references)
+                else:
+                    pair = _perturbed(kind, sentences[position], window, sentences, position, other_doc,
+                                      entities, rng, references, words)
                 if pair is not None:
                     pairs.append(pair)
                     break
@@ -182,7 +210,8 @@ def make_pairs(docs: list[list[str]], rng: random.Random, per_doc: int = 4,
 
 
 def _perturbed(kind: str, sentence: str, window: str, sentences: list[str], position: int, other_doc: list[str],
-               entities: list[str], rng: random.Random, references: bool = True) -> Pair | None:
+               entities: list[str], rng: random.Random, references: bool = True,
+               words: list[str] | None = None) -> Pair | None:
     if kind == "true":
         claim = sentence
         if rng.random() < 0.3 and ", " in sentence[30:]:  # the first part of a sentence is supported too
@@ -201,6 +230,9 @@ def _perturbed(kind: str, sentence: str, window: str, sentences: list[str], posi
     if kind == "entity":
         claim = swap_entity(sentence, entities, rng)
         return None if claim is None else Pair(claim, window, NEUTRAL, kind)
+    if kind == "word":
+        claim = swap_content_word(sentence, words or [], rng)
+        return None if claim is None else Pair(claim, window, NEUTRAL, kind)
     if kind == "appended":
         return Pair(append_clause(sentence, rng.choice(other_doc), rng), window, NEUTRAL, kind)
     if kind == "other":
@@ -209,6 +241,27 @@ def _perturbed(kind: str, sentence: str, window: str, sentences: list[str], posi
         far = [s for i, s in enumerate(sentences) if abs(i - position) > 4]
         return Pair(rng.choice(far), window, NEUTRAL, kind) if far else None
     raise ValueError(kind)
+
+
+def _evidence_changed(kind: str, sentences: list[str], position: int, before: int, after: int,
+                      entities: list[str], rng: random.Random, references: bool) -> Pair | None:
+    """The sentence as the claim against its window with that sentence changed."""
+    sentence = sentences[position]
+    if kind == "evidence-negation":
+        changed, label = negate(sentence), REFUTES
+    elif kind == "evidence-number":
+        changed, label = change_number(sentence, rng, references), REFUTES
+    elif kind == "evidence-direction":
+        changed, label = flip_direction(sentence, rng), REFUTES
+    elif kind == "evidence-entity":
+        changed, label = swap_entity(sentence, entities, rng), NEUTRAL
+    else:
+        raise ValueError(kind)
+    if changed is None or changed == sentence:
+        return None
+    window = " ".join([*sentences[max(0, position - before):position], changed,
+                       *sentences[position + 1:position + after + 1]])
+    return Pair(sentence, window, label, kind)
 
 
 def climate_fever_pairs(path: Path) -> list[tuple[str, Pair]]:

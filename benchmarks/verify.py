@@ -2,6 +2,7 @@
 
     python benchmarks/verify.py [--out benchmarks/results/verify.json] [--limit N] [--old REV|none]
     python benchmarks/verify.py --fit [--model-dir resources/models/judge]
+    python benchmarks/verify.py --old none --compare DIR   # a retrained judge beside the shipped one, in one run
 
 For each judge (the shipped one; the one shipped at git revision ``--old``, as it ran then,
 behind the similarity gate), the report (``--out``) gives:
@@ -317,6 +318,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/verify.json")
     parser.add_argument("--model-dir", type=Path, default=None)
+    parser.add_argument("--compare", type=Path, help="another judge's folder, judged beside the shipped one")
     parser.add_argument("--old", default=OLD_JUDGE, help="git revision whose shipped judge is compared (default "
                         f"{OLD_JUDGE}, the judge trained on 2,400 pairs); 'none' to skip")
     parser.add_argument("--shared", type=Path, default=SHARED)
@@ -342,6 +344,8 @@ def main() -> None:
     report: dict[str, Any] = {"machine": machine,
                               "model": json.loads((model_dir / "judge.json").read_text(encoding="utf-8"))}
     judges = {"shipped": shipped}
+    if args.compare:
+        judges["candidate"] = SupportJudge(PairModel(args.compare))
     scorer = SupportScorer(SentenceTransformerEmbedder(), judge=None)
     if args.old != "none":  # as it was shipped: the old model behind the similarity gate
         old_model = PairModel(old_judge_folder(args.old))

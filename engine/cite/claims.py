@@ -30,6 +30,7 @@ from engine.errors import ClaimError
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.text.artefacts import as_shown
 from engine.text.back_matter import asks_about_back_matter, back_matter_flags
+from engine.text.names import mentioned, names
 from engine.text.sentences import split_sentences
 from engine.text.stopwords import COMMON_ENGLISH_WORDS
 from engine.text.tokens import LETTERS, WORD, lower_words
@@ -39,6 +40,7 @@ MAX_CLAIM_CHARS = 1000  # a claim is a sentence or two; the judge reads ~160 tok
 MAX_EVIDENCE_CHARS = 20000
 CLOSEST_SHOWN = 3  # passages shown as read when none supports or contradicts a claim
 NOT_STATED_HERE = "not stated here"  # how a passage that neither supports nor contradicts a claim is labelled
+UNNAMED = "the passage and its paper do not name"  # why a found passage silent on the claim's name is no support
 
 SearchFn = Callable[[str, int, ProgressCallback, CancelToken | None], Sequence[SearchHit]]
 # The window of a found passage nearest the claim, as (closeness, start, end); None for a passage with no prose.
@@ -258,8 +260,21 @@ def found_passage(claim: str, hit: SearchHit, judgement: Judgement) -> CheckedPa
     verdict, reason = judgement.verdict, judgement.reason
     if verdict == "contradicted" and reason == SAYS_OTHERWISE and not on_topic(claim, judgement.quote):
         verdict, reason = "unsupported", NOT_STATED
-    return CheckedPassage(verdict, judgement.score, judgement.contradiction, judgement.quote, judgement.start,
+    score = judgement.score
+    unnamed = unnamed_in(claim, hit)
+    if verdict in ("supported", "partial") and unnamed:
+        verdict, reason, score = "unsupported", f"{UNNAMED} {unnamed[0]}", 0.0
+    return CheckedPassage(verdict, score, judgement.contradiction, judgement.quote, judgement.start,
                           judgement.end, hit.passage_id, hit.doc_id, hit.source, hit.bib.title, hit.page, reason)
+
+
+def unnamed_in(claim: str, hit: SearchHit) -> list[str]:
+    """The names the claim gives (SPECTER, S2ORC, IL-6: engine.text.names) that neither the passage nor its
+    paper's title mentions. A passage search found on the claim's topic is no support for what the claim says of
+    a thing it never names: "SPECTER is trained with a cross-entropy classification loss." was supported (P 0.99)
+    by a datastore paper titled "Cross-Entropy Loss Leads To Poor Margins", on the loss and never on SPECTER."""
+    where = [hit.text, hit.bib.title or ""]
+    return [name for name in names(claim) if not mentioned(name, where)]
 
 
 def against_its_own_support(passages: Sequence[CheckedPassage]) -> list[CheckedPassage]:
@@ -302,5 +317,7 @@ def nearest_shown(claim: str, passage: CheckedPassage, nearest: tuple[float, int
         return passage
     closeness, start, end = nearest
     problem = check(claim, text[start:end])
+    reason = passage.reason if passage.reason.startswith(UNNAMED) else NOT_STATED if problem is None else \
+        problem.reason
     return replace(passage, closeness=closeness, quote=text[start:end], quote_start=start, quote_end=end,
-                   reason=NOT_STATED if problem is None else problem.reason)
+                   reason=reason)

@@ -28,56 +28,19 @@ from collections.abc import Callable, Iterable, Sequence
 
 from engine.cite.windows import content_words
 from engine.synthesis.noun_phrase import subject_phrase
+from engine.text.names import mentioned, names, squeezed, squeezed_in
 
 PROBE_PASSAGES = 10  # passages read when a name is searched for alone
 # A question giving more names than this is not asking about one named thing, and each missing name costs a
 # search: the rule is not applied (the most any LitQA2 dev, COVID-QA check or ScholarQA-Multi question gives is 5).
 MAX_NAMES = 6
-_WORD = re.compile(r"[A-Za-z0-9]+(?:[-‐/][A-Za-z0-9]+)*")
-_ROMAN = re.compile(r"^[IVXLC]+$")
-_CAMEL = re.compile(r"[a-z][A-Z]")
-_TWO_CAPITALS = re.compile(r"[A-Z][^-‐/]*[A-Z]")
-_SPACING = re.compile(r"[\s\-‐‑–/]+")
-# "How do", "Why does", "What can": the subject of such a question follows, then its verb.
 # "What is", "What were": what the question asks about follows.
 _WHAT_IS = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+", re.IGNORECASE)
 THING_SHARE = 0.5  # of the asked thing's content words, held by one passage, for it to count as mentioned
 THING_WORDS = 3  # a thing of fewer content words ("the results") asks too little to be tested
+# "How do", "Why does", "What can": the subject of such a question follows, then its verb.
 _ASKING = re.compile(r"^\s*(?:how|why|what|when|where|in what way)\s+(?:do|does|did|is|are|was|were|can|could|"
                      r"would|should|will|might|may)\s+", re.IGNORECASE)
-
-
-def names(question: str) -> list[str]:
-    """The question's names, in order, each once (see the module docstring)."""
-    found: list[str] = []
-    for word in _WORD.findall(question):
-        if _ROMAN.match(word) or word in found:
-            continue
-        letters, digits = re.search(r"[A-Za-z]", word), re.search(r"\d", word)
-        if _CAMEL.search(word) or (letters and digits) or _TWO_CAPITALS.search(word):
-            found.append(word)
-    return found
-
-
-def _squeezed(text: str) -> str:
-    return _SPACING.sub("", text.lower())
-
-
-def _forms(name: str) -> set[str]:
-    """The name as matched, and without a plural "s" after a capital or digit (LLMs -> LLM)."""
-    forms = {_squeezed(name)}
-    if len(name) > 2 and name.endswith("s") and (name[-2].isupper() or name[-2].isdigit()):
-        forms.add(_squeezed(name[:-1]))
-    return forms
-
-
-def mentioned(name: str, texts: Iterable[str]) -> bool:
-    return _in(name, [_squeezed(text) for text in texts])
-
-
-def _in(name: str, squeezed_texts: Sequence[str]) -> bool:
-    forms = _forms(name)
-    return any(form in squeezed for squeezed in squeezed_texts for form in forms)
 
 
 def asked_phrase(question: str) -> str:
@@ -125,8 +88,8 @@ def unmentioned_names(question: str, texts: Sequence[str], probe: Callable[[str]
         return [] if thing_mentioned(thing, texts) or thing_mentioned(thing, probe(thing)) else [thing]
     if (not asked and not phrase) or len(asked) > MAX_NAMES:
         return []
-    found = [_squeezed(text) for text in texts]  # once, not once a name
-    if any(_in(name, found) for name in asked) or (phrase and phrase_mentioned(phrase, texts)):
+    found = [squeezed(text) for text in texts]  # once, not once a name
+    if any(squeezed_in(name, found) for name in asked) or (phrase and phrase_mentioned(phrase, texts)):
         return []
     if any(mentioned(name, probe(name)) for name in asked) or (phrase and phrase_mentioned(phrase, probe(phrase))):
         return []

@@ -12,10 +12,13 @@ from engine.cite.judge import default_judge
 from engine.progress import CancelToken, ProgressCallback
 from engine.types import SearchHit
 
+# A found passage supports a claim naming MapReduce only where it or its paper's title names it.
+MAPREDUCE = Bibliography("MapReduce: Simplified Data Processing on Large Clusters")
+
 
 def searching(*texts: str) -> SearchFn:
     def search(claim: str, k: int, progress: ProgressCallback, cancel: CancelToken | None) -> Sequence[SearchHit]:
-        return [SearchHit(f"p{i}", "d1", "library", Bibliography("A paper"), text, score=1.0, page=1)
+        return [SearchHit(f"p{i}", "d1", "library", MAPREDUCE, text, score=1.0, page=1)
                 for i, text in enumerate(texts)]
     return search
 
@@ -60,7 +63,7 @@ def test_a_paper_that_supports_the_claim_does_not_also_contradict_it_by_the_mode
 
 def test_another_papers_contradiction_still_stands() -> None:
     def search(claim: str, k: int, progress: ProgressCallback, cancel: CancelToken | None) -> Sequence[SearchHit]:
-        return [SearchHit(f"p{i}", f"d{i}", "library", Bibliography("A paper"), text, score=1.0, page=1)
+        return [SearchHit(f"p{i}", f"d{i}", "library", MAPREDUCE, text, score=1.0, page=1)
                 for i, text in enumerate((SUPPORTING, BACKUP))]
     check = check_claim(CLAIM, search, default_judge())
     assert {p.passage_id: p.verdict for p in check.passages} == {"p0": "supported", "p1": "contradicted"}
