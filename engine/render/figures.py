@@ -1,15 +1,19 @@
 """Small pictures of the figures an answer cites: the region of each cited figure caption, cut from its page.
 
 The answer view and the HTML export show one beside the sentence that cites the figure, so a reader sees
-what "Figure 3" shows without opening the paper. Pictures are PNG, at most ``MAX_WIDTH`` pixels wide:
-small enough to embed in a saved HTML file as ``data:`` URLs.
+what "Figure 3" shows without opening the paper. A sentence that names a figure of the paper it cites ("As
+Figure 2 shows, ...") gets that figure's picture too: the digest quotes running text, never captions, so this is
+how a digest's answer shows a figure. Pictures are PNG, at most ``MAX_WIDTH`` pixels wide: small enough to embed
+in a saved HTML file as ``data:`` URLs.
 """
 
 from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Protocol
 
 import pymupdf
@@ -23,9 +27,32 @@ MAX_WIDTH = 320  # pixels: a thumbnail beside a sentence, not a second viewer
 _MAX_ZOOM = 2.0  # a small figure is not blown up past twice its printed size
 
 
+# "Figure 2", "Fig. 3b", "Figs. 4": the figure a sentence names (the first of a list or range).
+_NAMED_FIGURE = re.compile(r"\b(?:Fig(?:ure)?s?\.?)\s*(\d{1,3})(?![\d.]\d)", re.IGNORECASE)
+_CAPTION_LABEL = re.compile(r"^\W*(?:Fig(?:ure)?s?\.?)\s*(\d{1,3})\b", re.IGNORECASE)
+
+
 class _Catalog(Protocol):
     def passage(self, passage_id: str) -> Passage: ...
+    def passages(self, doc_id: str) -> list[Passage]: ...
     def document(self, doc_id: str) -> Document: ...
+
+
+def named_figures(text: str) -> list[str]:
+    """The numbers of the figures ``text`` names, in order, each once ("as Figure 2 and Fig. 3 show" -> 2, 3)."""
+    return list(dict.fromkeys(match.group(1) for match in _NAMED_FIGURE.finditer(text)))
+
+
+def named_key(passage_id: str, number: str) -> str:
+    """The key of the picture of figure ``number`` of the paper of ``passage_id``, named by a sentence citing it."""
+    return f"{passage_id}#figure-{number}"
+
+
+def picture_keys(passage_ids: Iterable[str], sentence_text: str) -> list[str]:
+    """The pictures a sentence may show: each cited passage's own (a cited caption), then each figure the
+    sentence names, of each cited passage's paper."""
+    cited = list(dict.fromkeys(passage_ids))
+    return cited + [named_key(pid, number) for pid in cited for number in named_figures(sentence_text)]
 
 
 def region_png(path: str, region: PageRect, max_width: int = MAX_WIDTH) -> bytes:
@@ -52,20 +79,52 @@ def cited_passage_ids(answer: Answer) -> list[str]:
 
 
 def figure_images(answer: Answer, catalog: _Catalog, max_width: int = MAX_WIDTH) -> dict[str, bytes]:
-    """PNG pictures of the figures the answer cites, by the id of the cited caption passage. A paper removed
-    since, a file moved away or a page that will not render costs that picture only."""
+    """PNG pictures of the figures the answer cites, by the id of the cited caption passage, and of the figures
+    its sentences name, by :func:`named_key`. A paper removed since, a file moved away or a page that will not
+    render costs that picture only."""
     pictures: dict[str, bytes] = {}
-    for passage_id in cited_passage_ids(answer):
-        try:
-            passage = catalog.passage(passage_id)
-            if passage.figure is None:
-                continue
-            pictures[passage_id] = region_png(catalog.document(passage.doc_id).path, passage.figure, max_width)
-        except DocumentNotFoundError:
-            continue
-        except Exception as exc:  # an unreadable or missing file: the answer is shown without the picture
-            log.info("No picture of the figure of %s: %s", passage_id, exc)
+    library = set(cited_passage_ids(answer))
+    for passage_id in library:
+        _add_picture(pictures, passage_id, partial(catalog.passage, passage_id), catalog, max_width)
+    captions: dict[str, dict[str, Passage]] = {}  # by paper, its captions by figure number
+    for sentence in answer.sentences:
+        numbers = named_figures(sentence.text)
+        for citation in sentence.citations if numbers else ():
+            if citation.passage_id not in library or citation.passage_id in pictures:
+                continue  # a datastore record has no page; a cited caption is pictured already
+            for number in numbers:
+                key = named_key(citation.passage_id, number)
+                if key not in pictures:
+                    find = partial(_caption, catalog, captions, citation.passage_id, number)
+                    _add_picture(pictures, key, find, catalog, max_width)
     return pictures
+
+
+def _caption(catalog: _Catalog, captions: dict[str, dict[str, Passage]], passage_id: str,
+             number: str) -> Passage | None:
+    """The caption of figure ``number`` of the paper of ``passage_id`` that has a region, if there is one."""
+    doc_id = catalog.passage(passage_id).doc_id
+    if doc_id not in captions:
+        found: dict[str, Passage] = {}
+        for passage in catalog.passages(doc_id):
+            label = _CAPTION_LABEL.match(passage.text) if passage.figure is not None else None
+            if label is not None:
+                found.setdefault(label.group(1), passage)
+        captions[doc_id] = found
+    return captions[doc_id].get(number)
+
+
+def _add_picture(pictures: dict[str, bytes], key: str, caption: Callable[[], Passage | None], catalog: _Catalog,
+                 max_width: int) -> None:
+    try:
+        passage = caption()
+        if passage is None or passage.figure is None:
+            return
+        pictures[key] = region_png(catalog.document(passage.doc_id).path, passage.figure, max_width)
+    except DocumentNotFoundError:
+        return
+    except Exception as exc:  # an unreadable or missing file: the answer is shown without the picture
+        log.info("No picture for %s: %s", key, exc)
 
 
 def data_url(png: bytes) -> str:
@@ -73,8 +132,13 @@ def data_url(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def figure_html(passage_ids: Iterable[str], pictures: dict[str, bytes], pages: dict[str, int]) -> str:
-    """The pictures of the cited figures among ``passage_ids``, each on a line of its own."""
-    return "".join(f'<br><img src="{data_url(pictures[pid])}" alt="The cited figure (p. {pages.get(pid, "?")})" '
-                   f'title="The cited figure, p. {pages.get(pid, "?")}">'
-                   for pid in dict.fromkeys(passage_ids) if pid in pictures)
+def figure_html(keys: Iterable[str], pictures: dict[str, bytes], pages: dict[str, int]) -> str:
+    """The pictures among ``keys`` (:func:`picture_keys`), each on a line of its own."""
+    shown = []
+    for key in dict.fromkeys(keys):
+        if key not in pictures:
+            continue
+        _, _, number = key.partition("#figure-")
+        what = f"Figure {number}, which the sentence names" if number else f"The cited figure, p. {pages.get(key, '?')}"
+        shown.append(f'<br><img src="{data_url(pictures[key])}" alt="{what}" title="{what}">')
+    return "".join(shown)

@@ -28,7 +28,7 @@ from engine.render.common import (
     papers_of,
     support_level,
 )
-from engine.render.figures import figure_html
+from engine.render.figures import figure_html, picture_keys
 from engine.render.links import paper_links
 from engine.types import Answer, AnswerMode, AnswerSentence, PaperReference
 
@@ -71,12 +71,14 @@ def linked(text: str, sentence: int | None, known: set[int], link: LinkFor = anc
 
 
 def _sentence(index: int, sentence: AnswerSentence, known: set[int], link: LinkFor, answer: Answer,
-              figures: Mapping[str, bytes]) -> str:
+              figures: Mapping[str, bytes], shown: set[bytes]) -> str:
     body = linked(sentence.text, index, known, link)
-    if figures:  # the figure a sentence cites, pictured right after it
-        cited = [citation.passage_id for citation in sentence.citations]
+    if figures:  # the figure a sentence cites or names, pictured right after it (once an answer)
+        keys = [key for key in picture_keys([c.passage_id for c in sentence.citations], sentence.text)
+                if key in figures and figures[key] not in shown]
+        shown.update(figures[key] for key in keys)
         pages = {ref.passage_id: ref.page or 0 for ref in answer.references if ref.passage_id in figures}
-        body += figure_html(cited, dict(figures), pages)
+        body += figure_html(keys, dict(figures), pages)
     level = support_level(sentence)
     if level not in SUPPORT_EXPLAINED:
         return f'<span class="sentence">{body}</span>'
@@ -140,11 +142,12 @@ def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True, op
     """The whole answer: notice, paragraphs grouped by section, legend and references (with the quotes
     each paper lends the answer when ``quotes``, and with ``open_links`` each cited passage's
     ``quire://open`` link; the app's own view shows both in its viewer instead). ``figures`` are PNG
-    pictures of cited figures by caption passage id (``Engine.figure_images``), each shown after the
-    sentence that cites it."""
+    pictures of cited figures (``Engine.figure_images``), each shown once, after the first sentence that cites
+    its caption or names it ("as Figure 2 shows")."""
     papers = papers_of(answer)
     known = {paper.n for paper in papers}
     blocks: list[str] = []
+    pictured: set[bytes] = set()  # each figure is pictured once, after the first sentence that cites or names it
     if answer.cancelled:  # one message, whatever the engine's notice says about the stop
         blocks.append(f'<p class="notice" style="color:#8c2a1c"><i>{STOPPED}</i></p>')
     elif answer.notice:
@@ -179,7 +182,7 @@ def to_html(answer: Answer, link: LinkFor = anchor_link, quotes: bool = True, op
                 blocks.append(f'<p style="font-weight:600;margin-top:10px">{heading}</p>')
             else:
                 gap = bool(blocks)
-        rendered = _sentence(index, sentence, known, link, answer, figures or {})
+        rendered = _sentence(index, sentence, known, link, answer, figures or {}, pictured)
         quote = is_quote(sentence)
         if run and quote != run_is_quotes:
             flush()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pymupdf
@@ -172,3 +173,29 @@ def test_a_real_papers_figure_is_found(papers_dir: Path) -> None:
     assert captions and captions[0].figure is not None and captions[0].figure.page == 1
     x0, y0, x1, y1 = captions[0].figure.rect
     assert abs(x0 - 306) < 8 and abs(y0 - 222) < 8 and abs(x1 - 527) < 8 and abs(y1 - 342) < 8
+
+
+def test_a_quoted_sentence_that_names_a_figure_shows_it(tmp_path: Path) -> None:
+    """The digest quotes running text, never captions: "As Figure 1 shows, ..." brings Figure 1's picture along."""
+    path, _ = vector_figure_pdf(tmp_path / "vector.pdf")
+    with Engine(tmp_path / "home") as engine:
+        list(engine.add_documents([path]))
+        document = engine.documents()[0]
+        body = next(p for p in engine.passages(document.id) if p.kind == "text")
+        said = "As Figure 1 shows, the mutant strain grew more slowly than the wild type."
+        reference = Reference(1, body.id, document.id, LIBRARY_SOURCE, _bib(), body.text, body.page_start)
+        naming = AnswerSentence(f"“{said}” [1]", (Citation(1, body.id, body.text[:40], 0, 40, 0.9),), supported=True)
+        plain = AnswerSentence("“The mutant strain grew more slowly.” [1]",
+                               (Citation(1, body.id, body.text[:40], 0, 40, 0.9),), supported=True)
+        answer = Answer("How does the mutant grow?", "", (naming, plain), (reference,), AnswerMode.DIGEST,
+                        papers=(PaperReference(1, document.id, LIBRARY_SOURCE, _bib(), (1,), (body.id,)),))
+        pictures = engine.figure_images(answer)
+        other = Answer("How does the mutant grow?", "", (naming,), (reference,), AnswerMode.DIGEST,
+                       papers=answer.papers)
+        assert list(engine.figure_images(replace(other, sentences=(replace(naming, text=naming.text.replace(
+            "Figure 1", "Figure 7")),)))) == []  # a figure the paper does not have: no picture
+    assert list(pictures) == [f"{body.id}#figure-1"]
+    twice = replace(answer, sentences=(naming, plain, naming))
+    markup = to_html(twice, figures=pictures)
+    assert markup.count("<img") == 1  # once an answer, after the first sentence that names it
+    assert markup.index("As Figure 1 shows") < markup.index("<img") < markup.index("grew more slowly.”")
