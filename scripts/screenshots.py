@@ -3,7 +3,8 @@
     QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py --digest
 
 States: the empty library, papers being indexed, an answer with citations, the viewer zoomed on the
-cited quote, the answer's references grouped by paper, a table of papers, and (with ``--writer
+cited quote, the answer's references grouped by paper, a table of papers, an answer picturing the figure
+its quote names, and (with ``--writer
 MODEL.gguf``) a written answer while it is drafted, its progress showing; the window is 1366x768.
 The answer with its cited quote is also shot in a 1024x700 and a 1920x1080 window.
 Everything is real: a temporary library, the shared corpus papers (or
@@ -36,6 +37,7 @@ from ui.theme import apply_theme  # noqa: E402
 CORPUS = Path(os.environ.get("QUIRE_TEST_CORPUS", ROOT.parent / "shared" / "corpus")) / "papers"
 QUESTION = "How are citation graphs and paper embeddings used to represent scientific documents?"
 TABLE_QUESTION = "How are scientific documents represented for retrieval?"
+FIGURE_QUESTION = "What does the distribution of papers across fields in S2ORC look like?"
 SIZE = (1366, 768)  # the most common laptop screen
 OTHER_SIZES = {"08-narrow-1024.png": (1024, 700), "09-wide-1920.png": (1920, 1080)}  # a small laptop, a desktop
 
@@ -71,6 +73,17 @@ def table_of_papers(window: MainWindow, out: Path) -> None:
     wait_until(lambda: not tables.window.building, 900, "the table")
     save(tables.window, out, "06-table.png")
     tables.window.close()
+
+
+def figure_in_answer(window: MainWindow, client: EngineClient, out: Path) -> None:
+    """An answer whose quote names a figure ("given in Figure 2"), the figure pictured under it."""
+    window.ask_pane.question_box.setPlainText(FIGURE_QUESTION)
+    window.ask_pane.scope_box.setCurrentIndex(1)  # library only
+    window.ask_action.trigger()
+    wait_until(lambda: not client.asking, 900, "the figure question")
+    wait_until(lambda: "data:image/png" in window.ask_pane.answer_view.toHtml(), 120, "the figure's picture")
+    window.ask_pane.answer_view.verticalScrollBar().setValue(0)
+    save(window, out, "10-answer-figure.png")
 
 
 def written_answer_progress(window: MainWindow, client: EngineClient, out: Path) -> None:
@@ -161,6 +174,7 @@ def main() -> int:
                 save(window, args.out, name)
             window.resize(*SIZE)
             table_of_papers(window, args.out)
+            figure_in_answer(window, client, args.out)
             if args.writer:
                 from dataclasses import replace
 
