@@ -24,6 +24,11 @@ class Rect(NamedTuple):
         return Rect(min(self.x0, other.x0), min(self.y0, other.y0),
                     max(self.x1, other.x1), max(self.y1, other.y1))
 
+    def within(self, box: Rect, slack: float) -> bool:
+        """Whether this rectangle lies inside ``box`` widened by ``slack`` points on every side."""
+        return (self.x0 >= box.x0 - slack and self.y0 >= box.y0 - slack
+                and self.x1 <= box.x1 + slack and self.y1 <= box.y1 + slack)
+
 
 class PageRect(NamedTuple):
     """A rectangle on a given (1-based) page."""

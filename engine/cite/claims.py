@@ -261,8 +261,7 @@ def found_passage(claim: str, hit: SearchHit, judgement: Judgement) -> CheckedPa
     if verdict == "contradicted" and reason == SAYS_OTHERWISE and not on_topic(claim, judgement.quote):
         verdict, reason = "unsupported", NOT_STATED
     score = judgement.score
-    unnamed = unnamed_in(claim, hit)
-    if verdict in ("supported", "partial") and unnamed:
+    if verdict in ("supported", "partial") and (unnamed := unnamed_in(claim, hit)):
         verdict, reason, score = "unsupported", f"{UNNAMED} {unnamed[0]}", 0.0
     return CheckedPassage(verdict, score, judgement.contradiction, judgement.quote, judgement.start,
                           judgement.end, hit.passage_id, hit.doc_id, hit.source, hit.bib.title, hit.page, reason)

@@ -73,13 +73,6 @@ def cluster(rects: Sequence[Rect], tolerance: float = _TOUCH) -> list[Rect]:
     clusters: list[Rect] = []
     for rect in sorted(rects, key=lambda r: (r.y0, r.x0)):
         merged = rect
-        keep = []
-        for other in clusters:
-            if _near(merged, other, tolerance):
-                merged = merged.union(other)
-            else:
-                keep.append(other)
-        clusters = keep
         # A union can reach clusters it did not touch before: merge until it stops growing.
         grown = True
         while grown:
@@ -105,11 +98,6 @@ def _centre_in(rect: Rect, area: Rect) -> bool:
     return area.x0 < cx < area.x1 and area.y0 < cy < area.y1
 
 
-def _inside(rect: Rect, area: Rect, slack: float = 2.0) -> bool:
-    return (rect.x0 >= area.x0 - slack and rect.y0 >= area.y0 - slack
-            and rect.x1 <= area.x1 + slack and rect.y1 <= area.y1 + slack)
-
-
 def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
     return min(a1, b1) - max(a0, b0)
 
@@ -126,13 +114,11 @@ def find_figures(layout: PageLayout, marks: Sequence[Rect]) -> list[FoundFigure]
     margin = set(layout.margin_lines())  # running heads and page numbers: neither labels nor walls
     for index, line in enumerate(layout.lines):
         kind = layout.kinds[index] if layout.kinds else "text"
-        if index in margin and kind != CAPTION:
-            continue
-        if kind == CAPTION:
+        if kind == CAPTION or index in margin:
             continue
         # Running text stops a figure; short lines (labels, a table inside the figure) and words drawn
         # inside a mark (the words in a diagram's boxes read like text) join it.
-        if kind == TEXT and len(line.words) >= _WALL_WORDS and not any(_inside(line.rect, s) for s in shapes):
+        if kind == TEXT and len(line.words) >= _WALL_WORDS and not any(line.rect.within(s, 2.0) for s in shapes):
             walls.append(line.rect)
         else:
             labels.append(line.rect)
@@ -247,7 +233,7 @@ def _grow(seed: Rect, caption: Rect, shapes: Sequence[Rect], labels: Sequence[Re
         grown = False
         rest = []
         for part in pending:
-            if part == region or _inside(part, region, 0.0):
+            if part == region or part.within(region, 0.0):
                 continue
             if not _near(region, part, _REACH):
                 rest.append(part)

@@ -104,7 +104,7 @@ def _regions(layout: PageLayout) -> list[tuple[Rect, set[int]]]:
     # Lines of another kind inside a table's box are its rows too (a header row read as a heading).
     for box, members in groups:
         for index, line in enumerate(layout.lines):
-            if index not in members and layout.kinds[index] != CAPTION and _inside(line.rect, box):
+            if index not in members and layout.kinds[index] != CAPTION and line.rect.within(box, 1.0):
                 members.add(index)
     return [(box, members) for box, members in groups
             if len(members) >= 2 and any(layout.kinds[index] == TABLE for index in members)]
@@ -122,11 +122,6 @@ def _line_height(layout: PageLayout) -> float:
     heights = sorted(line.rect.y1 - line.rect.y0 for line, kind in zip(layout.lines, layout.kinds, strict=True)
                      if kind == TABLE)
     return heights[len(heights) // 2] if heights else 10.0
-
-
-def _inside(rect: Rect, box: Rect, slack: float = 1.0) -> bool:
-    return rect.x0 >= box.x0 - slack and rect.x1 <= box.x1 + slack and rect.y0 >= box.y0 - slack \
-        and rect.y1 <= box.y1 + slack
 
 
 def _caption_for(layout: PageLayout, region: Rect) -> int | None:

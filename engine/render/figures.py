@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Protocol
 
@@ -83,27 +83,28 @@ def figure_images(answer: Answer, catalog: _Catalog, max_width: int = MAX_WIDTH)
     its sentences name, by :func:`named_key`. A paper removed since, a file moved away or a page that will not
     render costs that picture only."""
     pictures: dict[str, bytes] = {}
-    library = set(cited_passage_ids(answer))
-    for passage_id in library:
-        _add_picture(pictures, passage_id, partial(catalog.passage, passage_id), catalog, max_width)
+    rendered: dict[str, bytes] = {}  # by caption passage id: a figure named by several sentences is drawn once
+    cited = cited_passage_ids(answer)
+    for passage_id in cited:
+        _add_picture(pictures, passage_id, partial(catalog.passage, passage_id), catalog, max_width, rendered)
+    doc_of = {r.passage_id: r.doc_id for r in (*answer.references, *answer.contexts) if r.passage_id in cited}
     captions: dict[str, dict[str, Passage]] = {}  # by paper, its captions by figure number
     for sentence in answer.sentences:
         numbers = named_figures(sentence.text)
         for citation in sentence.citations if numbers else ():
-            if citation.passage_id not in library or citation.passage_id in pictures:
+            if citation.passage_id not in doc_of or citation.passage_id in pictures:
                 continue  # a datastore record has no page; a cited caption is pictured already
             for number in numbers:
                 key = named_key(citation.passage_id, number)
                 if key not in pictures:
-                    find = partial(_caption, catalog, captions, citation.passage_id, number)
-                    _add_picture(pictures, key, find, catalog, max_width)
+                    find = partial(_caption, catalog, captions, doc_of[citation.passage_id], number)
+                    _add_picture(pictures, key, find, catalog, max_width, rendered)
     return pictures
 
 
-def _caption(catalog: _Catalog, captions: dict[str, dict[str, Passage]], passage_id: str,
+def _caption(catalog: _Catalog, captions: dict[str, dict[str, Passage]], doc_id: str,
              number: str) -> Passage | None:
-    """The caption of figure ``number`` of the paper of ``passage_id`` that has a region, if there is one."""
-    doc_id = catalog.passage(passage_id).doc_id
+    """The caption of figure ``number`` of paper ``doc_id`` that has a region, if there is one."""
     if doc_id not in captions:
         found: dict[str, Passage] = {}
         for passage in catalog.passages(doc_id):
@@ -115,12 +116,14 @@ def _caption(catalog: _Catalog, captions: dict[str, dict[str, Passage]], passage
 
 
 def _add_picture(pictures: dict[str, bytes], key: str, caption: Callable[[], Passage | None], catalog: _Catalog,
-                 max_width: int) -> None:
+                 max_width: int, rendered: dict[str, bytes]) -> None:
     try:
         passage = caption()
         if passage is None or passage.figure is None:
             return
-        pictures[key] = region_png(catalog.document(passage.doc_id).path, passage.figure, max_width)
+        if passage.id not in rendered:
+            rendered[passage.id] = region_png(catalog.document(passage.doc_id).path, passage.figure, max_width)
+        pictures[key] = rendered[passage.id]
     except DocumentNotFoundError:
         return
     except Exception as exc:  # an unreadable or missing file: the answer is shown without the picture
@@ -132,7 +135,7 @@ def data_url(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def figure_html(keys: Iterable[str], pictures: dict[str, bytes], pages: dict[str, int]) -> str:
+def figure_html(keys: Iterable[str], pictures: Mapping[str, bytes], pages: Mapping[str, int]) -> str:
     """The pictures among ``keys`` (:func:`picture_keys`), each on a line of its own."""
     shown = []
     for key in dict.fromkeys(keys):

@@ -74,11 +74,13 @@ def _sentence(index: int, sentence: AnswerSentence, known: set[int], link: LinkF
               figures: Mapping[str, bytes], shown: set[bytes]) -> str:
     body = linked(sentence.text, index, known, link)
     if figures:  # the figure a sentence cites or names, pictured right after it (once an answer)
-        keys = [key for key in picture_keys([c.passage_id for c in sentence.citations], sentence.text)
-                if key in figures and figures[key] not in shown]
-        shown.update(figures[key] for key in keys)
-        pages = {ref.passage_id: ref.page or 0 for ref in answer.references if ref.passage_id in figures}
-        body += figure_html(keys, dict(figures), pages)
+        keys = []
+        for key in picture_keys([c.passage_id for c in sentence.citations], sentence.text):
+            if key in figures and figures[key] not in shown:
+                shown.add(figures[key])
+                keys.append(key)
+        pages = {ref.passage_id: ref.page or 0 for ref in answer.references if ref.passage_id in keys}
+        body += figure_html(keys, figures, pages)
     level = support_level(sentence)
     if level not in SUPPORT_EXPLAINED:
         return f'<span class="sentence">{body}</span>'

@@ -64,16 +64,11 @@ def asked_thing(question: str) -> str:
     return thing if len(content_words(thing)) >= THING_WORDS else ""
 
 
-def thing_mentioned(thing: str, texts: Iterable[str]) -> bool:
-    """Whether one of ``texts`` holds ``THING_SHARE`` of the content words of ``thing``."""
-    wanted = content_words(thing)
-    return any(len(wanted & content_words(text)) >= THING_SHARE * len(wanted) for text in texts)
-
-
-def phrase_mentioned(phrase: str, texts: Iterable[str]) -> bool:
-    """Whether one of ``texts`` holds every content word of ``phrase`` (in any form: "network", "networks")."""
+def holds_words(phrase: str, texts: Iterable[str], share: float = 1.0) -> bool:
+    """Whether one of ``texts`` holds ``share`` of the content words of ``phrase`` (in any form: "network",
+    "networks"); all of them by default."""
     wanted = content_words(phrase)
-    return any(wanted <= content_words(text) for text in texts)
+    return any(len(wanted & content_words(text)) >= share * len(wanted) for text in texts)
 
 
 def unmentioned_names(question: str, texts: Sequence[str], probe: Callable[[str], Sequence[str]]) -> list[str]:
@@ -81,17 +76,18 @@ def unmentioned_names(question: str, texts: Sequence[str], probe: Callable[[str]
     mentioned in ``texts`` (the passages found) nor in what ``probe(name)`` returns (the texts of a search for
     the name alone); else, or with nothing named, []. The passages and probes are those of the scope asked
     in: a question narrowed to the library is told that nothing there mentions what it asks about."""
+    thing = asked_thing(question)
+    if thing:  # "What is ..." with no names
+        held = holds_words(thing, texts, THING_SHARE) or holds_words(thing, probe(thing), THING_SHARE)
+        return [] if held else [thing]
     asked = names(question)
     phrase = asked_phrase(question)
-    thing = asked_thing(question)
-    if thing:  # no names, and not a how/why question either
-        return [] if thing_mentioned(thing, texts) or thing_mentioned(thing, probe(thing)) else [thing]
     if (not asked and not phrase) or len(asked) > MAX_NAMES:
         return []
     found = [squeezed(text) for text in texts]  # once, not once a name
-    if any(squeezed_in(name, found) for name in asked) or (phrase and phrase_mentioned(phrase, texts)):
+    if any(squeezed_in(name, found) for name in asked) or (phrase and holds_words(phrase, texts)):
         return []
-    if any(mentioned(name, probe(name)) for name in asked) or (phrase and phrase_mentioned(phrase, probe(phrase))):
+    if any(mentioned(name, probe(name)) for name in asked) or (phrase and holds_words(phrase, probe(phrase))):
         return []
     return [*asked, phrase] if phrase else asked
 
