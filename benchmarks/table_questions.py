@@ -17,7 +17,9 @@ question is asked as the product asks it (digest, library only, no rewriting). C
 - ``stated_first_400``: the cell's value (spaces and case ignored) is in the answer's first 400 characters;
 - ``cell_cited``: of the answers that state it there, the share where a citation whose quote holds the value
   has boxes on the value's own page covering at least 90 % of the value's box (PyMuPDF's ``search_for``
-  finds the value's occurrences on that page; the best-covered one counts).
+  finds the value's occurrences on that page; the best-covered one counts);
+- ``cell_and_name_alone``: of those cited, the share whose citation outlines no other word of that page than
+  the value's and the row name's (not the rest of the row).
 
 Results, per label and half, with the commit: ``benchmarks/results/table_questions.json``.
 """
@@ -114,8 +116,10 @@ def _squash(text: str) -> str:
     return "".join(text.split()).casefold()
 
 
-def cell_cited(answer: Answer, value: str, pdf: Path) -> bool:
-    """Whether a citation quoting ``value`` has boxes covering one occurrence of it on its page."""
+def cell_cited(answer: Answer, value: str, row: str, pdf: Path) -> tuple[bool, int]:
+    """Whether a citation quoting ``value`` has boxes covering one occurrence of it on its page, and how many
+    other words of that page the first such citation outlines (words whose centre its boxes hold, the value's
+    and the row name's words aside): 0 when it outlines the cell and the row's name alone."""
     with pymupdf.open(pdf) as document:
         for sentence in answer.sentences:
             for citation in sentence.citations:
@@ -127,8 +131,17 @@ def cell_cited(answer: Answer, value: str, pdf: Path) -> bool:
                     for found in document[page - 1].search_for(value):
                         area = found.get_area()
                         if area and _covered(found, citation.rects, page) >= COVERED * area:
-                            return True
-    return False
+                            return True, _other_words(document[page - 1], citation.rects, page, f"{value} {row}")
+    return False, 0
+
+
+def _other_words(page: pymupdf.Page, rects: Any, number: int, named: str) -> int:
+    """The page's words under the boxes (on page ``number``) that are not words of ``named``."""
+    own = {_squash(word) for word in named.split()}
+    boxes = [pymupdf.Rect(r.rect.x0, r.rect.y0, r.rect.x1, r.rect.y1) for r in rects if r.page == number]
+    return sum(1 for x0, y0, x1, y1, text, *_ in page.get_text("words")
+               if _squash(text) not in own and any(box.contains(pymupdf.Point((x0 + x1) / 2, (y0 + y1) / 2))
+                                                    for box in boxes))
 
 
 def _covered(found: pymupdf.Rect, rects: Any, page: int) -> float:
@@ -158,9 +171,11 @@ def measure(home: Path, questions: list[dict[str, Any]]) -> dict[str, Any]:
             answer = engine.ask(AskRequest(item["question"], scope=Scope(source="library"), mode="digest",
                                            options=ASKED))
             stated = _squash(item["value"]) in _squash(answer.text[:400])
-            cited = stated and cell_cited(answer, item["value"], SHARED / item["pdf"])
+            cited, others = cell_cited(answer, item["value"], item["row"], SHARED / item["pdf"]) if stated else (
+                False, 0)
             rows.append({"question": item["question"], "value": item["value"], "half": item["half"],
-                         "stated": stated, "cell_cited": cited, "first_400": answer.text[:400],
+                         "stated": stated, "cell_cited": cited, "other_words_outlined": others,
+                         "first_400": answer.text[:400],
                          "seconds": round(time.perf_counter() - started, 2)})
             print(json.dumps({k: rows[-1][k] for k in ("stated", "cell_cited", "seconds", "question")},
                              ensure_ascii=False), flush=True)
@@ -170,8 +185,10 @@ def measure(home: Path, questions: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _score(rows: list[dict[str, Any]]) -> dict[str, Any]:
     stated = [r for r in rows if r["stated"]]
+    cited = [r for r in stated if r["cell_cited"]]
     return {"questions": len(rows), "stated_first_400": round(len(stated) / max(1, len(rows)), 3),
-            "cell_cited": round(sum(r["cell_cited"] for r in stated) / max(1, len(stated)), 3)}
+            "cell_cited": round(len(cited) / max(1, len(stated)), 3),
+            "cell_and_name_alone": round(sum(r["other_words_outlined"] == 0 for r in cited) / max(1, len(cited)), 3)}
 
 
 def main() -> None:

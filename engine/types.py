@@ -145,8 +145,12 @@ class Passage:
         return range(self.page_start, self.page_end + 1)
 
     def rects_for_span(self, start: int, end: int) -> tuple[PageRect, ...]:
-        """The line-merged rectangles of the words overlapping ``text[start:end]``."""
-        return merge_word_boxes([w for w in self.words if w.end > start and w.start < end])
+        """The line-merged rectangles of the words overlapping ``text[start:end]``; of a table row, one box a
+        cell (each word of a row carries its cell's box), so that each cited cell is outlined on its own."""
+        words = [w for w in self.words if w.end > start and w.start < end]
+        if self.table is not None:
+            return tuple(dict.fromkeys(PageRect(w.page, w.rect) for w in words))
+        return merge_word_boxes(words)
 
 
 LIBRARY_SOURCE = "library"

@@ -7,6 +7,7 @@ of the passage it cites, and the quote's rectangles come along for highlighting.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from engine.cite.markers import defuse_markers
 from engine.cite.verify import RectsFor, no_rects, quote_citation
@@ -27,6 +28,9 @@ def quote_sentence(quote: Quote, references: Mapping[int, Reference], section: i
                    rects_for: RectsFor = no_rects) -> AnswerSentence:
     """``“quote” [n]``: a sentence citing exactly that quote."""
     citation = quote_citation(references[quote.n], quote.start, quote.end, 1.0, rects_for)
+    if quote.cells:  # a row quoted whole for the cells a question names: those cells are what it cites
+        citation = replace(citation, rects=tuple(
+            rect for start, end in quote.cells for rect in rects_for(citation.passage_id, start, end)))
     # The paper's own [17] is not ours; a footnote digit glued to a word is not the paper's text either
     # (the citation keeps the verbatim quote, so the highlight still finds it).
     shown = defuse_markers(as_shown(quote.text))

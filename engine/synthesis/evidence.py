@@ -47,7 +47,7 @@ from engine.text.addressed import addresses_the_model
 from engine.text.back_matter import answers_back_matter_question, asks_about_back_matter, back_matter_flags
 from engine.text.furniture import has_page_furniture
 from engine.text.keywords import UNSPACED_TEXT
-from engine.text.table_rows import TABLE_ROW
+from engine.text.table_rows import TABLE_ROW, asked_cells
 from engine.tuning import SYNTHESIS
 from engine.types import LIBRARY_SOURCE, Reference, SearchHit
 
@@ -91,6 +91,9 @@ class Quote:
     score: float  # topic
     answer: float = 0.0
     ask: int = 0  # which of the question's asks (engine/synthesis/question.py ``asks``) it answers best
+    # Of a table row quoted whole for a question that names some of its cells: the spans of the row's name and
+    # of those cells, which its citation outlines (engine.text.table_rows.asked_cells).
+    cells: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -278,23 +281,6 @@ def quotable_spans(reference: Reference, back_matter_asked: bool) -> list[tuple[
             if back_matter_asked or not back_matter]
 
 
-_WORD = re.compile(r"\w+")
-
-
-def names_the_cell(question: str, row: str) -> bool:
-    """Whether ``question`` names a cell of the table row ``row``: every word of the row's stub (its first
-    cell, the row's name) and a word of the rest of the row that is not a number ("what is the MAG F1 of
-    Random?" of "Table 3, row Random: MAG F1 4.8, MeSH F1 9.4"). A reader trained on sentences scores such a
-    row below prose about the paper's topic, so the rule decides."""
-    match = TABLE_ROW.match(row)
-    if match is None:
-        return False
-    asked = set(_WORD.findall(question.casefold()))
-    stub = set(_WORD.findall(match.group(1).casefold()))
-    rest = {word for word in _WORD.findall(match.group(2).casefold()) if not word.isdigit()} - stub
-    return bool(stub) and stub <= asked and bool(rest & (asked - stub))
-
-
 def table_row_spans(text: str) -> list[tuple[int, int]]:
     """A table row is quoted whole: its stub names the row and each value follows its column's header, so it
     reads as header-value pairs, and its boxes are the cells'. A row too long to quote ends after its last
@@ -335,7 +321,7 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
     answers_by_kind = [back_matter_asked and answers_back_matter_question(question, text, flag)
                        for text, flag in zip(texts, (flag for passage in found for _, _, flag in passage),
                                              strict=True)]
-    cell_rows = [reference.source == LIBRARY_SOURCE and names_the_cell(question, reference.text)
+    cell_rows = [asked_cells(question, reference.text) if reference.source == LIBRARY_SOURCE else ()
                  for reference in references]
     topics, hands = _scores(question, texts, scorer)
     reader = scorer.answer_reader() if spans and read else None
@@ -376,8 +362,9 @@ def extract_evidence(question: str, references: Sequence[Reference], scorer: Sup
                 answer += 1.0  # the row whose cell the question names, above every sentence about the topic
             # Not rounded: a squashed score over ~10 rounds to 1.0 at 4 places, and the tie then went to
             # whichever passage came first, not to the sentence that answers best.
+            cells = tuple(cell for cell in cell_rows[index] if start <= cell[0] and cell[1] <= end)
             scored.append(Quote(reference.n, start, end, reference.text[start:end], round(float(topics[position]), 4),
-                                answer, int(ask_of[position])))
+                                answer, int(ask_of[position]), cells))
             position += 1
         relevance = max((q.score for q in scored), default=0.0)
         if cell_rows[index]:

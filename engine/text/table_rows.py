@@ -11,9 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engine.text.stopwords import STOP_WORDS
+
 # A row of its stub alone has no colon, and so is no row to read here.
 TABLE_ROW = re.compile(r"^(?:Table \S+, row|Row) ([^\n]{1,200}?): (\S.*)$", re.DOTALL)
 _CELL_BREAK = ", "
+_WORD = re.compile(r"\w+")
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")  # a title the question quotes names the paper, not a column
 
 
 @dataclass(frozen=True)
@@ -48,3 +52,39 @@ def read_row(text: str) -> RowText | None:
             cells.append((start, end))
         start = end + len(_CELL_BREAK)
     return RowText(text, text[:match.start(2)], match.group(1), tuple(cells))
+
+
+def asked_cells(question: str, text: str) -> tuple[tuple[int, int], ...]:
+    """The parts of the table row ``text`` that ``question`` asks for, to cite and outline: the row's name (the
+    span of its prefix, whose words carry the stub cell's box), then the cells whose headers share the most
+    words with the question ("what is the MAG F1 of Random?" of "Table 3, row Random: MAG F1 4.8, MeSH F1 9.4"
+    asks for the MAG F1 cell). Empty when ``text`` is no row, when the question does not name the row (every
+    word of its stub), or when it names none of its headers. Numbers never count as header words, nor function
+    words unless a header is all function words ("All"), nor the words of a title the question quotes
+    (“In “S2ORC: ...”, what is the SciBERT of JNLPBA?” asks for both SciBERT columns, not the S2ORC one)."""
+    row = read_row(text)
+    if row is None:
+        return ()
+    stub = set(_WORD.findall(row.stub.casefold()))
+    if not stub or not stub <= set(_WORD.findall(question.casefold())):
+        return ()
+    wanted = set(_WORD.findall(_QUOTED.sub(" ", question).casefold())) - stub
+    shares = [len(_header_words(row.cell_text(i)) & wanted) for i in range(len(row.cells))]
+    best = max(shares, default=0)
+    if not best:
+        return ()
+    name = (0, len(row.prefix.rstrip(": ")))
+    return (name, *(cell for cell, share in zip(row.cells, shares, strict=True) if share == best))
+
+
+def _header_words(cell: str) -> set[str]:
+    """The words of a cell that can name its column: numbers left out, and function words unless they are
+    all there is (a column "All")."""
+    words = {word for word in _WORD.findall(cell.casefold()) if not word.isdigit()}
+    return words - STOP_WORDS or words
+
+
+def names_the_cell(question: str, text: str) -> bool:
+    """Whether ``question`` names a cell of the table row ``text`` (see :func:`asked_cells`). A reader trained
+    on sentences scores such a row below prose about the paper's topic, so this rule decides."""
+    return bool(asked_cells(question, text))

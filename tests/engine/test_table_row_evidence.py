@@ -8,10 +8,10 @@ from engine.embed import HashingEmbedder
 from engine.synthesis.evidence import (
     MAX_QUOTE_CHARS,
     extract_evidence,
-    names_the_cell,
     quotable_spans,
     table_row_spans,
 )
+from engine.text.table_rows import asked_cells, names_the_cell
 from engine.types import Reference
 
 ROW = "Table 3, row Random: MAG F1 4.8, MeSH F1 9.4"
@@ -45,6 +45,18 @@ def test_the_question_names_a_cell_by_the_rows_name_and_a_header_word() -> None:
     assert not names_the_cell("What is the MAG F1 of SPECTER?", ROW)  # another row's name
     assert not names_the_cell("How random are the embeddings?", ROW)  # its name, but no header
     assert not names_the_cell("What is the MAG F1 of Random?", PROSE)  # not a row
+
+
+def test_the_cells_asked_are_the_rows_name_and_the_cells_whose_headers_the_question_names() -> None:
+    name, mag = (0, len("Table 3, row Random")), (ROW.index("MAG"), ROW.index(", MeSH"))
+    assert asked_cells("In SPECTER, what is the MAG F1 of Random?", ROW) == (name, mag)
+    assert asked_cells("Which F1 does Random reach?", ROW) == (name, mag, (ROW.index("MeSH"), len(ROW)))
+    assert asked_cells("How random are the embeddings?", ROW) == ()
+    row = "Table 5, row JNLPBA: Task NER, SCIBERT 77.28, S2ORC- SCIBERT 77.70 ± 0.25"
+    scibert, s2orc = (row.index("SCIBERT"), row.index(", S2ORC")), (row.index("S2ORC"), len(row))
+    # The quoted title's "S2ORC" names the paper: both SciBERT columns, not the S2ORC one alone.
+    assert asked_cells("In “S2ORC: The Semantic Scholar Open Research Corpus”, what is the SciBERT of JNLPBA?",
+                       row) == ((0, len("Table 5, row JNLPBA")), scibert, s2orc)
 
 
 def test_the_row_whose_cell_is_asked_opens_the_evidence_over_prose_on_the_topic() -> None:

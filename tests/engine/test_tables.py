@@ -166,3 +166,24 @@ def test_the_facade_gives_a_files_paper_and_its_tables(tmp_path: Path) -> None:
         assert [(t.label, t.page, t.headers) for t in tables] == [("Table 1", 1, tuple(RULED[0])),
                                                                   ("Table 2", 1, tuple(UNRULED[0]))]
         assert [list(row) for row in tables[0].rows] == RULED[1:]
+
+
+def test_a_digest_citing_a_row_for_the_cell_asked_outlines_that_cell_and_the_rows_name(tmp_path: Path) -> None:
+    from engine.embed import HashingEmbedder
+    from engine.request import AskRequest, RequestOptions
+
+    path = tables_and_figure_pdf(tmp_path / "tables.pdf")
+    with Engine(home=tmp_path / "home") as engine:
+        engine.__dict__["embedder"] = HashingEmbedder()
+        engine.__dict__["support_embedder"] = HashingEmbedder()
+        [result] = list(engine.add_documents([path]))
+        row = next(p for p in rows_of(engine.passages(result.doc_id)) if "SPECTER" in p.text)
+        assert row.table is not None
+        answer = engine.ask(AskRequest("What is the co-read MAP of SPECTER?", mode="digest",
+                                       options=RequestOptions(save=False)))
+        cited = [c for s in answer.sentences for c in s.citations if c.passage_id == row.id]
+        assert cited, [s.text for s in answer.sentences]
+        name, value = (next(c.rect for c in row.table.cells if c.text == text) for text in ("SPECTER", "84.5"))
+        # The quote is the whole row; what it cites, and the viewer outlines, is the row's name and the asked cell.
+        assert cited[0].quote == row.text
+        assert [r.rect for r in cited[0].rects] == [name, value]
