@@ -27,6 +27,10 @@ RawWord = tuple[float, float, float, float, str, int, int, int]
 Word = tuple[Any, ...]
 TEXT = 4  # index of a word's text in its tuple
 TEXT_KIND = "text"  # a line of running text (the other kinds are in engine.ingest.regions)
+MARKS_KIND = "figure"  # regions.FIGURE: a plot's significance marks, whatever block they were set in
+# A plot's significance marks ("****", "ns", "†"): never words of running text. Set as a text line of their own,
+# often in the block of the paragraph under the plot, they opened its first sentence ("**** **** **** Having ...").
+_SIGNIFICANCE = re.compile(r"^(?:[*\u2217\u204e]+|[\u2020\u2021#]+|ns|n\.s\.)$")
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl",
                             "ﬅ": "st", "ﬆ": "st", "\u00ad": "", "\u200b": ""})
@@ -308,11 +312,17 @@ def layout_page(number: int, width: float, height: float, raw_words: list[RawWor
         if index in opens:
             region_starts.add(len(lines))
         lines.extend(block.lines)
-        kinds.extend([kind] * len(block.lines))
+        kinds.extend(MARKS_KIND if classify is not None and kind == TEXT_KIND and marks_only(line) else kind
+                     for line in block.lines)
         last_of_kind[kind] = block.lines[-1]
     return PageLayout(number, width, height, lines, block_starts,
                       footnote_lines=sum(len(block.lines) for block in footnotes), kinds=kinds,
                       region_starts=region_starts)
+
+
+def marks_only(line: Line) -> bool:
+    """Whether every word of ``line`` is a significance mark."""
+    return bool(line.words) and all(_SIGNIFICANCE.match(word[4]) for word in line.words)
 
 
 _FOOTNOTE_MARK = re.compile(r"^(\d{1,2}|[*∗†‡§¶])\D")

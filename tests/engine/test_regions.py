@@ -169,3 +169,21 @@ def test_a_table_only_page_keeps_tables_out_of_the_discussion(papers_dir: Path) 
     assert "88.857" not in text and "BC5CDR (Li et al., 2016)" not in text
     assert "88.857" in text_of(parsed.passages, "table row")
     assert text_of(parsed.passages, "caption").startswith("Table 1: Test performances of all BERT variants")
+
+
+def test_a_plots_significance_marks_set_above_a_paragraph_are_figure_text(tmp_path: Path) -> None:
+    """One PyMuPDF text insertion is one block: the marks line opens the block of the paragraph under it."""
+    document = pymupdf.open()
+    page = document.new_page()
+    paragraph = ("Having characterized the antibody as a binder of the inhibitor using model antigens, we next "
+                 "characterized it in the context of the cell surface and measured its affinity in three lines.")
+    words = paragraph.split()
+    lines = ["**** **** ns ****"] + [" ".join(words[i:i + 12]) for i in range(0, len(words), 12)]
+    page.insert_text((72, 100), lines, fontsize=10, lineheight=1.4)
+    path = tmp_path / "marks.pdf"
+    document.save(path)
+    document.close()
+    passages = parse_pdf(path).passages
+    text = " ".join(p.text for p in passages if p.kind == "text")
+    assert "*" not in text and text.startswith("Having characterized")
+    assert any(p.kind == FIGURE and "****" in p.text for p in passages)
