@@ -33,7 +33,7 @@ from engine.request import AskRequest, Scope  # noqa: E402
 from engine.retrieve import retriever  # noqa: E402
 from engine.retrieve.fts import build_fts_query  # noqa: E402
 from engine.service import Engine  # noqa: E402
-from engine.synthesis.evidence import sentence_spans  # noqa: E402
+from engine.synthesis.quotable import sentence_spans  # noqa: E402
 from engine.text.artefacts import as_shown  # noqa: E402
 from engine.text.back_matter import answers_back_matter_question  # noqa: E402
 

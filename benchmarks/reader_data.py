@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from sentence_bm25 import Bm25, bm25_order  # noqa: E402
 
 from engine.cite.reader import neighbours  # noqa: E402
-from engine.synthesis.evidence import sentence_spans  # noqa: E402
+from engine.synthesis.quotable import sentence_spans  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 DEFAULT_OUT = Path.home() / ".cache" / "quire-train" / "reader-data.json.gz"

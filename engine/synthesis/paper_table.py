@@ -31,13 +31,8 @@ from engine.generate.base import ChatMessage, LanguageModel
 from engine.progress import CancelToken, Progress, ProgressCallback, no_progress
 from engine.retrieve.fts import readable_text
 from engine.synthesis import prompts
-from engine.synthesis.evidence import (
-    RELEVANCE_THRESHOLD,
-    TABLE_RELATIVE_RELEVANCE,
-    Quote,
-    extract_evidence,
-    tabular,
-)
+from engine.synthesis.evidence import RELEVANCE_THRESHOLD, TABLE_RELATIVE_RELEVANCE, Quote, extract_evidence
+from engine.synthesis.quotable import tabular
 from engine.table_types import NOT_STATED, PaperRow, PaperTable, TableCell, TableColumn
 from engine.text.addressed import addresses_the_model
 from engine.text.artefacts import as_shown

@@ -19,8 +19,9 @@ from engine.cite.reader import (
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
 from engine.errors import ModelFileError, ModelNotFoundError
-from engine.synthesis.evidence import direct_answers, extract_evidence, hand_scores, restates_title
+from engine.synthesis.evidence import direct_answers, extract_evidence, hand_scores
 from engine.synthesis.pipeline import AskOptions, ask
+from engine.synthesis.quotable import restates_title
 from engine.types import Answer, AnswerMode, Reference, SearchHit
 
 # From SPECTER (ACL 2020, a bundled demo paper): machine learning, a field the reader never trained on.
@@ -133,7 +134,7 @@ def test_the_paper_s_title_run_into_its_next_line_is_never_a_quote() -> None:
 def test_a_sentence_that_a_title_line_opens_is_quoted_from_where_it_goes_on() -> None:
     """A first page's header, title and byline run into the first sentence; the quote starts after the title,
     and a title followed only by its authors is no quote. The paper naming itself in its prose stays whole."""
-    from engine.synthesis.evidence import quotable_spans
+    from engine.synthesis.quotable import quotable_spans
 
     title = "Autoregulation of the LIM kinases by their PDZ domain"
     opened = ("Article https://doi.org/10.1038/s41467-023-44148-4 Autoregulation of the LIM kinases by their PDZ "

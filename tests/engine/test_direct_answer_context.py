@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from engine.bibliography import Bibliography
 from engine.synthesis.digest import digest_sentences
-from engine.synthesis.evidence import CONTEXT_CHARS, Evidence, Quote, direct_answers, in_context, sentence_spans
+from engine.synthesis.evidence import CONTEXT_CHARS, Evidence, Quote, direct_answers, in_context
 from engine.synthesis.plan import Theme
+from engine.synthesis.quotable import sentence_spans
 from engine.types import Reference
 
 # COVID-QA check paper 1556 (MERS-CoV diagnosis), as its text reads.

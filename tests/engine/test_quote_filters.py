@@ -251,7 +251,7 @@ def test_an_entry_of_a_reference_list_left_in_the_text_is_recognised(sentence: s
 
 def test_a_reference_entry_is_never_a_quote_nor_a_window_the_judge_reads() -> None:
     from engine.cite.windows import quote_windows
-    from engine.synthesis.evidence import sentence_spans
+    from engine.synthesis.quotable import sentence_spans
 
     text = ("HCV NS3/4A cleaves MAVS in infected hepatocytes, as our blots show. (18) Li, X.-D.; Sun, L.; Seth, R. B. "
             "Hepatitis C virus protease NS3/4A cleaves mitochondrial antiviral signaling protein off the mitochondria.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.synthesis.evidence import sentence_spans
+from engine.synthesis.quotable import sentence_spans
 from engine.synthesis.run_in import sentence_start
 
 

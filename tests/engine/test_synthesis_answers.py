@@ -11,10 +11,11 @@ from engine.cite.markers import cited_numbers
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
 from engine.progress import CancelToken
-from engine.synthesis.evidence import answer_bonus, is_caption, quantities, sentence_spans, without_cited_years
+from engine.synthesis.evidence import answer_bonus, quantities, without_cited_years
 from engine.synthesis.pipeline import AskOptions, ask
 from engine.synthesis.plan import heading
 from engine.synthesis.question import QuestionKind, analyse, states_counted, with_typos_matched
+from engine.synthesis.quotable import is_caption, sentence_spans
 from engine.types import Answer, AnswerMode, SearchHit
 
 TRAINING = ("SPECTER is trained with a triplet margin loss on citation triplets of scientific papers. The training "

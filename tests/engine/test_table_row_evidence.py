@@ -5,12 +5,8 @@ from __future__ import annotations
 from engine.bibliography import Bibliography
 from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
-from engine.synthesis.evidence import (
-    MAX_QUOTE_CHARS,
-    extract_evidence,
-    quotable_spans,
-    table_row_spans,
-)
+from engine.synthesis.evidence import extract_evidence
+from engine.synthesis.quotable import MAX_QUOTE_CHARS, quotable_spans, table_row_spans
 from engine.text.table_rows import asked_cells, names_the_cell
 from engine.types import Reference
 
