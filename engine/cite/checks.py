@@ -209,12 +209,27 @@ _CLAUSE_END = re.compile(r"[,;:.!?]\s")
 
 def _negation_scopes(text: str) -> list[set[str]]:
     """For each negation cue, the keys of the next three content words of its clause (what is negated)."""
-    scopes = []
+    return [set(negated) for _, negated in _negations(text)]
+
+
+def _negations(text: str) -> list[tuple[set[str], list[str]]]:
+    """For each negation cue, the keys of the last three content words of its clause before it (what it is said
+    of: "Completed reduce tasks" of "... do not need to be re-executed") and of the next three, in order (what is
+    negated)."""
+    found = []
     for match in _NEGATION.finditer(text):
         following = text[match.end():match.end() + 80]
         end = _CLAUSE_END.search(following)
-        scopes.append(set(_keys(following[:end.start()] if end else following)[:3]))
-    return scopes
+        before = text[max(0, match.start() - 80):match.start()]
+        starts = [m.end() for m in _CLAUSE_END.finditer(before)]
+        found.append((set(_keys(before[starts[-1] if starts else 0:])[-3:]),
+                      _keys(following[:end.start()] if end else following)[:3]))
+    return found
+
+
+# Words between a negation and what it negates ("do not need to be re-executed", "is not always", "not
+# significantly"): the negated verb is the next content word after them.
+_LIGHT = frozenset({"need", "neces", "alway", "just", "only", "simpl", "signi", "subst", "likel", "able"})
 
 
 def negation_clash(claim: str, window: str) -> bool:
@@ -230,8 +245,19 @@ def negation_clash(claim: str, window: str) -> bool:
     if any(len(scope & window_keys) >= max(1, len(scope) - 1) for scope in unmatched(claim_scopes, window_scopes)):
         return True
     # A window's negation counts against the claim only when the claim states two or more of the
-    # negated words: a claim shares one word with most negated clauses of a passage on its topic.
-    return any(len(scope & claim_keys) >= max(2, len(scope) - 1)
+    # negated words: a claim shares one word with most negated clauses of a passage on its topic. Or the
+    # negated verb alone, said of just what the claim names: every word, two or more, of the clause before
+    # the cue ("Completed reduce tasks do not need to be re-executed" against "MapReduce re-executes
+    # completed reduce tasks", but not against "... completed map tasks"; "ScienceParse and GROBID are not
+    # optimized for processing ..." is no clash with "S2ORC processes PDFs with ScienceParse and GROBID").
+    negations = {frozenset(negated): (subject, negated) for subject, negated in _negations(window)}
+
+    def said_of_the_claims_subject(scope: set[str]) -> bool:
+        subject, negated = negations.get(frozenset(scope), (set(), []))
+        head = next((key for key in negated if key not in _LIGHT), None)
+        return head in claim_keys and len(subject) >= 2 and subject <= claim_keys
+
+    return any(len(scope & claim_keys) >= max(2, len(scope) - 1) or said_of_the_claims_subject(scope)
                for scope in unmatched(window_scopes, claim_scopes))
 
 

@@ -108,6 +108,21 @@ def test_negation_must_agree_in_polarity() -> None:
     assert result is not None and result.kind == "negation" and result.contradicts
 
 
+def test_a_negation_said_of_just_what_the_claim_names_clashes_even_on_one_negated_word() -> None:
+    """One negated word the claim states is enough when the negated clause is said of the claim's subject."""
+    window = ("Completed map tasks are re-executed on a failure because their output is stored on the local disk. "
+              "Completed reduce tasks do not need to be re-executed since their output is stored in a global file "
+              "system.")
+    assert negation_clash("MapReduce re-executes completed reduce tasks when a worker fails.", window)
+    assert not negation_clash("MapReduce re-executes completed map tasks when a worker fails.", window)
+    # What is negated is the verb after the cue: "processing" follows "not optimized for".
+    assert not negation_clash("S2ORC processes PDFs with ScienceParse and GROBID.",
+                              "ScienceParse and GROBID are not optimized for processing nonpaper documents.")
+    # One subject word in common is not enough: most negated clauses of a passage share one with its claims.
+    assert not negation_clash("Reduce workers re-execute a task on a failure.",
+                              "Completed tasks do not need to be re-executed.")
+
+
 def test_direction_words_must_agree() -> None:
     assert direction_clash("Its full text lowers accuracy on citation recommendation.", WINDOW) is False
     assert direction_clash("Dropout leads to lower error on CIFAR.", "Dropout leads to higher error on CIFAR.")
