@@ -237,7 +237,8 @@ def negation_clash(claim: str, window: str) -> bool:
     negated words the other side states ("cannot be applied" against "can be applied")."""
     claim_text = strip_markers(claim)
     claim_keys, window_keys = set(_keys(claim_text)), set(_keys(window))
-    claim_scopes, window_scopes = _negation_scopes(claim_text), _negation_scopes(window)
+    window_negations = _negations(window)
+    claim_scopes, window_scopes = _negation_scopes(claim_text), [set(negated) for _, negated in window_negations]
 
     def unmatched(scopes: list[set[str]], others: list[set[str]]) -> list[set[str]]:
         return [scope for scope in scopes if scope and not any(scope & other for other in others)]
@@ -250,15 +251,15 @@ def negation_clash(claim: str, window: str) -> bool:
     # the cue ("Completed reduce tasks do not need to be re-executed" against "MapReduce re-executes
     # completed reduce tasks", but not against "... completed map tasks"; "ScienceParse and GROBID are not
     # optimized for processing ..." is no clash with "S2ORC processes PDFs with ScienceParse and GROBID").
-    negations = {frozenset(negated): (subject, negated) for subject, negated in _negations(window)}
-
-    def said_of_the_claims_subject(scope: set[str]) -> bool:
-        subject, negated = negations.get(frozenset(scope), (set(), []))
+    for subject, negated in window_negations:
+        scope = set(negated)
+        if not unmatched([scope], claim_scopes):
+            continue
         head = next((key for key in negated if key not in _LIGHT), None)
-        return head in claim_keys and len(subject) >= 2 and subject <= claim_keys
-
-    return any(len(scope & claim_keys) >= max(2, len(scope) - 1) or said_of_the_claims_subject(scope)
-               for scope in unmatched(window_scopes, claim_scopes))
+        if (len(scope & claim_keys) >= max(2, len(scope) - 1)
+                or (head in claim_keys and len(subject) >= 2 and subject <= claim_keys)):
+            return True
+    return False
 
 
 def _directions(text: str) -> set[str]:

@@ -126,7 +126,6 @@ def diverse(hits: Sequence[SearchHit], top_n: int, per_paper: int = PER_PAPER) -
     return kept
 
 
-
 def answer_bonus(text: str, question: Question) -> float:
     """What a sentence gains for carrying what this kind of question asks for."""
     if question.kind == QuestionKind.QUANTITY and quantities(text):
@@ -175,7 +174,6 @@ def without_cited_years(sentence: str) -> str:
 def _squash(score: float) -> float:
     """A reader score as 0..1, so that shares of the best score (second quotes, themes) keep their meaning."""
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, score))))
-
 
 
 def extract_evidence(question: str, references: Sequence[Reference], scorer: SupportScorer,

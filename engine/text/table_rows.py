@@ -61,7 +61,9 @@ def asked_cells(question: str, text: str) -> tuple[tuple[int, int], ...]:
     asks for the MAG F1 cell). Empty when ``text`` is no row, when the question does not name the row (every
     word of its stub), or when it names none of its headers. Numbers never count as header words, nor function
     words unless a header is all function words ("All"), nor the words of a title the question quotes
-    (“In “S2ORC: ...”, what is the SciBERT of JNLPBA?” asks for both SciBERT columns, not the S2ORC one)."""
+    (“In “S2ORC: ...”, what is the SciBERT of JNLPBA?” asks for both SciBERT columns, not the S2ORC one).
+    A reader trained on sentences scores a row below prose about the paper's topic, so a row with asked cells
+    ranks first (engine/synthesis/evidence.py)."""
     row = read_row(text)
     if row is None:
         return ()
@@ -82,9 +84,3 @@ def _header_words(cell: str) -> set[str]:
     all there is (a column "All")."""
     words = {word for word in _WORD.findall(cell.casefold()) if not word.isdigit()}
     return words - STOP_WORDS or words
-
-
-def names_the_cell(question: str, text: str) -> bool:
-    """Whether ``question`` names a cell of the table row ``text`` (see :func:`asked_cells`). A reader trained
-    on sentences scores such a row below prose about the paper's topic, so this rule decides."""
-    return bool(asked_cells(question, text))

@@ -7,7 +7,7 @@ from engine.cite.support import SupportScorer
 from engine.embed import HashingEmbedder
 from engine.synthesis.evidence import extract_evidence
 from engine.synthesis.quotable import MAX_QUOTE_CHARS, quotable_spans, table_row_spans
-from engine.text.table_rows import asked_cells, names_the_cell
+from engine.text.table_rows import asked_cells
 from engine.types import Reference
 
 ROW = "Table 3, row Random: MAG F1 4.8, MeSH F1 9.4"
@@ -37,10 +37,10 @@ def test_a_long_row_ends_after_its_last_whole_cell() -> None:
 
 
 def test_the_question_names_a_cell_by_the_rows_name_and_a_header_word() -> None:
-    assert names_the_cell("In SPECTER, what is the MAG F1 of Random?", ROW)
-    assert not names_the_cell("What is the MAG F1 of SPECTER?", ROW)  # another row's name
-    assert not names_the_cell("How random are the embeddings?", ROW)  # its name, but no header
-    assert not names_the_cell("What is the MAG F1 of Random?", PROSE)  # not a row
+    assert asked_cells("In SPECTER, what is the MAG F1 of Random?", ROW)
+    assert not asked_cells("What is the MAG F1 of SPECTER?", ROW)  # another row's name
+    assert not asked_cells("How random are the embeddings?", ROW)  # its name, but no header
+    assert not asked_cells("What is the MAG F1 of Random?", PROSE)  # not a row
 
 
 def test_the_cells_asked_are_the_rows_name_and_the_cells_whose_headers_the_question_names() -> None:
