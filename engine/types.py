@@ -76,7 +76,8 @@ class TableRow:
     ``table`` numbers the document's tables from 0 in reading order; ``label`` is the caption's
     label ("Table 2"), empty when no caption names the table; ``row`` is the body row's index;
     ``headers`` are the column headers, one per column (merged header cells repeated over the
-    columns they span), and ``cells`` this row's cells, empty ones left out.
+    columns they span), and ``cells`` this row's cells, empty ones left out. ``notes`` are the
+    table's footnotes ("a Values in parentheses are for the highest resolution shell."), each one's text.
     """
 
     table: int
@@ -86,6 +87,7 @@ class TableRow:
     row: int
     headers: tuple[str, ...]
     cells: tuple[TableCell, ...]
+    notes: tuple[str, ...] = ()
 
     @property
     def stub(self) -> str:

@@ -261,6 +261,9 @@ class PdfParse:
         tables = self._tables.pop(layout.number, [])
         table_at = {min(table.lines): table for table in tables}
         in_tables = set().union(*(table.lines for table in tables)) if tables else set()
+        # A table's footnotes are read as its legend: a caption passage of their own, never the prose's.
+        notes = {index for table in tables for index in table.note_lines}
+        notes_open = {min(table.note_lines) for table in tables if table.note_lines}
         for index, line in enumerate(layout.lines):
             if index in in_tables:
                 if index in table_at:
@@ -270,10 +273,10 @@ class PdfParse:
                 continue
             if index in margin and is_page_furniture(line, layout.width, layout.height, repeated, layout.number):
                 continue
-            kind = layout.kinds[index] if layout.kinds else "text"
+            kind = CAPTION if index in notes else layout.kinds[index] if layout.kinds else "text"
             # A reference list's entries are short, numeric lines too; they stay in the list.
             if kind in others and not (chunker.is_reference and kind != CAPTION):
-                if index in layout.region_starts:
+                if index in layout.region_starts or index in notes_open:
                     others[kind].start_section(is_reference=False)
                 others[kind].add_line(line.words, layout.number, line.rect, new_block=index in layout.block_starts)
                 continue

@@ -30,6 +30,7 @@ from typing import Any
 from engine.ingest.layout import PageLayout
 from engine.ingest.regions import CAPTION, FIGURE, TABLE
 from engine.ingest.table_headers import column_headers, header_rows, is_value, row_gaps
+from engine.ingest.table_notes import note_texts, opens_note, table_notes
 from engine.types import PageRect, Passage, Rect, TableCell, TableRow, WordBoxes, content_hash, passage_id
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ _UNREADABLE = re.compile("[\ufffd\ue000-\uf8ff]")
 MAX_ROWS = 300  # more rows than any printed table page holds: a mis-read grid
 MIN_FILLED = 0.45  # share of cells that hold text
 MAX_UNREADABLE = 0.05  # share of characters that are replacement or private-use codes
+SMALLER_TYPE = 0.95  # a footnote's line height under this share of the rows' (the layout set it among them)
 
 
 @dataclass
@@ -57,6 +59,8 @@ class FoundTable:
     rows: list[list[TableCell]]  # body rows, each its non-empty cells
     lines: set[int] = field(default_factory=set)  # indexes of the layout lines the table replaces
     header_cells: list[TableCell] = field(default_factory=list)
+    notes: tuple[str, ...] = ()  # the footnotes set under the table, each one's text
+    note_lines: set[int] = field(default_factory=set)  # their lines: kept beside the caption, not in the prose
 
 
 def page_may_hold_tables(layout: PageLayout) -> bool:
@@ -75,8 +79,14 @@ def find_tables(layout: PageLayout) -> list[FoundTable]:
         if caption_index is None:
             continue  # table-like lines without a "Table" caption: figure labels, a list of numbers
         label, caption = _caption_text(layout, caption_index)
+        members = _without_notes(layout, members)
+        region = _box(layout, members)
         table = _structure(layout, region, members, label, caption)
         if table is not None:
+            notes = table_notes(layout, region, table.lines, _line_height(layout),
+                                under=_caption_bottom(layout, caption_index, region))
+            table.notes = note_texts(layout, notes)
+            table.note_lines = {index for note in notes for index in note}
             found.append(table)
     return found
 
@@ -110,6 +120,37 @@ def _regions(layout: PageLayout) -> list[tuple[Rect, set[int]]]:
             if len(members) >= 2 and any(layout.kinds[index] == TABLE for index in members)]
 
 
+def _without_notes(layout: PageLayout, members: set[int]) -> set[int]:
+    """``members`` but for footnotes the layout set among the table's lines: a run of lines at its foot,
+    each alone at its height and with no gap between cells, the first opening like a note and set in
+    smaller type than the table's rows (a wrapped cell's line opening with "a" is as tall as the rows)."""
+    ordered = sorted(members, key=lambda index: layout.lines[index].rect.y0)
+    heights = sorted(layout.lines[index].rect.y1 - layout.lines[index].rect.y0 for index in members)
+    row_height = heights[len(heights) // 2]
+    tail: list[int] = []
+    for index in reversed(ordered):
+        line = layout.lines[index]
+        alone = not any(other != index and line.rect.y0 < _middle(layout.lines[other].rect) < line.rect.y1
+                        for other in members)
+        if not alone or line.wide_gaps:
+            break
+        tail.insert(0, index)
+    first = next((at for at, index in enumerate(tail) if opens_note(layout.lines[index].text)
+                  and layout.lines[index].rect.y1 - layout.lines[index].rect.y0 < SMALLER_TYPE * row_height), None)
+    return members if first is None else members - set(tail[first:])
+
+
+def _middle(rect: Rect) -> float:
+    return (rect.y0 + rect.y1) / 2
+
+
+def _box(layout: PageLayout, members: set[int]) -> Rect:
+    box = layout.lines[min(members)].rect
+    for index in members:
+        box = box.union(layout.lines[index].rect)
+    return box
+
+
 def _near(one: Rect, other: Rect, layout: PageLayout) -> bool:
     """Two groups of table lines close enough to be one table: under three line heights apart one above
     the other, and side by side no farther apart than a fifth of the page (the gap between two columns)."""
@@ -139,14 +180,26 @@ def _caption_for(layout: PageLayout, region: Rect) -> int | None:
     return best[1] if best is not None else None
 
 
+def _caption_lines(layout: PageLayout, start: int) -> list[int]:
+    """The caption's lines: from ``start`` on, while they are a caption's and open no other one."""
+    lines = [start]
+    for index in range(start + 1, len(layout.lines)):
+        if layout.kinds[index] != CAPTION or index in layout.region_starts:
+            break
+        lines.append(index)
+    return lines
+
+
+def _caption_bottom(layout: PageLayout, start: int, region: Rect) -> float | None:
+    """Where a caption set under the table ends (its notes follow it); None for a caption above."""
+    if layout.lines[start].rect.y0 < region.y1:
+        return None
+    return max(layout.lines[index].rect.y1 for index in _caption_lines(layout, start))
+
+
 def _caption_text(layout: PageLayout, start: int) -> tuple[str, str]:
     """The caption's label ("Table 2") and its whole text (the caption lines from ``start`` on)."""
-    parts = []
-    for index in range(start, len(layout.lines)):
-        if index != start and (layout.kinds[index] != CAPTION or index in layout.region_starts):
-            break
-        parts.append(layout.lines[index].text)
-    text = " ".join(parts)
+    text = " ".join(layout.lines[index].text for index in _caption_lines(layout, start))
     match = _TABLE_LABEL.match(text)
     label = f"Table {match.group(3)}" if match else ""
     if match and match.group(1):
@@ -378,7 +431,8 @@ def row_passages(table: FoundTable, number: int, doc_id: str, title: str, number
         for start, end, rect in spans:
             boxes.extend((start, end, table.page, *rect))
         ordinal, start = numbering.claim(len(text))
-        info = TableRow(number, table.label, table.caption, table.page, index, tuple(table.headers), tuple(row))
+        info = TableRow(number, table.label, table.caption, table.page, index, tuple(table.headers), tuple(row),
+                        table.notes)
         passages.append(Passage(
             id=passage_id(doc_id, ordinal), doc_id=doc_id, ordinal=ordinal, text=text, title=title,
             page_start=table.page, page_end=table.page, char_start=start, char_end=start + len(text),

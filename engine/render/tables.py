@@ -25,7 +25,8 @@ _NUMBER = re.compile(r"^[-+]?(\d[\d,]*)?\.?\d+(e[-+]?\d+)?%?$", re.I)
 
 @dataclass(frozen=True)
 class DocumentTable:
-    """One table of a document: label ("Table 2"), caption, page, column headers and body rows."""
+    """One table of a document: label ("Table 2"), caption, page, column headers, body rows and the
+    footnotes set under it."""
 
     number: int  # the document's tables counted from 0 in reading order
     label: str
@@ -33,6 +34,7 @@ class DocumentTable:
     page: int
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    notes: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
@@ -57,7 +59,7 @@ def document_tables(passages: Iterable[Passage]) -> list[DocumentTable]:
                 cells[cell.col] = cell.text
             body.append(tuple(cells))
         headers = tuple(info.headers) + ("",) * (width - len(info.headers))
-        tables.append(DocumentTable(number, info.label, info.caption, info.page, headers, tuple(body)))
+        tables.append(DocumentTable(number, info.label, info.caption, info.page, headers, tuple(body), info.notes))
     return tables
 
 
@@ -77,7 +79,7 @@ def _csv_cell(text: str) -> str:
 
 
 def table_csv(table: DocumentTable) -> str:
-    """The table as CSV: the headers' row, then the body rows."""
+    """The table as CSV: the headers' row, then the body rows (cells only: its notes would read as rows)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([_csv_cell(text) for text in table.headers])
@@ -87,9 +89,12 @@ def table_csv(table: DocumentTable) -> str:
 
 
 def table_markdown(table: DocumentTable) -> str:
-    """The table as a Markdown (GitHub) table under a line naming it and its caption."""
+    """The table as a Markdown (GitHub) table under a line naming it and its caption, its notes under it."""
     lines = [f"**{markdown_cell(table.title)}** {markdown_cell(table.caption)}".rstrip(), ""]
     lines.append("| " + " | ".join(markdown_cell(text) for text in table.headers) + " |")
     lines.append("|" + "---|" * len(table.headers))
     lines.extend("| " + " | ".join(markdown_cell(text) for text in row) + " |" for row in table.rows)
+    if table.notes:
+        lines.append("")
+        lines.extend(f"{markdown_cell(note)}  " for note in table.notes)
     return "\n".join(lines) + "\n"

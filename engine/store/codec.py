@@ -52,7 +52,8 @@ def encode_table_row(row: TableRow | None) -> str:
     return json.dumps({"table": row.table, "label": row.label, "caption": row.caption, "page": row.page,
                        "row": row.row, "headers": list(row.headers),
                        "cells": [[cell.col, cell.text, cell.header, *cell.rect]
-                                 for cell in row.cells]}, ensure_ascii=False, separators=(",", ":"))
+                                 for cell in row.cells], **({"notes": list(row.notes)} if row.notes else {})},
+                      ensure_ascii=False, separators=(",", ":"))
 
 
 def decode_table_row(data: str) -> TableRow | None:
@@ -62,7 +63,8 @@ def decode_table_row(data: str) -> TableRow | None:
     value = json.loads(data)
     return TableRow(value["table"], value["label"], value["caption"], value["page"], value["row"],
                     tuple(value["headers"]),
-                    tuple(TableCell(cell[0], cell[1], cell[2], Rect(*cell[3:7])) for cell in value["cells"]))
+                    tuple(TableCell(cell[0], cell[1], cell[2], Rect(*cell[3:7])) for cell in value["cells"]),
+                    tuple(value.get("notes", ())))
 
 
 def encode_figure_region(region: PageRect | None) -> str:

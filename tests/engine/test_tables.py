@@ -15,10 +15,12 @@ from engine.ingest.regions import classify_blocks
 from engine.ingest.tables import TABLE_ROW, find_tables
 from engine.service import Engine
 from tests.fixtures.table_pdfs import (
+    NOTES,
     RULED,
     UNRULED,
     grid_only_pdf,
     long_table_pdf,
+    table_with_notes_pdf,
     tables_and_figure_pdf,
 )
 
@@ -187,3 +189,45 @@ def test_a_digest_citing_a_row_for_the_cell_asked_outlines_that_cell_and_the_row
         # The quote is the whole row; what it cites, and the viewer outlines, is the row's name and the asked cell.
         assert cited[0].quote == row.text
         assert [r.rect for r in cited[0].rects] == [name, value]
+
+
+# --- footnotes ------------------------------------------------------------------------------
+
+
+def test_a_tables_footnotes_are_tied_to_it_and_kept_out_of_the_prose(tmp_path: Path) -> None:
+    parsed = parse_pdf(table_with_notes_pdf(tmp_path / "notes.pdf"))
+    rows = rows_of(parsed.passages)
+    first = [p for p in rows if p.table is not None and p.table.table == 0]
+    assert [p.text for p in first][-1] == "Table 1, row 20 mg: Patients 40, Response 48%a"
+    assert all(p.table is not None and p.table.notes == NOTES for p in first)
+    # The notes are searchable as the table's legend (a caption passage), never spliced into the prose.
+    captions = [p.text for p in parsed.passages if p.kind == "caption"]
+    assert " ".join(NOTES) in captions
+    prose = " ".join(p.text for p in parsed.passages if p.kind == "text")
+    assert "placebo (p < 0.05)" not in prose and "two assessors" not in prose
+    # Prose under a table at a paragraph's distance is not a note, though it opens with "a".
+    second = [p for p in rows if p.table is not None and p.table.table == 1]
+    assert second and all(p.table is not None and p.table.notes == () for p in second)
+    assert "a second trial is under way at both sites" in prose
+
+
+def test_a_tables_notes_survive_the_catalog_and_print_under_its_markdown(tmp_path: Path) -> None:
+    from engine.render.tables import table_csv, table_markdown
+
+    path = table_with_notes_pdf(tmp_path / "notes.pdf")
+    with Engine(home=tmp_path / "home") as engine:
+        [result] = list(engine.add_documents([path]))
+        table = engine.tables(result.doc_id)[0]
+    assert table.notes == NOTES
+    markdown = table_markdown(table)
+    assert markdown.rstrip().endswith(NOTES[0] + "  \n" + NOTES[1])
+    assert "assessors" not in table_csv(table)  # CSV holds cells only
+
+
+def test_a_real_corpus_tables_footnote(papers_dir: Path) -> None:
+    parsed = parse_pdf(papers_dir / "2206.10883v3.pdf")
+    row = next(p for p in rows_of(parsed.passages) if p.table is not None and p.table.label == "Table 2")
+    assert row.table is not None and len(row.table.notes) == 1
+    assert row.table.notes[0].startswith("1 The BookSum number might be slightly different")
+    prose = " ".join(p.text for p in parsed.passages if p.kind == "text")
+    assert "BookSum number might be slightly different" not in prose
