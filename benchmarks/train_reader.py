@@ -18,6 +18,10 @@ The shipped reader (two stages, transfer then adapt, one seed; about an hour on 
     python benchmarks/train_reader.py export --work W2 && python benchmarks/reader.py --fit
     python benchmarks/reader.py --readers OLD resources/models/reader --selqa ../shared/eval/selqa/selqa-ass-dev.json
 
+``--hand-offset W`` trains on the score the product ranks by, each sentence's logit plus W times its
+hand-weighted score (engine.synthesis.evidence.answer_scores), so the reader learns what the hand score
+misses rather than re-learning what it already gives; the export then combines at W.
+
 ``--unanswerable`` reads that share of questions against another paper's best-matching sentences with a
 fixed "nothing here answers" logit of 0 in the group: the reader learns to score an answering sentence
 above 0 and a wrong paper's sentences below it.
@@ -229,6 +233,19 @@ def scores(model: Any, ids: list[list[int]], sep_id: int, device: Any, batch: in
     return result
 
 
+def with_hand_offsets(questions: list[dict[str, Any]], data: dict[str, Any], weight: float) -> None:
+    """Each question's hand-weighted scores over its paper's sentences, times ``weight``, as ``question["hand"]``:
+    the part of the product's score (engine.synthesis.evidence.answer_scores) the reader does not give."""
+    from engine.cite.support import SupportScorer
+    from engine.embed import SentenceTransformerEmbedder
+    from engine.synthesis.evidence import hand_scores
+
+    scorer = SupportScorer(SentenceTransformerEmbedder(quantize=False), judge=None)
+    for question in questions:
+        texts = [c["text"] for c in data["papers"][question["paper"]]]
+        question["hand"] = [weight * float(value) for value in hand_scores(question["question"], texts, scorer)]
+
+
 def ranking_report(model: Any, tokenizer: Any, data: dict[str, Any], questions: list[dict[str, Any]],
                    max_length: int, device: Any) -> dict[str, Any]:
     """Over every quotable sentence of each question's paper: is an answering sentence first, in the top 3?"""
@@ -240,6 +257,8 @@ def ranking_report(model: Any, tokenizer: Any, data: dict[str, Any], questions: 
             continue
         got = scores(model, encode(tokenizer, question["question"], texts, max_length), tokenizer.sep_token_id,
                      device)
+        if "hand" in question:  # trained on the combined score: judged on it too
+            got = [value + offset for value, offset in zip(got, question["hand"], strict=True)]
         order = sorted(range(len(got)), key=lambda i: -got[i])
         first += order[0] in question["also"]
         top3 += any(i in question["also"] for i in order[:3])
@@ -278,6 +297,10 @@ def train(args: argparse.Namespace) -> None:
     if args.limit and len(train_questions) > args.limit:
         # A stage of a fixed size, a stable choice: the machine's hours, not the data, bound a CPU run.
         train_questions = random.Random(args.seed).sample(train_questions, args.limit)
+    if args.hand_offset:
+        if args.foreign or args.unanswerable:
+            raise SystemExit("--hand-offset reads each question against its own paper: no --foreign, --unanswerable")
+        with_hand_offsets(train_questions + dev_questions, data, args.hand_offset)
     texts_of = {paper: candidate_texts(data, paper) for paper in {q["paper"] for q in train_questions}}
     texts_of.update({paper: candidate_texts(data, paper) for paper in data["papers"] if paper not in texts_of
                      and any(paper.startswith(f"{source}-") for source in ("squad", "ei", "covidqa"))
@@ -339,6 +362,10 @@ def train(args: argparse.Namespace) -> None:
             sizes = [len(g) for g in groups[window]]
             with _autocast(device):
                 logits = model(*collate(ids, sep_id, device))[:, 0].float()
+            if args.hand_offset:
+                logits = logits + torch.tensor([train_questions[i]["hand"][m] for i, members in
+                                                zip(chosen, groups[window], strict=True) for _, m in members],
+                                               device=logits.device)
             loss = group_loss(logits, sizes, answerable[window], args.unanswerable > 0)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -395,7 +422,8 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
             **({"foreign": args.foreign} if args.foreign else {}),
             **({"limit": args.limit} if args.limit else {}),
             **({"unanswerable": args.unanswerable} if args.unanswerable else {}),
-            **({"drop_shared": args.drop_shared} if args.drop_shared else {})}
+            **({"drop_shared": args.drop_shared} if args.drop_shared else {}),
+            **({"hand_offset": args.hand_offset} if args.hand_offset else {})}
 
 
 def _log(log: Any, entry: dict[str, Any]) -> None:
@@ -422,7 +450,9 @@ def export(args: argparse.Namespace) -> None:
             "training": {**config, "held_out": kept[-1]["held_out"] if kept else None,
                          "epoch_kept": kept[-1]["epoch"] if kept else None},
             "data": " and ".join(SOURCE_NAMES[name] for name in config.get("sources", ["covidqa"])) + "; see NOTICE"}
-    if "combine" in previous:
+    if config.get("hand_offset"):  # trained on the combined score: it is combined at the weight it was trained with
+        meta["combine"] = {"hand_weight": float(config["hand_offset"])}
+    elif "combine" in previous:
         meta["combine"] = previous["combine"]
     meta_file.write_text(json.dumps(meta, indent=2) + "\n")
     if log:
@@ -459,6 +489,10 @@ def arguments() -> argparse.ArgumentParser:
     run.add_argument("--limit", type=int, help="train on this many of the questions (a stable sample; default all)")
     run.add_argument("--unanswerable", type=float, default=0.0,
                      help="share of questions read against another paper, to learn 'nothing here answers' (0: none)")
+    run.add_argument("--hand-offset", type=float, default=0.0,
+                     help="train on the product's combined score: each sentence's logit plus this times its "
+                          "hand-weighted score (reader.json's hand_weight), so the reader learns what the hand "
+                          "score misses (0: the reader alone)")
     run.add_argument("--max-length", type=int, default=160)
     run.add_argument("--warmup", type=float, default=0.06)
     run.add_argument("--seed", type=int, default=13)
