@@ -2,13 +2,13 @@
 
 It owns the library catalog and the settings; every long call takes a progress callback and a
 cancel token. Nothing here imports Qt. Settings, models, hardware and health are the facade's
-setup methods (engine/service_setup.py); the work of answering, searching and tables is in
-service_ask, service_search and service_table, which get what they use, never the Engine.
+setup methods (engine/service_setup.py), watched folders and datastores its watching and datastore
+methods (service_watch.py, service_datastores.py); the work of answering, searching and tables is
+in service_ask, service_search and service_table, which get what they use, never the Engine.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
 from contextlib import suppress
 from functools import cached_property
@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.config import Paths, Settings, ensure_home, read_settings, resolve_paths
-from engine.datastore.registry import DatastoreRegistry
 from engine.errors import EngineError
 from engine.generate.slot import LanguageModelSlot
 from engine.progress import CancelToken, ProgressCallback, no_progress
 from engine.request import AskRequest
-from engine.retrieve.source import PassageSource
+from engine.service_datastores import EngineDatastores
 from engine.service_setup import EngineSetup
+from engine.service_watch import EngineWatch
 from engine.store import Library
 from engine.table_types import PaperRow, PaperTable, TableColumn
 from engine.types import LIBRARY_SOURCE, Answer, Document, Page, Passage, SearchHit
@@ -32,10 +32,6 @@ if TYPE_CHECKING:
 
     from engine.cite.claims import CheckedPassage, ClaimCheck, PairVerdict
     from engine.cite.judge import SupportJudge
-    from engine.datastore.importer import ImportReport
-    from engine.datastore.manage import DatastoreInfo
-    from engine.datastore.manifest import Manifest
-    from engine.datastore.server.publish import PublishReport
     from engine.embed import Embedder, EmbeddingCache
     from engine.importer import IngestResult
     from engine.render.highlights import AnnotatedPaper
@@ -45,13 +41,10 @@ if TYPE_CHECKING:
     from engine.service_search import Search, SearchTools
     from engine.store.answers import AnswerSummary
     from engine.synthesis.support_reader import SupportReader
-    from engine.watch import MissingFile, SyncReport, WatchedFolder
-    from engine.watch.events import FolderEvents
-    from engine.watch.state import WatchState
     from engine.zotero import ZoteroReport
 
 
-class Engine(EngineSetup):
+class Engine(EngineSetup, EngineWatch, EngineDatastores):
     """One library (a home folder) with its settings."""
 
     def __init__(self, home: str | Path | None = None, settings: Settings | None = None) -> None:
@@ -184,74 +177,6 @@ class Engine(EngineSetup):
         self.watch_state.set_zotero_trashed(str(zotero_database(Path(folder)).resolve()), report.trashed)
         return report
 
-    # --- watched folders ---------------------------------------------------------------------
-
-    @cached_property
-    def watch_state(self) -> WatchState:
-        """The watched folders and the papers whose files went away (``<home>/watch.db``)."""
-        from engine.watch.state import open_state
-
-        return open_state(self.paths.home)
-
-    def _has_watch_state(self) -> bool:
-        """Whether this library has a watch file; a command that only reads must not create one (it works on
-        a full disk, and a library nobody watches gets no file)."""
-        return "watch_state" in self.__dict__ or (self.paths.home / "watch.db").exists()
-
-    def watched_folders(self) -> list[WatchedFolder]:
-        return self.watch_state.folders() if self._has_watch_state() else []
-
-    def watch_folder(self, folder: str | Path) -> WatchedFolder:
-        """Watch a folder (WatchError when it is a file, a link loop, or inside or around a watched one);
-        its PDFs come in at the next :meth:`sync_watched`."""
-        from engine.watch.rules import refuse_overlap, resolve_folder
-
-        resolved = resolve_folder(folder)
-        refuse_overlap(resolved, [watched.path for watched in self.watch_state.folders()])
-        return self.watch_state.add_folder(resolved, os.stat(resolved).st_dev)
-
-    def unwatch_folder(self, folder: str | Path) -> bool:
-        """Stop watching a folder (its papers stay); whether it was watched."""
-        given = Path(folder).expanduser()
-        return self.watch_state.remove_folder(str(given.resolve())) or self.watch_state.remove_folder(str(given))
-
-    def sync_watched(self, *, prune: bool = False, settle_s: float | None = None,
-                     progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> SyncReport:
-        """Bring the library in step with the watched folders (engine/watch/sync.py); ``prune`` removes the
-        papers whose files are missing."""
-        from engine.watch.sync import SETTLE_S, sync_folders
-
-        return sync_folders(self.library, self.watch_state, lambda paths, report, token: self.add_documents(
-            paths, report, token), settle_s=SETTLE_S if settle_s is None else settle_s, prune=prune,
-            progress=progress, cancel=cancel)
-
-    def follow_watched(self, stop: CancelToken, on_report: Callable[[SyncReport], None], *,
-                       settle_s: float | None = None, progress: ProgressCallback = no_progress) -> None:
-        """Catch up, then follow the watched folders' file events until ``stop`` is set (on this thread)."""
-        from engine.watch.follow import follow
-
-        follow(lambda: self.sync_watched(settle_s=settle_s, progress=progress, cancel=stop),
-               lambda: [folder.path for folder in self.watch_state.folders()], stop, on_report)
-
-    def folder_events(self, on_change: Callable[[], None]) -> FolderEvents:
-        """Live file events of the watched folders for a program that runs its own passes (the app): call
-        ``.follow(folders)``; ``on_change`` then hears each burst, once quiet, on a thread of the events'
-        own; thread-safe, and independent of this engine (``.stop()`` ends it)."""
-        from engine.watch.events import FolderEvents
-
-        return FolderEvents(on_change)
-
-    def missing_files(self) -> list[MissingFile]:
-        """Watched PDFs that are gone; their papers stay (and their answers open) until pruned."""
-        return self.watch_state.missing() if self._has_watch_state() else []
-
-    def answer_file_notices(self, answer: Answer) -> list[str]:
-        """What to show above a past answer whose cited papers' files are missing or were removed."""
-        from engine.watch.notices import file_notices
-
-        known = {document.id for document in self.library.documents()}
-        return file_notices(answer.papers, self.missing_files(), known.__contains__)
-
     # --- search ----------------------------------------------------------------------------
 
     @cached_property
@@ -344,82 +269,6 @@ class Engine(EngineSetup):
     def embed_pending(self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> int:
         """Embed the library passages not yet in the vector index (resumable, cancellable); returns how many."""
         return self.library_source.embed_pending(progress, cancel)
-
-    # --- datastores ------------------------------------------------------------------------
-
-    @cached_property
-    def datastore_registry(self) -> DatastoreRegistry:
-        """The datastores under ``<home>/datastores``; opened lazily, closed with the engine."""
-        # The embedder is looked up only when a datastore embeds or searches densely.
-        return DatastoreRegistry(self.paths.datastores, lambda: self.embedder)
-
-    def datastore_sources(self) -> list[PassageSource]:
-        """Every installed datastore as a PassageSource (what search fans out to besides the library)."""
-        return list(self.datastore_registry.sources())
-
-    def add_datastore(self, path: str | Path, name: str, *, embed: bool = True,
-                      progress: ProgressCallback = no_progress, cancel: CancelToken | None = None) -> ImportReport:
-        """Import a peS2o-style JSON-lines file (.jsonl or .jsonl.gz) as datastore ``name``; a rerun resumes.
-        Then embeds its passages unless ``embed`` is False (BM25 search works either way)."""
-        from engine.datastore.manage import add_datastore
-
-        return add_datastore(self.datastore_registry, Path(path).expanduser(), name,
-                             passage_words=self.settings.ingest.passage_words, embed=embed, progress=progress,
-                             cancel=cancel)
-
-    def embed_datastore(self, name: str, progress: ProgressCallback = no_progress,
-                        cancel: CancelToken | None = None) -> int:
-        """Embed the passages of datastore ``name`` not embedded yet; returns how many."""
-        from engine.datastore.manage import embed_datastore
-
-        return embed_datastore(self.datastore_registry, name, progress, cancel)
-
-    def datastores(self) -> list[DatastoreInfo]:
-        """Installed datastores, then connected server datastores (each asked whether it answers now)."""
-        from engine.datastore.manage import datastore_infos
-        from engine.datastore.server_manage import server_infos
-
-        return datastore_infos(self.datastore_registry) + server_infos(self.datastore_registry)
-
-    def publish_datastore(self, what: str, url: str, *, schema: str = "quire", reader: str | None = None,
-                          replace: bool = False, progress: ProgressCallback = no_progress,
-                          cancel: CancelToken | None = None) -> PublishReport:
-        """Load an installed datastore (or a pack file) into a PostgreSQL + pgvector server; a rerun resumes."""
-        from engine.datastore.server_manage import publish_to_server
-
-        return publish_to_server(self.datastore_registry, what, url, schema=schema, reader=reader, replace=replace,
-                                 progress=progress, cancel=cancel)
-
-    def connect_datastore(self, name: str, url: str, *, schema: str = "quire",
-                          timeout_s: float | None = None) -> DatastoreInfo:
-        """Search the datastore a server holds as ``name`` (checked first; the password goes to a libpq file)."""
-        from engine.datastore.server.connection import STATEMENT_TIMEOUT_S
-        from engine.datastore.server_manage import connect_server
-
-        return connect_server(self.datastore_registry, name, url, schema=schema,
-                              statement_timeout_s=timeout_s or STATEMENT_TIMEOUT_S)
-
-    def remove_datastore(self, name: str) -> None:
-        self.datastore_registry.remove(name)
-
-    def pack_datastore(self, name: str, out: str | Path, *, version: str | None = None,
-                       progress: ProgressCallback = no_progress,
-                       cancel: CancelToken | None = None) -> tuple[Path, Manifest]:
-        """Write datastore ``name`` as a verified pack (manifest + database + index) to ``out``."""
-        from engine.datastore.manage import pack_datastore
-
-        return pack_datastore(self.datastore_registry, name, out, version=version, progress=progress, cancel=cancel)
-
-    def install_datastore(self, location: str | Path, *, reembed: bool = False, replace: bool = False,
-                          sha256: str | None = None, progress: ProgressCallback = no_progress,
-                          cancel: CancelToken | None = None) -> Manifest:
-        """Verify and install a datastore pack from a file, folder or URL; a pack embedded with another
-        model than the configured one is refused unless ``reembed``."""
-        from engine.datastore.manage import install_datastore
-
-        return install_datastore(self.datastore_registry, str(location),
-                                 configured_model=lambda: self.embedder.model_id, reembed=reembed,
-                                 replace=replace, sha256=sha256, progress=progress, cancel=cancel)
 
     # --- answers ---------------------------------------------------------------------------
 
