@@ -17,6 +17,7 @@ from engine.bibliography import Bibliography
 from engine.ingest import names, printed
 from engine.ingest.byline import choose_authors, layout_authors, looks_like_name, metadata_authors, name_case
 from engine.ingest.layout import clean_word
+from engine.ingest.words import join_lines
 from engine.ingest.xmp import XmpFields, read_xmp
 from engine.text.characters import ascii_fold
 
@@ -111,11 +112,7 @@ def _bold_opening(candidates: list[tuple[float, int, str, bool]]) -> tuple[str, 
 
 
 def _join_lines(lines: list[str]) -> str:
-    out = ""
-    for line in lines:
-        line = " ".join(clean_word(word) for word in line.split())
-        out = out[:-1] + line if out.endswith("-") and line[:1].islower() else f"{out} {line}".strip()
-    return out
+    return join_lines(" ".join(clean_word(word) for word in line.split()) for line in lines)
 
 
 def rotated_text(page_dict: dict[str, Any]) -> str:

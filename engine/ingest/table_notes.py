@@ -23,6 +23,7 @@ import re
 
 from engine.ingest.layout import Line, PageLayout
 from engine.ingest.regions import CAPTION
+from engine.ingest.words import join_lines
 from engine.types import Rect
 
 FIRST_GAP = 1.5  # the first note's top at most this many table line heights under the table's bottom
@@ -81,17 +82,7 @@ def table_notes(layout: PageLayout, region: Rect, taken: set[int], line_height: 
 
 def note_texts(layout: PageLayout, notes: list[list[int]]) -> tuple[str, ...]:
     """Each note's text, its lines joined (a word broken at a line's end joined back)."""
-    texts = []
-    for lines in notes:
-        text = ""
-        for index in lines:
-            part = layout.lines[index].text.strip()
-            if text.endswith("-") and part[:1].islower():
-                text = text[:-1] + part
-            else:
-                text = f"{text} {part}" if text else part
-        texts.append(text)
-    return tuple(texts)
+    return tuple(join_lines(layout.lines[index].text.strip() for index in lines) for lines in notes)
 
 
 def _mark(text: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import pairwise
 from typing import Any
 
@@ -115,6 +115,14 @@ def normalise_line_end_hyphen(text: str) -> str:
     if text.endswith(_LINE_END_HYPHENS):
         return text[:-1] + "-"
     return text
+
+
+def join_lines(lines: Iterable[str]) -> str:
+    """Lines read as one text: a word broken by a hyphen at a line's end ("poly-" "merase") joined back."""
+    out = ""
+    for line in lines:
+        out = out[:-1] + line if out.endswith("-") and line[:1].islower() else f"{out} {line}".strip()
+    return out
 
 
 def line_words(spans: list[dict[str, Any]]) -> Iterator[tuple[int, str, list[int]]]:
