@@ -79,8 +79,9 @@ def find_tables(layout: PageLayout) -> list[FoundTable]:
         if caption_index is None:
             continue  # table-like lines without a "Table" caption: figure labels, a list of numbers
         label, caption = _caption_text(layout, caption_index)
-        members = _without_notes(layout, members)
-        region = _box(layout, members)
+        kept = _without_notes(layout, members)
+        if kept != members:  # notes taken out: the table's box shrinks to the lines left
+            region, members = _box(layout, kept), kept
         table = _structure(layout, region, members, label, caption)
         if table is not None:
             notes = table_notes(layout, region, table.lines, _line_height(layout),
