@@ -113,3 +113,34 @@ def dynamic_graph_state(graph_file: Path) -> dict[str, Any]:
         elif array.dtype == np.float32 and array.ndim >= 1 and not name.endswith(("_scale", "_zero_point")):
             state[name] = torch.tensor(array.copy())
     return state
+
+
+def weight_only_graph_state(graph_file: Path) -> dict[str, Any]:
+    """The weights of a weight-only int8 graph written by :func:`weight_only_int8` (the reader), dequantized,
+    by module name: each MatMulNBits node ("/encoder/encoder/layer.0/attention/self/query/MatMul_Q8") holds its
+    module's weight as uint8 codes in blocks of 32 along the input (symmetric: zero point 128) with one scale a
+    block; the word embeddings are int8 codes with one scale a row; the rest kept its name and float value."""
+    import numpy as np
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(graph_file)).graph
+    values = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+    state: dict[str, Any] = {}
+    for node in graph.node:
+        if node.op_type == "MatMulNBits":
+            size = {a.name: a.i for a in node.attribute}
+            codes = values[node.input[1]].astype(np.float32) - 128.0  # (out, blocks, block)
+            weight = (codes * values[node.input[2]][:, :, None]).reshape(size["N"], -1)[:, :size["K"]]
+            module = node.name.rsplit("/", 1)[0].strip("/").replace("/", ".")
+            state[f"{module}.weight"] = torch.tensor(weight.copy())  # torch's Linear keeps (out, in)
+    embedding = "encoder.embeddings.word_embeddings.weight"
+    if f"{embedding}_int8" in values:
+        state[embedding] = torch.tensor(values[f"{embedding}_int8"].astype(np.float32) * values[f"{embedding}_scale"])
+    for name, array in values.items():
+        if name.startswith("onnx::") or "." not in name or name.startswith(embedding):
+            continue
+        if array.dtype == np.float32 and array.ndim >= 1:
+            state[name] = torch.tensor(array.copy())
+    return state
