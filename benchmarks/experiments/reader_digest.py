@@ -106,16 +106,18 @@ def make_data(args: argparse.Namespace) -> None:
     questions = []
     for article in json.loads(args.questions.read_text())["data"]:
         paragraph = article["paragraphs"][0]
-        paper = f"covidqa-{paragraph['document_id']}"
-        questions += [{"question": q["question"], "answer": q["answers"][0]["text"], "paper": paper}
+        title = paragraph["context"].split("\n")[0].strip()  # names the paper: the held-out papers are chosen by it
+        questions += [{"question": q["question"], "answer": q["answers"][0]["text"], "paper": title}
                       for q in paragraph["qas"] if q["answers"]]
-        if training and not (home / "pdfs" / f"{paper}.pdf").exists():
-            (home / "pdfs").mkdir(parents=True, exist_ok=True)
-            typeset(paragraph["context"], home / "pdfs" / f"{paper}.pdf")
+        pdf = home / "pdfs" / f"covidqa-{paragraph['document_id']}.pdf"
+        if training and not pdf.exists():
+            pdf.parent.mkdir(parents=True, exist_ok=True)
+            typeset(paragraph["context"], pdf)
     random.Random(5).shuffle(questions)  # the check's seeded order; the training run took the first 400
     if training:
         engine_ = Engine(home=home / "library")
-        engine_.add_documents([home / "pdfs"])
+        for _ in engine_.add_documents([home / "pdfs"]):  # an iterator: each file is stored as it is read
+            pass
     else:  # the check's own library and its 100 seeded questions, to be measured, never trained on
         engine_ = Engine(home=home)
         questions = questions[:100]
