@@ -97,6 +97,21 @@ def stated(ideal: str, text: str) -> bool:
     return bool(want) and all(any(abs(g - w) <= 0.02 * max(abs(w), 1e-9) for g in nums(text)) for w in want)
 
 
+# The content words ../shared/checks/reader counts: every alphanumeric run but these.
+_COVID_STOP = set("the a an of in on and or to is are was were be by for with as at from that this which it its their"
+                  .split())
+
+
+def covid_words(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _COVID_STOP]
+
+
+def covid_share(gold: str, text: str) -> float:
+    """The share of the gold span's content words in ``text`` (../shared/checks/reader: it counts at 0.7)."""
+    gold_words, present = covid_words(gold), set(covid_words(text))
+    return sum(w in present for w in gold_words) / max(1, len(gold_words))
+
+
 def litqa_questions(half: str) -> list[dict[str, Any]]:
     questions = [json.loads(line) for line in (LITQA / "questions.jsonl").read_text(encoding="utf-8").splitlines()]
     for index, question in enumerate(questions):

@@ -52,7 +52,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-from answer_checks import RESULTS, SHARED, check_answer, litqa_questions, stated, verdicts, words
+from answer_checks import RESULTS, SHARED, check_answer, covid_share, litqa_questions, stated, verdicts, words
 from answers import scholarqa_engine
 
 from engine.process import prepare_process
@@ -74,20 +74,6 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "sentence l64": {"stride": SENTENCE_END, "rewrite": False, "query_tokens": 64},
     "rewrite": {"stride": 0, "rewrite": True},
 }
-_STOP = set("the a an of in on and or to is are was were be by for with as at from that this which it its their"
-            .split())
-
-
-def covid_words(text: str) -> list[str]:
-    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP]
-
-
-def covid_share(gold: str, text: str) -> float:
-    """The share of the gold span's content words in ``text`` (../shared/checks/reader)."""
-    gold_words, present = covid_words(gold), set(covid_words(text))
-    return sum(w in present for w in gold_words) / max(1, len(gold_words))
-
-
 def covid_questions() -> list[dict[str, str]]:
     """The COVID-QA check split's questions in the check's seeded order."""
     data = json.loads((SHARED / "eval" / "covidqa" / "covidqa-check.json").read_text(encoding="utf-8"))["data"]

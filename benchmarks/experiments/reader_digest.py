@@ -35,7 +35,6 @@ import hashlib
 import json
 import math
 import random
-import re
 import sys
 import time
 from pathlib import Path
@@ -44,6 +43,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from answer_checks import covid_share  # noqa: E402  (the check's own word test)
 
 import engine  # noqa: E402,F401  (before PyMuPDF: the engine sets up its imports)
 from engine.tuning import SYNTHESIS  # noqa: E402
@@ -55,20 +56,6 @@ COVIDQA_TRAIN = ROOT.parent / "shared" / "eval" / "covidqa" / "covidqa-train.jso
 SHIPPED = ROOT / "resources" / "models" / "reader"
 DEV_PAPERS = 8
 ANSWERS, PARTLY = 0.7, 0.3
-_STOP = set("the a an of in on and or to is are was were be by for with as at from that this which it its their"
-            .split())
-
-
-def content_words(text: str) -> list[str]:
-    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP]
-
-
-def answer_share(answer: str, sentence: str) -> float:
-    """The share of the answer's content words the sentence holds (the word test ../shared/checks/reader uses)."""
-    wanted, held = content_words(answer), set(content_words(sentence))
-    return sum(w in held for w in wanted) / max(1, len(wanted))
-
-
 def typeset(context: str, path: Path) -> None:
     """A COVID-QA paper as a PDF: its title, then its lines (links left out), a page at a time."""
     import pymupdf
@@ -144,7 +131,7 @@ def make_data(args: argparse.Namespace) -> None:
         hands = hand_scores(question, [s.text for _, s in flat], scorer)
         rows.append({**item, "candidates": [
             {"text": reader_text(s.text, *neighbours(e.reference.text, s.start)), "hand": round(float(h), 5),
-             "share": round(answer_share(item["answer"], s.text), 3), "rank": e.rank, "score": float(s.answer)}
+             "share": round(covid_share(item["answer"], s.text), 3), "rank": e.rank, "score": float(s.answer)}
             for (e, s), h in zip(flat, hands, strict=True)]})
         if number % 25 == 0:
             print(f"{number} questions, {time.time() - started:.0f} s", flush=True)
