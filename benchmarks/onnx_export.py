@@ -144,3 +144,12 @@ def weight_only_graph_state(graph_file: Path) -> dict[str, Any]:
         if array.dtype == np.float32 and array.ndim >= 1:
             state[name] = torch.tensor(array.copy())
     return state
+
+
+def load_matching(model: Any, state: dict[str, Any]) -> int:
+    """Load the tensors of ``state`` that ``model`` has under the same name and shape; how many were loaded
+    (a graph read back lacks what its model never used, the pooler, and holds what ``model`` may not)."""
+    own = model.state_dict()
+    taken = {k: v for k, v in state.items() if k in own and tuple(own[k].shape) == tuple(v.shape)}
+    model.load_state_dict(taken, strict=False)
+    return len(taken)

@@ -297,13 +297,10 @@ def train(args: argparse.Namespace) -> None:
 def load_judge_encoder(model: Any, onnx_file: Path) -> None:
     """Start from the support judge's encoder: its int8 ONNX weights, dequantized, under their names
     (:func:`onnx_export.dynamic_graph_state`; the judge's head is not the reader's)."""
-    from onnx_export import dynamic_graph_state
+    from onnx_export import dynamic_graph_state, load_matching
 
-    state = {k: v for k, v in dynamic_graph_state(onnx_file).items() if k.startswith("encoder.")}
-    own = model.state_dict()
-    taken = {k: v for k, v in state.items() if k in own and tuple(own[k].shape) == tuple(v.shape)}
-    model.load_state_dict(taken, strict=False)
-    print(f"started from the judge's encoder: {len(taken)} of {len(own)} tensors", flush=True)
+    taken = load_matching(model, {k: v for k, v in dynamic_graph_state(onnx_file).items() if k.startswith("encoder.")})
+    print(f"started from the judge's encoder: {taken} of {len(model.state_dict())} tensors", flush=True)
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:

@@ -173,13 +173,10 @@ def held_out(rows: list[dict[str, Any]]) -> set[str]:
 
 def load_shipped(model: Any, folder: Path) -> None:
     """The shipped reader's weights, encoder and head, read back from its int8 ONNX graph."""
-    from onnx_export import weight_only_graph_state
+    from onnx_export import load_matching, weight_only_graph_state
 
-    state = weight_only_graph_state(folder / "model.int8.onnx")
-    own = model.state_dict()
-    taken = {k: v for k, v in state.items() if k in own and tuple(own[k].shape) == tuple(v.shape)}
-    model.load_state_dict(taken, strict=False)
-    print(f"started from the shipped reader: {len(taken)} of {len(own)} tensors", flush=True)
+    taken = load_matching(model, weight_only_graph_state(folder / "model.int8.onnx"))
+    print(f"started from the shipped reader: {taken} of {len(model.state_dict())} tensors", flush=True)
 
 
 def top1(model: Any, tokenizer: Any, rows: list[dict[str, Any]], hand_weight: float, max_length: int,
@@ -225,20 +222,20 @@ def train(args: argparse.Namespace) -> None:
         log.flush()
         print(json.dumps(entry), flush=True)
 
+    def keep_best() -> None:
+        save_file({k: v.detach().float().contiguous() for k, v in model.state_dict().items()},
+                  str(work / "best.safetensors"))
+
     # Near misses as the product scores them today: the candidates it ranks best and does not answer with.
     for row in fit:
         row["order"] = sorted(range(len(row["candidates"])), key=lambda i: -row["candidates"][i]["score"])
     best = top1(model, tokenizer, dev, hand_weight, args.max_length, device)
     note({"epoch": 0, "held_out_top1": best})
-    save_file({k: v.detach().float().contiguous() for k, v in model.state_dict().items()},
-              str(work / "best.safetensors"))
+    keep_best()
     per_step = args.questions_per_step
     steps_per_epoch = math.ceil(len(fit) / per_step)
     total = steps_per_epoch * args.epochs
-    head = list(model.head.parameters())
-    body = [p for name, p in model.named_parameters() if not name.startswith("head.")]
-    optimizer = torch.optim.AdamW([{"params": body, "lr": args.lr}, {"params": head, "lr": args.lr}],
-                                  weight_decay=0.01)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     warmup = max(1, int(0.06 * total))
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, (total - step) / max(1, total - warmup)))
@@ -280,8 +277,7 @@ def train(args: argparse.Namespace) -> None:
         entry: dict[str, Any] = {"epoch": epoch + 1, "held_out_top1": score}
         if score > best:
             best = score
-            save_file({k: v.detach().float().contiguous() for k, v in model.state_dict().items()},
-                      str(work / "best.safetensors"))
+            keep_best()
             entry["kept"] = True
         note(entry)
         model.train()
